@@ -1,0 +1,97 @@
+//! The command line: flags (clap), one module per subcommand, and the errors
+//! that end a run with exit code 2.
+
+pub mod cmd;
+
+use std::fmt;
+use std::io;
+
+use clap::{Parser, Subcommand};
+
+use urinorm::pipeline::input::InputError;
+
+/// Normalize and deduplicate URIs in bulk, to the letter of RFC 3986.
+#[derive(Parser, Debug)]
+#[command(name = "urinorm", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Resolve each reference against a base URI (RFC 3986 §5.2), one output line per input line.
+    Resolve(cmd::resolve::ResolveArgs),
+}
+
+/// How a run that completed went: it decides the exit code.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// Lines that were not URI references and so produced no output.
+    pub rejected: u64,
+}
+
+impl Outcome {
+    /// 0 when every line was accepted, 1 when some were rejected.
+    pub fn exit_code(self) -> u8 {
+        u8::from(self.rejected > 0)
+    }
+}
+
+/// What stops a run: exit code 2 and one sentence.
+#[derive(Debug)]
+pub enum Error {
+    /// An input could not be opened or read.
+    Input(InputError),
+    /// Writing the output failed.
+    Output { name: String, source: io::Error },
+    /// The command line asks for something that cannot be done.
+    Usage(String),
+}
+
+impl Error {
+    /// Whether this is a write to a closed pipe (`urinorm … | head`): not an error.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Output { source, .. } if source.kind() == io::ErrorKind::BrokenPipe)
+    }
+
+    /// An output error on standard output.
+    pub fn stdout(source: io::Error) -> Error {
+        Error::Output {
+            name: "<stdout>".to_string(),
+            source,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Input(e) => e.fmt(f),
+            Error::Output { name, source } => write!(f, "cannot write '{name}': {source}"),
+            Error::Usage(message) => f.write_str(message),
+        }
+    }
+}
+
+impl From<InputError> for Error {
+    fn from(e: InputError) -> Self {
+        Error::Input(e)
+    }
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<Outcome, Error> {
+    match cli.command {
+        Command::Resolve(args) => cmd::resolve::run(&args),
+    }
+}
+
+/// The inputs named on the command line; none means standard input.
+pub fn input_names(files: &[String]) -> Vec<&str> {
+    if files.is_empty() {
+        vec![urinorm::pipeline::input::STDIN]
+    } else {
+        files.iter().map(String::as_str).collect()
+    }
+}

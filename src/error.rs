@@ -1,0 +1,139 @@
+//! Why a byte string is not a URI reference: an offset and a reason a person can read.
+
+use std::fmt;
+
+/// The component of a URI reference a byte was found in (RFC 3986 §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Component {
+    Scheme,
+    Userinfo,
+    Host,
+    Port,
+    Path,
+    Query,
+    Fragment,
+}
+
+impl Component {
+    /// The component's name as the RFC writes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Component::Scheme => "scheme",
+            Component::Userinfo => "userinfo",
+            Component::Host => "host",
+            Component::Port => "port",
+            Component::Path => "path",
+            Component::Query => "query",
+            Component::Fragment => "fragment",
+        }
+    }
+}
+
+/// What is wrong, without where: the key rejected lines are counted by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// `%` not followed by two hex digits (§2.1).
+    InvalidPercentEncoding,
+    /// A space, which no URI contains (§2, Appendix C).
+    Space,
+    /// A control character (C0 or DEL), which no URI contains (§2).
+    ControlCharacter,
+    /// A byte outside ASCII: URIs are ASCII; IRIs must be percent-encoded first (§2).
+    NonAscii,
+    /// An ASCII character the grammar does not allow in that component.
+    DisallowedCharacter(Component),
+    /// `[` or `]` anywhere but around an IP literal host (§3.2.2).
+    BracketOutsideIpLiteral,
+    /// A `[` host without its `]`.
+    UnclosedIpLiteral,
+    /// Something after `]` other than `:port`.
+    JunkAfterIpLiteral,
+    /// The text inside `[...]` is not an IPv6address (§3.2.2).
+    InvalidIpv6,
+    /// The text inside `[v...]` is not an IPvFuture (§3.2.2).
+    InvalidIpvFuture,
+    /// The port has a byte other than a digit (§3.2.3).
+    PortNotANumber,
+    /// A relative reference whose first segment has a `:` would read as a scheme (§4.2).
+    ColonInFirstSegment,
+    /// A second `#`: the fragment cannot contain one (§3.5).
+    SecondHash,
+    /// The base of a resolution has no scheme (§5.1: it must be absolute).
+    RelativeBase,
+}
+
+impl ErrorKind {
+    /// The reason as a sentence fragment, the same for every line with this fault.
+    pub const fn reason(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidPercentEncoding => "invalid percent-encoding",
+            ErrorKind::Space => "space is not allowed in a URI",
+            ErrorKind::ControlCharacter => "control character is not allowed in a URI",
+            ErrorKind::NonAscii => "non-ASCII byte is not allowed in a URI",
+            ErrorKind::DisallowedCharacter(c) => match c {
+                Component::Scheme => "character not allowed in the scheme",
+                Component::Userinfo => "character not allowed in the userinfo",
+                Component::Host => "character not allowed in the host",
+                Component::Port => "character not allowed in the port",
+                Component::Path => "character not allowed in the path",
+                Component::Query => "character not allowed in the query",
+                Component::Fragment => "character not allowed in the fragment",
+            },
+            ErrorKind::BracketOutsideIpLiteral => "'[' or ']' outside an IP literal",
+            ErrorKind::UnclosedIpLiteral => "IP literal without its closing ']'",
+            ErrorKind::JunkAfterIpLiteral => "only ':port' may follow an IP literal",
+            ErrorKind::InvalidIpv6 => "invalid IPv6 address",
+            ErrorKind::InvalidIpvFuture => "invalid IPvFuture literal",
+            ErrorKind::PortNotANumber => "port is not a number",
+            ErrorKind::ColonInFirstSegment => {
+                "':' in the first segment of a relative path (it would read as a scheme)"
+            }
+            ErrorKind::SecondHash => "second '#' (the fragment cannot contain one)",
+            ErrorKind::RelativeBase => "base URI has no scheme",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.reason())
+    }
+}
+
+/// A reference that does not match the grammar of RFC 3986 Appendix A.
+///
+/// ```
+/// let err = urinorm::UriRef::parse("http://a/b%zz").unwrap_err();
+/// assert_eq!(err.offset(), 10);
+/// assert_eq!(err.to_string(), "invalid percent-encoding at byte 10");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    offset: usize,
+    kind: ErrorKind,
+}
+
+impl ParseError {
+    pub(crate) const fn new(offset: usize, kind: ErrorKind) -> Self {
+        ParseError { offset, kind }
+    }
+
+    /// The 0-based byte offset where the input stops matching the grammar.
+    pub const fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// What is wrong.
+    pub const fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.kind, self.offset)
+    }
+}
+
+impl std::error::Error for ParseError {}

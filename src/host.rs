@@ -1,0 +1,195 @@
+//! IP literal hosts: the strict text forms of RFC 3986 §3.2.2 in, RFC 5952 text out.
+//!
+//! These parsers accept exactly the `IPv4address` and `IPv6address` rules of
+//! Appendix A: no leading zeros in a `dec-octet`, no zone identifiers, at most
+//! one `::`, an embedded IPv4 address only in the last 32 bits.
+
+use crate::table::{HEXDIG, IPVFUTURE_TAIL, hex_value};
+
+/// Parses `IPv4address = dec-octet "." dec-octet "." dec-octet "." dec-octet`.
+///
+/// ```
+/// assert_eq!(urinorm::host::parse_ipv4(b"192.0.2.1"), Some([192, 0, 2, 1]));
+/// assert_eq!(urinorm::host::parse_ipv4(b"192.0.2.01"), None); // leading zero
+/// assert_eq!(urinorm::host::parse_ipv4(b"256.0.0.1"), None);
+/// ```
+pub fn parse_ipv4(text: &[u8]) -> Option<[u8; 4]> {
+    let mut octets = [0u8; 4];
+    let mut parts = text.split(|&b| b == b'.');
+    for octet in &mut octets {
+        *octet = parse_dec_octet(parts.next()?)?;
+    }
+    parts.next().is_none().then_some(octets)
+}
+
+/// `dec-octet`: 0–255 in decimal, with no leading zero (§3.2.2).
+fn parse_dec_octet(digits: &[u8]) -> Option<u8> {
+    if digits.is_empty() || digits.len() > 3 || (digits.len() > 1 && digits[0] == b'0') {
+        return None;
+    }
+    let mut value = 0u16;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        value = value * 10 + u16::from(d - b'0');
+    }
+    u8::try_from(value).ok()
+}
+
+/// Parses the `IPv6address` rule of §3.2.2 into its eight 16-bit pieces.
+///
+/// ```
+/// use urinorm::host::parse_ipv6;
+/// assert_eq!(parse_ipv6(b"::1"), Some([0, 0, 0, 0, 0, 0, 0, 1]));
+/// assert_eq!(parse_ipv6(b"::ffff:192.0.2.1"), Some([0, 0, 0, 0, 0, 0xffff, 0xc000, 0x0201]));
+/// assert_eq!(parse_ipv6(b"1:2:3:4:5:6:7:8:9"), None);
+/// ```
+pub fn parse_ipv6(text: &[u8]) -> Option<[u16; 8]> {
+    let mut pieces = [0u16; 8];
+    let mut count = 0;
+    // Where the `::` stands, counted in pieces before it.
+    let mut gap = None;
+    let mut i = 0;
+    if text.starts_with(b"::") {
+        gap = Some(0);
+        i = 2;
+    }
+    while i < text.len() {
+        let start = i;
+        let mut value = 0u32;
+        while i < text.len() && i - start < 4 && HEXDIG.allows(text[i]) {
+            value = value * 16 + u32::from(hex_value(text[i]).unwrap_or(0));
+            i += 1;
+        }
+        if text.get(i) == Some(&b'.') {
+            // `ls32` as an IPv4address: the last 32 bits, and nothing after it.
+            if count > 6 {
+                return None;
+            }
+            let [a, b, c, d] = parse_ipv4(&text[start..])?;
+            pieces[count] = u16::from_be_bytes([a, b]);
+            pieces[count + 1] = u16::from_be_bytes([c, d]);
+            count += 2;
+            break;
+        }
+        if i == start || count == 8 {
+            return None;
+        }
+        pieces[count] = value as u16;
+        count += 1;
+        if i == text.len() {
+            break;
+        }
+        if text[i] != b':' {
+            return None;
+        }
+        i += 1;
+        if text.get(i) == Some(&b':') {
+            if gap.is_some() {
+                return None;
+            }
+            gap = Some(count);
+            i += 1;
+        } else if i == text.len() {
+            return None;
+        }
+    }
+    match gap {
+        None if count == 8 => Some(pieces),
+        // `::` stands for at least one piece of zeros.
+        Some(at) if count <= 7 => {
+            let moved = count - at;
+            pieces.copy_within(at..count, 8 - moved);
+            pieces[at..8 - moved].fill(0);
+            Some(pieces)
+        }
+        _ => None,
+    }
+}
+
+/// Checks `IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )` (§3.2.2).
+///
+/// ```
+/// assert!(urinorm::host::is_ipvfuture(b"v7.fe80::1+eth0"));
+/// assert!(!urinorm::host::is_ipvfuture(b"v.x"));
+/// ```
+pub fn is_ipvfuture(text: &[u8]) -> bool {
+    let Some((&first, rest)) = text.split_first() else {
+        return false;
+    };
+    if !first.eq_ignore_ascii_case(&b'v') {
+        return false;
+    }
+    let Some(dot) = rest.iter().position(|&b| b == b'.') else {
+        return false;
+    };
+    let (version, tail) = (&rest[..dot], &rest[dot + 1..]);
+    !version.is_empty()
+        && version.iter().all(|&b| HEXDIG.allows(b))
+        && !tail.is_empty()
+        && tail.iter().all(|&b| IPVFUTURE_TAIL.allows(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv6_forms_of_the_abnf() {
+        let valid: &[(&str, [u16; 8])] = &[
+            ("1:2:3:4:5:6:7:8", [1, 2, 3, 4, 5, 6, 7, 8]),
+            ("::", [0; 8]),
+            ("::2:3:4:5:6:7:8", [0, 2, 3, 4, 5, 6, 7, 8]),
+            ("1:2:3:4:5:6:7::", [1, 2, 3, 4, 5, 6, 7, 0]),
+            ("1::8", [1, 0, 0, 0, 0, 0, 0, 8]),
+            ("1:2:3:4:5:6:1.2.3.4", [1, 2, 3, 4, 5, 6, 0x0102, 0x0304]),
+            ("::1.2.3.4", [0, 0, 0, 0, 0, 0, 0x0102, 0x0304]),
+            ("1:2:3:4:5::1.2.3.4", [1, 2, 3, 4, 5, 0, 0x0102, 0x0304]),
+            ("FFFF::abcd", [0xffff, 0, 0, 0, 0, 0, 0, 0xabcd]),
+        ];
+        for (text, pieces) in valid {
+            assert_eq!(parse_ipv6(text.as_bytes()), Some(*pieces), "{text}");
+        }
+        let invalid = [
+            "",
+            ":",
+            ":::",
+            "1:2:3:4:5:6:7",
+            "1:2:3:4:5:6:7:8:9",
+            "1:2:3:4:5:6:7:8::",
+            "::1:2:3:4:5:6:7:8",
+            "1::2::3",
+            "12345::",
+            "1:",
+            ":1::",
+            "1:2:3:4:5:6::1.2.3.4",
+            "1.2.3.4",
+            "::1.2.3.4:5",
+            "::1.2.3.04",
+            "::256.1.1.1",
+            "fe80::1%eth0",
+            "g::",
+        ];
+        for text in invalid {
+            assert_eq!(parse_ipv6(text.as_bytes()), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn dec_octet_bounds() {
+        assert_eq!(parse_ipv4(b"0.0.0.0"), Some([0; 4]));
+        assert_eq!(parse_ipv4(b"255.255.255.255"), Some([255; 4]));
+        for bad in [
+            "1.2.3",
+            "1.2.3.4.5",
+            "1..2.3",
+            "00.1.1.1",
+            "1.2.3.4.",
+            "1.2.3.1000",
+            "a.b.c.d",
+        ] {
+            assert_eq!(parse_ipv4(bad.as_bytes()), None, "{bad}");
+        }
+    }
+}

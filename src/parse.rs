@@ -1,0 +1,287 @@
+//! The RFC 3986 `URI-reference` parser: bytes in, offsets out, one pass, no allocation.
+//!
+//! The grammar of Appendix A is applied component by component (§3): scheme,
+//! then `//` authority, then path, query and fragment. Each component is one
+//! scan over a byte table from [`crate::table`] that stops at the first byte
+//! the component cannot hold; that byte is either the delimiter that starts
+//! the next component or the error.
+
+use memchr::{memchr, memchr3};
+
+use crate::error::{Component, ErrorKind, ParseError};
+use crate::host::{is_ipvfuture, parse_ipv4, parse_ipv6};
+use crate::table::{ALPHA, PATH, QUERY, REG_NAME, SCHEME, Table, USERINFO, hex_value};
+use crate::uri::{AuthorityPos, HostKind, UriRef};
+
+/// Parses `bytes` as a `URI-reference` (§4.1).
+pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, ParseError> {
+    // §3.1: a scheme is a letter, then scheme bytes, then `:`. Anything else
+    // makes this a relative reference (§4.2).
+    let scheme_end = match bytes.first() {
+        Some(&b) if ALPHA.allows(b) => {
+            let end = 1 + bytes[1..].iter().take_while(|&&b| SCHEME.allows(b)).count();
+            (bytes.get(end) == Some(&b':')).then_some(end)
+        }
+        _ => None,
+    };
+    let mut i = scheme_end.map_or(0, |end| end + 1);
+
+    let authority = if bytes[i..].starts_with(b"//") {
+        let (authority, end) = parse_authority(bytes, i + 2)?;
+        i = end;
+        Some(authority)
+    } else {
+        None
+    };
+
+    let path_start = i;
+    i = scan(bytes, i, &PATH)?;
+    let path = (path_start, i);
+    if scheme_end.is_none() && authority.is_none() {
+        check_first_segment(bytes, path)?;
+    }
+
+    let mut query_start = None;
+    if bytes.get(i) == Some(&b'?') {
+        query_start = Some(i + 1);
+        i = scan(bytes, i + 1, &QUERY)?;
+    }
+    let mut fragment_start = None;
+    if bytes.get(i) == Some(&b'#') {
+        fragment_start = Some(i + 1);
+        i = scan(bytes, i + 1, &QUERY)?;
+    }
+    if i < bytes.len() {
+        let component = match (query_start, fragment_start) {
+            (_, Some(_)) => Component::Fragment,
+            (Some(_), None) => Component::Query,
+            (None, None) => Component::Path,
+        };
+        return Err(unexpected(bytes, i, component));
+    }
+
+    // SAFETY: every byte was accepted by a table of ASCII bytes or is an ASCII
+    // delimiter (`:`, `/`, `?`, `#`, `@`, `[`, `]`, `%` followed by hex
+    // digits), so the input is ASCII and therefore UTF-8.
+    let text = unsafe { std::str::from_utf8_unchecked(bytes) };
+    Ok(UriRef {
+        text,
+        scheme_end,
+        authority,
+        path,
+        query_start,
+        fragment_start,
+    })
+}
+
+/// Parses `authority = [ userinfo "@" ] host [ ":" port ]` (§3.2) from
+/// `start`, the byte after `//`. Returns the positions and the authority's end.
+fn parse_authority(bytes: &[u8], start: usize) -> Result<(AuthorityPos, usize), ParseError> {
+    // §3.2: the authority ends at the next `/`, `?` or `#`, or the end.
+    let end = memchr3(b'/', b'?', b'#', &bytes[start..]).map_or(bytes.len(), |n| start + n);
+
+    // `@` cannot appear in userinfo, so the first one ends it.
+    let userinfo_end = memchr(b'@', &bytes[start..end]).map(|n| start + n);
+    let host_start = match userinfo_end {
+        Some(at) => {
+            let stop = scan(bytes, start, &USERINFO)?;
+            if stop != at {
+                return Err(unexpected(bytes, stop, Component::Userinfo));
+            }
+            at + 1
+        }
+        None => start,
+    };
+
+    let (host_end, host_kind) = if bytes.get(host_start) == Some(&b'[') {
+        parse_ip_literal(bytes, host_start, end)?
+    } else {
+        let host_end = scan(bytes, host_start, &REG_NAME)?;
+        let kind = match parse_ipv4(&bytes[host_start..host_end]) {
+            Some(octets) => HostKind::Ipv4(octets),
+            None => HostKind::RegName,
+        };
+        (host_end, kind)
+    };
+
+    let port_start = match bytes.get(host_end) {
+        _ if host_end == end => None,
+        Some(b':') => {
+            let digits = bytes[host_end + 1..end]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            if host_end + 1 + digits != end {
+                return Err(unexpected(bytes, host_end + 1 + digits, Component::Port));
+            }
+            Some(host_end + 1)
+        }
+        _ if host_kind == HostKind::IpvFuture || matches!(host_kind, HostKind::Ipv6(_)) => {
+            return Err(ParseError::new(host_end, ErrorKind::JunkAfterIpLiteral));
+        }
+        _ => return Err(unexpected(bytes, host_end, Component::Host)),
+    };
+
+    let authority = AuthorityPos {
+        start,
+        userinfo_end,
+        host: (host_start, host_end),
+        port_start,
+        host_kind,
+    };
+    Ok((authority, end))
+}
+
+/// Parses `IP-literal = "[" ( IPv6address / IPvFuture ) "]"` at `open`.
+/// Returns the index after `]` and the kind.
+fn parse_ip_literal(
+    bytes: &[u8],
+    open: usize,
+    authority_end: usize,
+) -> Result<(usize, HostKind), ParseError> {
+    let close = memchr(b']', &bytes[open..authority_end])
+        .map(|n| open + n)
+        .ok_or(ParseError::new(open, ErrorKind::UnclosedIpLiteral))?;
+    let inner = &bytes[open + 1..close];
+    let kind = if inner.first().is_some_and(|b| b.eq_ignore_ascii_case(&b'v')) {
+        if !is_ipvfuture(inner) {
+            return Err(ParseError::new(open + 1, ErrorKind::InvalidIpvFuture));
+        }
+        HostKind::IpvFuture
+    } else {
+        let pieces = parse_ipv6(inner).ok_or(ParseError::new(open + 1, ErrorKind::InvalidIpv6))?;
+        HostKind::Ipv6(pieces)
+    };
+    Ok((close + 1, kind))
+}
+
+/// §4.2: a relative-path reference's first segment may not contain `:`
+/// (`path-noscheme`), or it would read as a scheme.
+fn check_first_segment(bytes: &[u8], (start, end): (usize, usize)) -> Result<(), ParseError> {
+    let path = &bytes[start..end];
+    let first_segment = &path[..memchr(b'/', path).unwrap_or(path.len())];
+    match memchr(b':', first_segment) {
+        Some(n) => Err(ParseError::new(start + n, ErrorKind::ColonInFirstSegment)),
+        None => Ok(()),
+    }
+}
+
+/// Scans from `i` over bytes that `table` allows and valid `pct-encoded`
+/// triplets (§2.1). Returns the index of the first byte that is neither.
+#[inline]
+fn scan(bytes: &[u8], mut i: usize, table: &Table) -> Result<usize, ParseError> {
+    while let Some(&b) = bytes.get(i) {
+        if table.allows(b) {
+            i += 1;
+        } else if b == b'%' {
+            let hex = |n: usize| bytes.get(i + n).and_then(|&h| hex_value(h)).is_some();
+            if !(hex(1) && hex(2)) {
+                return Err(ParseError::new(i, ErrorKind::InvalidPercentEncoding));
+            }
+            i += 3;
+        } else {
+            break;
+        }
+    }
+    Ok(i)
+}
+
+/// The error for a byte that cannot stand at `i` in `component`.
+fn unexpected(bytes: &[u8], i: usize, component: Component) -> ParseError {
+    let kind = match bytes[i] {
+        b' ' => ErrorKind::Space,
+        0..=0x1f | 0x7f => ErrorKind::ControlCharacter,
+        0x80.. => ErrorKind::NonAscii,
+        b'[' | b']' => ErrorKind::BracketOutsideIpLiteral,
+        b'#' if component == Component::Fragment => ErrorKind::SecondHash,
+        _ if component == Component::Port => ErrorKind::PortNotANumber,
+        _ => ErrorKind::DisallowedCharacter(component),
+    };
+    ParseError::new(i, kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind_of(text: &[u8]) -> ErrorKind {
+        parse(text).unwrap_err().kind()
+    }
+
+    #[test]
+    fn components_and_undefined_versus_empty() {
+        let uri = parse(b"http://a").unwrap();
+        assert_eq!(
+            (uri.query(), uri.fragment(), uri.port()),
+            (None, None, None)
+        );
+        let uri = parse(b"http://@a:?#").unwrap();
+        assert_eq!(uri.userinfo(), Some(""));
+        assert_eq!(uri.port(), Some(""));
+        assert_eq!((uri.query(), uri.fragment()), (Some(""), Some("")));
+        let uri = parse(b"").unwrap();
+        assert_eq!(
+            (uri.scheme(), uri.authority(), uri.path()),
+            (None, None, "")
+        );
+        let uri = parse(b"//").unwrap();
+        assert_eq!((uri.authority(), uri.host()), (Some(""), Some("")));
+        let uri = parse(b"urn:example:animal:ferret:nose").unwrap();
+        assert_eq!(uri.scheme(), Some("urn"));
+        assert_eq!(uri.path(), "example:animal:ferret:nose");
+    }
+
+    #[test]
+    fn first_match_wins_for_ipv4() {
+        let host_kind = |t: &str| parse(t.as_bytes()).unwrap().host_kind().unwrap();
+        assert_eq!(host_kind("http://1.2.3.4/"), HostKind::Ipv4([1, 2, 3, 4]));
+        assert_eq!(host_kind("http://1.2.3.256/"), HostKind::RegName);
+        assert_eq!(host_kind("http://01.2.3.4/"), HostKind::RegName);
+        assert_eq!(
+            host_kind("http://[::1]/"),
+            HostKind::Ipv6([0, 0, 0, 0, 0, 0, 0, 1])
+        );
+        assert_eq!(host_kind("http://[v1.x]/"), HostKind::IpvFuture);
+    }
+
+    #[test]
+    fn errors_name_offset_and_reason() {
+        let err = parse(b"http://a/b c").unwrap_err();
+        assert_eq!((err.offset(), err.kind()), (10, ErrorKind::Space));
+        assert_eq!(kind_of(b"http://a/%"), ErrorKind::InvalidPercentEncoding);
+        assert_eq!(kind_of(b"http://a/%4"), ErrorKind::InvalidPercentEncoding);
+        assert_eq!(kind_of(b"http://a/%4g"), ErrorKind::InvalidPercentEncoding);
+        assert_eq!(kind_of(b"http://a:8o/"), ErrorKind::PortNotANumber);
+        assert_eq!(kind_of(b"http://a:1:2/"), ErrorKind::PortNotANumber);
+        assert_eq!(kind_of(b"http://a/["), ErrorKind::BracketOutsideIpLiteral);
+        assert_eq!(kind_of(b"http://a[/"), ErrorKind::BracketOutsideIpLiteral);
+        assert_eq!(kind_of(b"http://[::1/"), ErrorKind::UnclosedIpLiteral);
+        assert_eq!(kind_of(b"http://[::1]x/"), ErrorKind::JunkAfterIpLiteral);
+        assert_eq!(kind_of(b"http://[::g]/"), ErrorKind::InvalidIpv6);
+        assert_eq!(kind_of(b"http://[v.x]/"), ErrorKind::InvalidIpvFuture);
+        assert_eq!(kind_of(b"a:b#c#d"), ErrorKind::SecondHash);
+        assert_eq!(kind_of(b"1a:b"), ErrorKind::ColonInFirstSegment);
+        assert_eq!(kind_of(b"http://a/\xc3\xa9"), ErrorKind::NonAscii);
+        assert_eq!(kind_of(b"http://a/\0"), ErrorKind::ControlCharacter);
+        assert_eq!(
+            kind_of(b"http://a@b@c/"),
+            ErrorKind::DisallowedCharacter(Component::Host)
+        );
+        assert_eq!(
+            kind_of(b"http://a|b@c/"),
+            ErrorKind::DisallowedCharacter(Component::Userinfo)
+        );
+        assert_eq!(
+            kind_of(b"http://a/<"),
+            ErrorKind::DisallowedCharacter(Component::Path)
+        );
+        assert_eq!(
+            kind_of(b"http://a/?<"),
+            ErrorKind::DisallowedCharacter(Component::Query)
+        );
+        assert_eq!(
+            kind_of(b"http://a^b/"),
+            ErrorKind::DisallowedCharacter(Component::Host)
+        );
+    }
+}

@@ -1,0 +1,164 @@
+//! Input files as bytes: memory-mapped when they are regular files, read
+//! whole otherwise (standard input, pipes), and split into lines.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use memmap2::Mmap;
+
+/// The name that means standard input.
+pub const STDIN: &str = "-";
+
+/// One input, opened: its name for messages and its bytes.
+pub struct Input {
+    name: String,
+    data: Data,
+}
+
+enum Data {
+    Mapped(Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Input {
+    /// Opens `name` (`-` is standard input). Files are memory-mapped.
+    pub fn open(name: &str) -> Result<Input, InputError> {
+        let fail = |source| InputError {
+            name: name.to_string(),
+            source,
+        };
+        let data = if name == STDIN {
+            let mut bytes = Vec::new();
+            io::stdin().lock().read_to_end(&mut bytes).map_err(fail)?;
+            Data::Owned(bytes)
+        } else {
+            let file = File::open(Path::new(name)).map_err(fail)?;
+            let meta = file.metadata().map_err(fail)?;
+            if meta.is_dir() {
+                return Err(fail(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    "is a directory",
+                )));
+            }
+            if meta.is_file() && meta.len() > 0 {
+                // SAFETY: the map is read-only. A file truncated or rewritten by
+                // another process while mapped can change what we read or raise
+                // SIGBUS; like ripgrep and sort, we accept that for files the
+                // user hands us, in exchange for reading without a copy.
+                Data::Mapped(unsafe { Mmap::map(&file) }.map_err(fail)?)
+            } else {
+                // Empty files cannot be mapped; pipes and devices cannot either.
+                let mut bytes = Vec::new();
+                (&file).read_to_end(&mut bytes).map_err(fail)?;
+                Data::Owned(bytes)
+            }
+        };
+        Ok(Input {
+            name: display_name(name),
+            data,
+        })
+    }
+
+    /// The input's name as messages show it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// All of the input's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        match &self.data {
+            Data::Mapped(map) => map,
+            Data::Owned(bytes) => bytes,
+        }
+    }
+}
+
+fn display_name(name: &str) -> String {
+    if name == STDIN {
+        "<stdin>".to_string()
+    } else {
+        name.to_string()
+    }
+}
+
+/// An input that could not be opened or read, with its name.
+#[derive(Debug)]
+pub struct InputError {
+    name: String,
+    source: io::Error,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let reason = match self.source.kind() {
+            io::ErrorKind::NotFound => "no such file".to_string(),
+            io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            _ => self.source.to_string(),
+        };
+        write!(f, "cannot read '{}': {reason}", display_name(&self.name))
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// The UTF-8 byte order mark, ignored at the start of an input.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The lines of `bytes` with their 1-based numbers: LF or CRLF endings
+/// removed, a last line without a newline kept, a leading BOM ignored.
+pub fn lines(bytes: &[u8]) -> Lines<'_> {
+    Lines {
+        rest: bytes.strip_prefix(BOM).unwrap_or(bytes),
+        number: 0,
+    }
+}
+
+/// The iterator of [`lines`].
+pub struct Lines<'a> {
+    rest: &'a [u8],
+    number: u64,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = (u64, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (line, rest) = match memchr::memchr(b'\n', self.rest) {
+            Some(end) => (&self.rest[..end], &self.rest[end + 1..]),
+            None => (self.rest, &b""[..]),
+        };
+        self.rest = rest;
+        self.number += 1;
+        Some((self.number, strip_cr(line)))
+    }
+}
+
+/// Removes the CR of a CRLF ending.
+pub fn strip_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(bytes: &[u8]) -> Vec<(u64, &[u8])> {
+        lines(bytes).collect()
+    }
+
+    #[test]
+    fn endings_bom_and_last_line() {
+        assert_eq!(collect(b""), vec![]);
+        assert_eq!(collect(b"\n"), vec![(1, &b""[..])]);
+        assert_eq!(collect(b"a\r\nb"), vec![(1, &b"a"[..]), (2, &b"b"[..])]);
+        assert_eq!(
+            collect(b"\xEF\xBB\xBFa\n\nb\n"),
+            vec![(1, &b"a"[..]), (2, &b""[..]), (3, &b"b"[..])]
+        );
+        assert_eq!(collect(b"a\rb\n"), vec![(1, &b"a\rb"[..])]);
+    }
+}

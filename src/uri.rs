@@ -1,0 +1,180 @@
+//! `UriRef`: a parsed URI reference as offsets over the caller's text, and §5.3 recomposition.
+
+use std::fmt;
+
+use crate::error::ParseError;
+
+/// What kind of host an authority names (RFC 3986 §3.2.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostKind {
+    /// `reg-name`: a registered name, possibly empty, possibly percent-encoded.
+    RegName,
+    /// `IPv4address` in strict dotted-decimal. First match wins: a host that
+    /// matches this rule is an IPv4 address, never a reg-name (§3.2.2).
+    Ipv4([u8; 4]),
+    /// `IP-literal` holding an `IPv6address`: the eight 16-bit pieces.
+    Ipv6([u16; 8]),
+    /// `IP-literal` holding an `IPvFuture`.
+    IpvFuture,
+}
+
+/// Where the authority's parts stand. The authority ends where the path starts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AuthorityPos {
+    /// First byte after `//`.
+    pub start: usize,
+    /// Index of the `@` ending the userinfo, when there is one.
+    pub userinfo_end: Option<usize>,
+    /// The host's bytes, brackets included for an IP literal.
+    pub host: (usize, usize),
+    /// First byte after the `:` that starts the port, when there is one.
+    pub port_start: Option<usize>,
+    pub host_kind: HostKind,
+}
+
+/// A valid URI reference (RFC 3986 §4.1), borrowed: every component is a
+/// slice of the text it was parsed from, and nothing is allocated.
+///
+/// An undefined component is `None`; a defined but empty one is `Some("")`
+/// (§5.3 keeps them apart, and so does every rung of urinorm).
+///
+/// ```
+/// use urinorm::UriRef;
+/// let uri = UriRef::parse("foo://example.com:8042/over/there?name=ferret#nose")?;
+/// assert_eq!(uri.scheme(), Some("foo"));
+/// assert_eq!(uri.authority(), Some("example.com:8042"));
+/// assert_eq!(uri.host(), Some("example.com"));
+/// assert_eq!(uri.port(), Some("8042"));
+/// assert_eq!(uri.path(), "/over/there");
+/// assert_eq!(uri.query(), Some("name=ferret"));
+/// assert_eq!(uri.fragment(), Some("nose"));
+///
+/// let bare = UriRef::parse("http://a?")?;
+/// assert_eq!((bare.query(), bare.fragment()), (Some(""), None));
+/// # Ok::<(), urinorm::ParseError>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct UriRef<'a> {
+    pub(crate) text: &'a str,
+    /// Index of the `:` that ends the scheme.
+    pub(crate) scheme_end: Option<usize>,
+    pub(crate) authority: Option<AuthorityPos>,
+    pub(crate) path: (usize, usize),
+    /// First byte after the `?`; the query runs to the fragment's `#` or the end.
+    pub(crate) query_start: Option<usize>,
+    /// First byte after the `#`; the fragment runs to the end.
+    pub(crate) fragment_start: Option<usize>,
+}
+
+impl<'a> UriRef<'a> {
+    /// Parses `text` as an RFC 3986 `URI-reference` (Appendix A).
+    pub fn parse(text: &'a str) -> Result<UriRef<'a>, ParseError> {
+        crate::parse::parse(text.as_bytes())
+    }
+
+    /// Parses bytes that may not be UTF-8; any non-ASCII byte is an error.
+    pub fn parse_bytes(bytes: &'a [u8]) -> Result<UriRef<'a>, ParseError> {
+        crate::parse::parse(bytes)
+    }
+
+    /// The whole reference, as parsed.
+    pub fn as_str(&self) -> &'a str {
+        self.text
+    }
+
+    /// `scheme` (§3.1), without its `:`.
+    pub fn scheme(&self) -> Option<&'a str> {
+        self.scheme_end.map(|end| &self.text[..end])
+    }
+
+    /// `authority` (§3.2), without the leading `//`.
+    pub fn authority(&self) -> Option<&'a str> {
+        self.authority.map(|a| &self.text[a.start..self.path.0])
+    }
+
+    /// `userinfo` (§3.2.1), without its `@`.
+    pub fn userinfo(&self) -> Option<&'a str> {
+        let a = self.authority?;
+        a.userinfo_end.map(|end| &self.text[a.start..end])
+    }
+
+    /// `host` (§3.2.2), brackets included for an IP literal; defined whenever
+    /// the authority is, and possibly empty.
+    pub fn host(&self) -> Option<&'a str> {
+        self.authority.map(|a| &self.text[a.host.0..a.host.1])
+    }
+
+    /// What kind of host the authority names.
+    pub fn host_kind(&self) -> Option<HostKind> {
+        self.authority.map(|a| a.host_kind)
+    }
+
+    /// `port` (§3.2.3), without its `:`; `Some("")` for a `:` with no digits.
+    pub fn port(&self) -> Option<&'a str> {
+        let a = self.authority?;
+        a.port_start.map(|start| &self.text[start..self.path.0])
+    }
+
+    /// `path` (§3.3): always defined, possibly empty.
+    pub fn path(&self) -> &'a str {
+        &self.text[self.path.0..self.path.1]
+    }
+
+    /// `query` (§3.4), without its `?`.
+    pub fn query(&self) -> Option<&'a str> {
+        let end = self.fragment_start.map_or(self.text.len(), |f| f - 1);
+        self.query_start.map(|start| &self.text[start..end])
+    }
+
+    /// `fragment` (§3.5), without its `#`.
+    pub fn fragment(&self) -> Option<&'a str> {
+        self.fragment_start.map(|start| &self.text[start..])
+    }
+
+    /// Whether this is a relative reference (§4.2): it has no scheme.
+    pub fn is_relative(&self) -> bool {
+        self.scheme_end.is_none()
+    }
+
+    /// The reference without its fragment: what §5.1 uses as a base URI.
+    pub fn without_fragment(&self) -> &'a str {
+        &self.text[..self.fragment_start.map_or(self.text.len(), |f| f - 1)]
+    }
+
+    /// Recomposes the components as RFC 3986 §5.3 says, appending to `out`.
+    ///
+    /// For every reference the parser accepts this gives back the input bytes.
+    ///
+    /// ```
+    /// let uri = urinorm::UriRef::parse("s://u@h:1/p?q#f")?;
+    /// let mut out = String::new();
+    /// uri.recompose_into(&mut out);
+    /// assert_eq!(out, "s://u@h:1/p?q#f");
+    /// # Ok::<(), urinorm::ParseError>(())
+    /// ```
+    pub fn recompose_into(&self, out: &mut String) {
+        if let Some(scheme) = self.scheme() {
+            out.push_str(scheme);
+            out.push(':');
+        }
+        if let Some(authority) = self.authority() {
+            out.push_str("//");
+            out.push_str(authority);
+        }
+        out.push_str(self.path());
+        if let Some(query) = self.query() {
+            out.push('?');
+            out.push_str(query);
+        }
+        if let Some(fragment) = self.fragment() {
+            out.push('#');
+            out.push_str(fragment);
+        }
+    }
+}
+
+impl fmt::Display for UriRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text)
+    }
+}

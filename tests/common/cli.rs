@@ -1,0 +1,38 @@
+//! Running the built `urinorm` binary the way a user does.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// What one run of the binary gave back.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `urinorm args…` with `stdin` on standard input.
+pub fn urinorm(args: &[&str], stdin: &[u8]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the urinorm binary runs");
+    let mut pipe = child.stdin.take().unwrap();
+    let input = stdin.to_vec();
+    // Feed standard input from a thread so a large input cannot deadlock.
+    let feeder = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let output = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    Run {
+        code: output
+            .status
+            .code()
+            .expect("exited, not killed by a signal"),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
