@@ -61,6 +61,12 @@ pub enum ErrorKind {
     SecondHash,
     /// The base of a resolution has no scheme (§5.1: it must be absolute).
     RelativeBase,
+    /// At the scheme rung: the host of a scheme that names Internet hosts is
+    /// not a domain name UTS #46 can map to ASCII.
+    InvalidInternationalDomainName,
+    /// At the scheme rung: a port beyond 65535 for a scheme whose ports are
+    /// TCP or UDP ports.
+    PortOutOfRange,
 }
 
 impl ErrorKind {
@@ -91,6 +97,10 @@ impl ErrorKind {
             }
             ErrorKind::SecondHash => "second '#' (the fragment cannot contain one)",
             ErrorKind::RelativeBase => "base URI has no scheme",
+            ErrorKind::InvalidInternationalDomainName => {
+                "host is not a valid internationalized domain name (UTS #46)"
+            }
+            ErrorKind::PortOutOfRange => "port is out of range (0 to 65535)",
         }
     }
 }
@@ -101,7 +111,9 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-/// A reference that does not match the grammar of RFC 3986 Appendix A.
+/// Why a line was rejected: it does not match the grammar of RFC 3986
+/// Appendix A, or (at the scheme rung) its host or port cannot be what its
+/// scheme names.
 ///
 /// ```
 /// let err = urinorm::UriRef::parse("http://a/b%zz").unwrap_err();
@@ -109,14 +121,14 @@ impl fmt::Display for ErrorKind {
 /// assert_eq!(err.to_string(), "invalid percent-encoding at byte 10");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ParseError {
+pub struct InvalidUri {
     offset: usize,
     kind: ErrorKind,
 }
 
-impl ParseError {
+impl InvalidUri {
     pub(crate) const fn new(offset: usize, kind: ErrorKind) -> Self {
-        ParseError { offset, kind }
+        InvalidUri { offset, kind }
     }
 
     /// The 0-based byte offset where the input stops matching the grammar.
@@ -130,10 +142,10 @@ impl ParseError {
     }
 }
 
-impl fmt::Display for ParseError {
+impl fmt::Display for InvalidUri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} at byte {}", self.kind, self.offset)
     }
 }
 
-impl std::error::Error for ParseError {}
+impl std::error::Error for InvalidUri {}

@@ -131,6 +131,95 @@ pub fn is_ipvfuture(text: &[u8]) -> bool {
         && tail.iter().all(|&b| IPVFUTURE_TAIL.allows(b))
 }
 
+/// Writes an IPv6 address in the canonical text of RFC 5952 §4: lower-case
+/// hex without leading zeros, the longest run of two or more zero pieces as
+/// `::` (the first such run on a tie), and (§5) the last 32 bits in dotted
+/// decimal for the prefixes that embed an IPv4 address: IPv4-mapped
+/// `::ffff:0:0/96`, IPv4-translated `::ffff:0:0:0/96` and the NAT64
+/// well-known prefix `64:ff9b::/96` (RFC 6052).
+///
+/// ```
+/// let mut out = Vec::new();
+/// urinorm::host::write_ipv6(&[0x2001, 0xdb8, 0, 0, 1, 0, 0, 1], &mut out);
+/// assert_eq!(out, b"2001:db8::1:0:0:1");
+/// out.clear();
+/// urinorm::host::write_ipv6(&[0, 0, 0, 0, 0, 0xffff, 0xc000, 0x0280], &mut out);
+/// assert_eq!(out, b"::ffff:192.0.2.128");
+/// ```
+pub fn write_ipv6(pieces: &[u16; 8], out: &mut Vec<u8>) {
+    let embeds_ipv4 = matches!(
+        pieces,
+        [0, 0, 0, 0, 0, 0xffff, _, _] | [0, 0, 0, 0, 0xffff, 0, _, _] | [0x64, 0xff9b, 0, 0, 0, 0, _, _]
+    );
+    if !embeds_ipv4 {
+        write_compressed(pieces, out);
+        return;
+    }
+    write_compressed(&pieces[..6], out);
+    if out.last() != Some(&b':') {
+        out.push(b':');
+    }
+    let [a, b] = pieces[6].to_be_bytes();
+    let [c, d] = pieces[7].to_be_bytes();
+    for (i, octet) in [a, b, c, d].into_iter().enumerate() {
+        if i > 0 {
+            out.push(b'.');
+        }
+        push_decimal(octet, out);
+    }
+}
+
+/// Writes `value` in decimal, without allocating.
+fn push_decimal(value: u8, out: &mut Vec<u8>) {
+    if value >= 100 {
+        out.push(b'0' + value / 100);
+    }
+    if value >= 10 {
+        out.push(b'0' + value / 10 % 10);
+    }
+    out.push(b'0' + value % 10);
+}
+
+/// Writes `value` in lower-case hex without leading zeros, without allocating.
+fn push_hex(value: u16, out: &mut Vec<u8>) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let width = (4 - value.leading_zeros() as usize / 4).max(1);
+    for shift in (0..width).rev() {
+        out.push(DIGITS[usize::from(value >> (shift * 4)) & 0xf]);
+    }
+}
+
+/// Writes hex pieces with the longest zero run (two or more) as `::`.
+fn write_compressed(pieces: &[u16], out: &mut Vec<u8>) {
+    let (mut best, mut run_start, mut run) = ((0, 0), 0, 0);
+    for (i, &piece) in pieces.iter().enumerate() {
+        if piece == 0 {
+            if run == 0 {
+                run_start = i;
+            }
+            run += 1;
+            if run > best.1 {
+                best = (run_start, run);
+            }
+        } else {
+            run = 0;
+        }
+    }
+    let (gap_start, gap_len) = if best.1 >= 2 { best } else { (pieces.len(), 0) };
+    for (i, piece) in pieces.iter().enumerate() {
+        if i == gap_start {
+            out.extend_from_slice(b"::");
+        } else if i > gap_start && i < gap_start + gap_len {
+            continue;
+        } else {
+            if i > 0 && i != gap_start + gap_len {
+                out.push(b':');
+            }
+            push_hex(*piece, out);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,6 +262,34 @@ mod tests {
         ];
         for text in invalid {
             assert_eq!(parse_ipv6(text.as_bytes()), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn rfc_5952_text() {
+        let cases: &[(&str, &str)] = &[
+            ("2001:0db8:0000:0000:0000:0000:0000:0001", "2001:db8::1"),
+            ("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1"),
+            ("2001:db8::0:1", "2001:db8::1"),
+            ("2001:db8:0:1:1:1:1:1", "2001:db8:0:1:1:1:1:1"),
+            ("2001:db8:0:0:1:0:0:0", "2001:db8:0:0:1::"),
+            ("0:0:0:0:0:0:0:0", "::"),
+            ("0:0:0:0:0:0:0:1", "::1"),
+            ("1:0:0:0:0:0:0:0", "1::"),
+            ("2001:DB8::AbCd", "2001:db8::abcd"),
+            ("::ffff:192.0.2.1", "::ffff:192.0.2.1"),
+            ("::ffff:c000:201", "::ffff:192.0.2.1"),
+            ("::ffff:0:c000:201", "::ffff:0:192.0.2.1"),
+            ("64:ff9b::c000:201", "64:ff9b::192.0.2.1"),
+            ("::192.0.2.1", "::c000:201"),
+            ("1:2:3:4:5:6:1.2.3.4", "1:2:3:4:5:6:102:304"),
+        ];
+        for (text, canonical) in cases {
+            let pieces = parse_ipv6(text.as_bytes()).unwrap();
+            let mut out = Vec::new();
+            write_ipv6(&pieces, &mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), *canonical, "{text}");
+            assert_eq!(parse_ipv6(canonical.as_bytes()), Some(pieces));
         }
     }
 

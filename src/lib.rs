@@ -16,7 +16,7 @@
 //! assert_eq!(uri.port(), Some("8080"));
 //! assert_eq!(uri.query(), Some(""));
 //! assert_eq!(uri.fragment(), None);
-//! # Ok::<(), urinorm::ParseError>(())
+//! # Ok::<(), urinorm::InvalidUri>(())
 //! ```
 //!
 //! An invalid reference says where and why:
@@ -30,16 +30,17 @@
 //!
 //! ```
 //! assert_eq!(urinorm::resolve::resolve("http://a/b/c/d;p?q", "../../g")?, "http://a/g");
-//! # Ok::<(), urinorm::ParseError>(())
+//! # Ok::<(), urinorm::InvalidUri>(())
 //! ```
 
 pub mod error;
 pub mod host;
+pub mod normalize;
 mod parse;
 pub mod pipeline;
 pub mod resolve;
 pub mod table;
 pub mod uri;
 
-pub use error::{ErrorKind, ParseError};
+pub use error::{ErrorKind, InvalidUri};
 pub use uri::{HostKind, UriRef};

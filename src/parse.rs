@@ -8,13 +8,13 @@
 
 use memchr::{memchr, memchr3};
 
-use crate::error::{Component, ErrorKind, ParseError};
+use crate::error::{Component, ErrorKind, InvalidUri};
 use crate::host::{is_ipvfuture, parse_ipv4, parse_ipv6};
 use crate::table::{ALPHA, PATH, QUERY, REG_NAME, SCHEME, Table, USERINFO, hex_value};
 use crate::uri::{AuthorityPos, HostKind, UriRef};
 
 /// Parses `bytes` as a `URI-reference` (§4.1).
-pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, ParseError> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
     // §3.1: a scheme is a letter, then scheme bytes, then `:`. Anything else
     // makes this a relative reference (§4.2).
     let scheme_end = match bytes.first() {
@@ -76,7 +76,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, ParseError> {
 
 /// Parses `authority = [ userinfo "@" ] host [ ":" port ]` (§3.2) from
 /// `start`, the byte after `//`. Returns the positions and the authority's end.
-fn parse_authority(bytes: &[u8], start: usize) -> Result<(AuthorityPos, usize), ParseError> {
+fn parse_authority(bytes: &[u8], start: usize) -> Result<(AuthorityPos, usize), InvalidUri> {
     // §3.2: the authority ends at the next `/`, `?` or `#`, or the end.
     let end = memchr3(b'/', b'?', b'#', &bytes[start..]).map_or(bytes.len(), |n| start + n);
 
@@ -117,7 +117,7 @@ fn parse_authority(bytes: &[u8], start: usize) -> Result<(AuthorityPos, usize), 
             Some(host_end + 1)
         }
         _ if host_kind == HostKind::IpvFuture || matches!(host_kind, HostKind::Ipv6(_)) => {
-            return Err(ParseError::new(host_end, ErrorKind::JunkAfterIpLiteral));
+            return Err(InvalidUri::new(host_end, ErrorKind::JunkAfterIpLiteral));
         }
         _ => return Err(unexpected(bytes, host_end, Component::Host)),
     };
@@ -138,18 +138,18 @@ fn parse_ip_literal(
     bytes: &[u8],
     open: usize,
     authority_end: usize,
-) -> Result<(usize, HostKind), ParseError> {
+) -> Result<(usize, HostKind), InvalidUri> {
     let close = memchr(b']', &bytes[open..authority_end])
         .map(|n| open + n)
-        .ok_or(ParseError::new(open, ErrorKind::UnclosedIpLiteral))?;
+        .ok_or(InvalidUri::new(open, ErrorKind::UnclosedIpLiteral))?;
     let inner = &bytes[open + 1..close];
     let kind = if inner.first().is_some_and(|b| b.eq_ignore_ascii_case(&b'v')) {
         if !is_ipvfuture(inner) {
-            return Err(ParseError::new(open + 1, ErrorKind::InvalidIpvFuture));
+            return Err(InvalidUri::new(open + 1, ErrorKind::InvalidIpvFuture));
         }
         HostKind::IpvFuture
     } else {
-        let pieces = parse_ipv6(inner).ok_or(ParseError::new(open + 1, ErrorKind::InvalidIpv6))?;
+        let pieces = parse_ipv6(inner).ok_or(InvalidUri::new(open + 1, ErrorKind::InvalidIpv6))?;
         HostKind::Ipv6(pieces)
     };
     Ok((close + 1, kind))
@@ -157,11 +157,11 @@ fn parse_ip_literal(
 
 /// §4.2: a relative-path reference's first segment may not contain `:`
 /// (`path-noscheme`), or it would read as a scheme.
-fn check_first_segment(bytes: &[u8], (start, end): (usize, usize)) -> Result<(), ParseError> {
+fn check_first_segment(bytes: &[u8], (start, end): (usize, usize)) -> Result<(), InvalidUri> {
     let path = &bytes[start..end];
     let first_segment = &path[..memchr(b'/', path).unwrap_or(path.len())];
     match memchr(b':', first_segment) {
-        Some(n) => Err(ParseError::new(start + n, ErrorKind::ColonInFirstSegment)),
+        Some(n) => Err(InvalidUri::new(start + n, ErrorKind::ColonInFirstSegment)),
         None => Ok(()),
     }
 }
@@ -169,14 +169,14 @@ fn check_first_segment(bytes: &[u8], (start, end): (usize, usize)) -> Result<(),
 /// Scans from `i` over bytes that `table` allows and valid `pct-encoded`
 /// triplets (§2.1). Returns the index of the first byte that is neither.
 #[inline]
-fn scan(bytes: &[u8], mut i: usize, table: &Table) -> Result<usize, ParseError> {
+fn scan(bytes: &[u8], mut i: usize, table: &Table) -> Result<usize, InvalidUri> {
     while let Some(&b) = bytes.get(i) {
         if table.allows(b) {
             i += 1;
         } else if b == b'%' {
             let hex = |n: usize| bytes.get(i + n).and_then(|&h| hex_value(h)).is_some();
             if !(hex(1) && hex(2)) {
-                return Err(ParseError::new(i, ErrorKind::InvalidPercentEncoding));
+                return Err(InvalidUri::new(i, ErrorKind::InvalidPercentEncoding));
             }
             i += 3;
         } else {
@@ -187,7 +187,7 @@ fn scan(bytes: &[u8], mut i: usize, table: &Table) -> Result<usize, ParseError> 
 }
 
 /// The error for a byte that cannot stand at `i` in `component`.
-fn unexpected(bytes: &[u8], i: usize, component: Component) -> ParseError {
+fn unexpected(bytes: &[u8], i: usize, component: Component) -> InvalidUri {
     let kind = match bytes[i] {
         b' ' => ErrorKind::Space,
         0..=0x1f | 0x7f => ErrorKind::ControlCharacter,
@@ -197,7 +197,7 @@ fn unexpected(bytes: &[u8], i: usize, component: Component) -> ParseError {
         _ if component == Component::Port => ErrorKind::PortNotANumber,
         _ => ErrorKind::DisallowedCharacter(component),
     };
-    ParseError::new(i, kind)
+    InvalidUri::new(i, kind)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! place, because the algorithm of §5.2.4 never writes more bytes than it has
 //! read.
 
-use crate::error::{ErrorKind, ParseError};
+use crate::error::{ErrorKind, InvalidUri};
 use crate::uri::UriRef;
 
 /// Which reading of §5.2.2 to apply to a reference that names the base's scheme.
@@ -26,9 +26,9 @@ pub enum SchemeRule {
 /// use urinorm::resolve::resolve;
 /// assert_eq!(resolve("http://a/b/c/d;p?q", "../g")?, "http://a/b/g");
 /// assert_eq!(resolve("http://a/b/c/d;p?q", "?y")?, "http://a/b/c/d;p?y");
-/// # Ok::<(), urinorm::ParseError>(())
+/// # Ok::<(), urinorm::InvalidUri>(())
 /// ```
-pub fn resolve(base: &str, reference: &str) -> Result<String, ParseError> {
+pub fn resolve(base: &str, reference: &str) -> Result<String, InvalidUri> {
     let base = UriRef::parse(base)?;
     let reference = UriRef::parse(reference)?;
     let mut out = Vec::new();
@@ -50,10 +50,10 @@ pub fn resolve_into(
     reference: &UriRef<'_>,
     rule: SchemeRule,
     out: &mut Vec<u8>,
-) -> Result<(), ParseError> {
+) -> Result<(), InvalidUri> {
     let base_scheme = base
         .scheme()
-        .ok_or(ParseError::new(0, ErrorKind::RelativeBase))?;
+        .ok_or(InvalidUri::new(0, ErrorKind::RelativeBase))?;
     let own_scheme = reference
         .scheme()
         .filter(|s| rule == SchemeRule::Strict || !s.eq_ignore_ascii_case(base_scheme));

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::error::ParseError;
+use crate::error::InvalidUri;
 
 /// What kind of host an authority names (RFC 3986 §3.2.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +51,7 @@ pub(crate) struct AuthorityPos {
 ///
 /// let bare = UriRef::parse("http://a?")?;
 /// assert_eq!((bare.query(), bare.fragment()), (Some(""), None));
-/// # Ok::<(), urinorm::ParseError>(())
+/// # Ok::<(), urinorm::InvalidUri>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct UriRef<'a> {
@@ -68,12 +68,12 @@ pub struct UriRef<'a> {
 
 impl<'a> UriRef<'a> {
     /// Parses `text` as an RFC 3986 `URI-reference` (Appendix A).
-    pub fn parse(text: &'a str) -> Result<UriRef<'a>, ParseError> {
+    pub fn parse(text: &'a str) -> Result<UriRef<'a>, InvalidUri> {
         crate::parse::parse(text.as_bytes())
     }
 
     /// Parses bytes that may not be UTF-8; any non-ASCII byte is an error.
-    pub fn parse_bytes(bytes: &'a [u8]) -> Result<UriRef<'a>, ParseError> {
+    pub fn parse_bytes(bytes: &'a [u8]) -> Result<UriRef<'a>, InvalidUri> {
         crate::parse::parse(bytes)
     }
 
@@ -150,7 +150,7 @@ impl<'a> UriRef<'a> {
     /// let mut out = String::new();
     /// uri.recompose_into(&mut out);
     /// assert_eq!(out, "s://u@h:1/p?q#f");
-    /// # Ok::<(), urinorm::ParseError>(())
+    /// # Ok::<(), urinorm::InvalidUri>(())
     /// ```
     pub fn recompose_into(&self, out: &mut String) {
         if let Some(scheme) = self.scheme() {

@@ -1,0 +1,306 @@
+//! The comparison ladder of RFC 3986 §6.2: a [`Rung`] and a [`Normalizer`]
+//! that writes the canonical form of one reference into a reused buffer.
+//!
+//! Rungs are cumulative: each applies every rule of the rungs below it. The
+//! normalizer walks the components once, in §5.3 order, writing each in its
+//! canonical form; it knows nothing of files or threads.
+
+pub mod scheme;
+pub mod syntax;
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::InvalidUri;
+use crate::resolve::remove_dot_segments;
+use crate::uri::UriRef;
+
+/// How far up the ladder of §6.2 to go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Rung {
+    /// §6.2.1: the reference as written (validated, not changed).
+    String,
+    /// §6.2.2: case, percent-encoding and dot-segment normalization.
+    Syntax,
+    /// §6.2.3: the rules of the scheme's own specification.
+    Scheme,
+}
+
+impl Rung {
+    /// Every rung, lowest first.
+    pub const ALL: [Rung; 3] = [Rung::String, Rung::Syntax, Rung::Scheme];
+
+    /// The rung's name on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Rung::String => "string",
+            Rung::Syntax => "syntax",
+            Rung::Scheme => "scheme",
+        }
+    }
+
+    /// The section of RFC 3986 that defines it.
+    pub const fn section(self) -> &'static str {
+        match self {
+            Rung::String => "§6.2.1",
+            Rung::Syntax => "§6.2.2",
+            Rung::Scheme => "§6.2.3",
+        }
+    }
+}
+
+impl fmt::Display for Rung {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Rung {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Rung::ALL.into_iter().find(|r| r.name() == s).ok_or_else(|| {
+            format!("unknown rung '{s}' (choose string, syntax or scheme)")
+        })
+    }
+}
+
+/// One rule of the ladder: what [`Normalizer::normalize_into`] reports it changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    LowercaseScheme,
+    LowercaseHost,
+    UppercasePercentHex,
+    DecodeUnreserved,
+    RemoveDotSegments,
+    KeepPathFromReadingAsAuthority,
+    DropEmptyPort,
+    Ipv6Text,
+    LowercaseIpvFuture,
+    DropDefaultPort,
+    PortLeadingZeros,
+    EmptyPathIsRoot,
+    HostToAscii,
+    FileLocalhost,
+    MailtoDomain,
+    UrnNamespace,
+}
+
+impl Rule {
+    /// Every rule, in the order they apply.
+    pub const ALL: [Rule; 16] = [
+        Rule::LowercaseScheme,
+        Rule::LowercaseHost,
+        Rule::UppercasePercentHex,
+        Rule::DecodeUnreserved,
+        Rule::RemoveDotSegments,
+        Rule::KeepPathFromReadingAsAuthority,
+        Rule::DropEmptyPort,
+        Rule::Ipv6Text,
+        Rule::LowercaseIpvFuture,
+        Rule::DropDefaultPort,
+        Rule::PortLeadingZeros,
+        Rule::EmptyPathIsRoot,
+        Rule::HostToAscii,
+        Rule::FileLocalhost,
+        Rule::MailtoDomain,
+        Rule::UrnNamespace,
+    ];
+
+    /// The rung the rule belongs to.
+    pub const fn rung(self) -> Rung {
+        match self {
+            Rule::DropDefaultPort
+            | Rule::PortLeadingZeros
+            | Rule::EmptyPathIsRoot
+            | Rule::HostToAscii
+            | Rule::FileLocalhost
+            | Rule::MailtoDomain
+            | Rule::UrnNamespace => Rung::Scheme,
+            _ => Rung::Syntax,
+        }
+    }
+
+    /// What the rule does, in words, with its source.
+    pub const fn description(self) -> &'static str {
+        match self {
+            Rule::LowercaseScheme => "lower-cased the scheme (§3.1, §6.2.2.1)",
+            Rule::LowercaseHost => "lower-cased the host (§3.2.2, §6.2.2.1)",
+            Rule::UppercasePercentHex => "upper-cased the hex digits of percent-encodings (§6.2.2.1)",
+            Rule::DecodeUnreserved => "decoded percent-encoded unreserved characters (§6.2.2.2)",
+            Rule::RemoveDotSegments => "removed dot segments from the path (§5.2.4, §6.2.2.3)",
+            Rule::KeepPathFromReadingAsAuthority => {
+                "wrote the path as '/.//…' so it cannot read as an authority (§3.3)"
+            }
+            Rule::DropEmptyPort => "dropped the ':' of an empty port (§3.2.3)",
+            Rule::Ipv6Text => "wrote the IPv6 address in RFC 5952 text",
+            Rule::LowercaseIpvFuture => "lower-cased the IPvFuture literal",
+            Rule::DropDefaultPort => "dropped the scheme's default port (§6.2.3)",
+            Rule::PortLeadingZeros => "dropped leading zeros of the port (§3.2.3: a decimal number)",
+            Rule::EmptyPathIsRoot => "wrote the empty path as '/' (§6.2.3)",
+            Rule::HostToAscii => "mapped the host name to ASCII with UTS #46 (§3.2.2, IDNA)",
+            Rule::FileLocalhost => "dropped the host 'localhost' of a file URI (RFC 8089 §2)",
+            Rule::MailtoDomain => "lower-cased the mail domains (RFC 6068 §2)",
+            Rule::UrnNamespace => "lower-cased the URN namespace identifier (RFC 8141 §3.1)",
+        }
+    }
+}
+
+/// The set of rules that changed a reference.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Changes(u32);
+
+impl Changes {
+    pub(crate) fn add(&mut self, rule: Rule) {
+        self.0 |= 1 << rule as u32;
+    }
+
+    /// Whether `rule` changed something.
+    pub fn contains(self, rule: Rule) -> bool {
+        self.0 & (1 << rule as u32) != 0
+    }
+
+    /// Whether nothing changed.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The rules that changed something, in the order they apply.
+    pub fn rules(self) -> impl Iterator<Item = Rule> {
+        Rule::ALL.into_iter().filter(move |&r| self.contains(r))
+    }
+}
+
+/// Writes canonical forms at one rung.
+///
+/// ```
+/// use urinorm::normalize::{Normalizer, Rung};
+///
+/// let syntax = Normalizer::new(Rung::Syntax);
+/// assert_eq!(syntax.normalize("eXAMPLE://a/./b/../b/%63/%7bfoo%7d")?, "example://a/b/c/%7Bfoo%7D");
+///
+/// let scheme = Normalizer::new(Rung::Scheme);
+/// assert_eq!(scheme.normalize("HTTP://www.Example.com:80")?, "http://www.example.com/");
+///
+/// // Reuse one buffer for many references: nothing else is allocated.
+/// let mut out = Vec::new();
+/// for line in ["http://a/%7e", "http://a/~"] {
+///     out.clear();
+///     scheme.normalize_into(line.as_bytes(), &mut out)?;
+///     assert_eq!(out, b"http://a/~");
+/// }
+/// # Ok::<(), urinorm::InvalidUri>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Normalizer {
+    rung: Rung,
+}
+
+impl Normalizer {
+    /// A normalizer for `rung`.
+    pub const fn new(rung: Rung) -> Normalizer {
+        Normalizer { rung }
+    }
+
+    /// The rung it normalizes to.
+    pub const fn rung(&self) -> Rung {
+        self.rung
+    }
+
+    /// Normalizes one reference and returns it.
+    pub fn normalize(&self, input: &str) -> Result<String, InvalidUri> {
+        let mut out = Vec::with_capacity(input.len() + 1);
+        self.normalize_into(input.as_bytes(), &mut out)?;
+        // Every rung writes ASCII: the parser admits nothing else, and the
+        // host mapping's output is ASCII by definition.
+        Ok(String::from_utf8(out).expect("canonical forms are ASCII"))
+    }
+
+    /// Appends the canonical form of `input` to `out` and says which rules
+    /// changed it. On error `out` is left as it was.
+    pub fn normalize_into(&self, input: &[u8], out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
+        let uri = UriRef::parse_bytes(input)?;
+        let start = out.len();
+        if self.rung == Rung::String {
+            out.extend_from_slice(input);
+            return Ok(Changes::default());
+        }
+        let written = self.write(&uri, out);
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+
+    /// Writes each component of `uri` in canonical form, in §5.3 order.
+    fn write(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
+        let mut changes = Changes::default();
+        let by_scheme = self.rung >= Rung::Scheme;
+
+        let mut scheme = None;
+        if let Some(name) = uri.scheme() {
+            let start = out.len();
+            syntax::push_scheme(out, name, &mut changes);
+            scheme = by_scheme.then(|| scheme::lookup(&out[start..])).flatten();
+            out.push(b':');
+        }
+
+        if let (Some(authority), Some(host), Some(host_kind)) = (uri.authority, uri.host(), uri.host_kind()) {
+            out.extend_from_slice(b"//");
+            if let Some(userinfo) = uri.userinfo() {
+                syntax::push_percent_normalized(out, userinfo.as_bytes(), false, &mut changes);
+                out.push(b'@');
+            }
+            let host_start = out.len();
+            syntax::push_host(out, host, host_kind, &mut changes);
+            if let Some(scheme) = scheme {
+                scheme::canonical_host(out, host_start, scheme, &mut changes)
+                    .map_err(|kind| InvalidUri::new(authority.host.0, kind))?;
+            }
+            match uri.port() {
+                None => {}
+                Some("") => changes.add(Rule::DropEmptyPort),
+                Some(port) if by_scheme => scheme::push_port(out, port, scheme, &mut changes)
+                    .map_err(|kind| InvalidUri::new(authority.port_start.unwrap_or(0), kind))?,
+                Some(port) => {
+                    out.push(b':');
+                    out.extend_from_slice(port.as_bytes());
+                }
+            }
+        }
+
+        let path_start = out.len();
+        syntax::push_percent_normalized(out, uri.path().as_bytes(), false, &mut changes);
+        // §6.2.2.3: dot segments are removed from the paths of URIs; in a
+        // relative reference they still mean something to resolution. A
+        // rootless path (`urn:a:b/../c`, `mailto:…`) is opaque: it has no
+        // hierarchy for `..` to climb, and §5.2.4 would turn it into an
+        // absolute path, so it is left as written (as fluent-uri does).
+        if uri.scheme().is_some() && uri.path().starts_with('/') {
+            let before = out.len();
+            remove_dot_segments(out, path_start);
+            if out.len() != before {
+                changes.add(Rule::RemoveDotSegments);
+            }
+        }
+        if let Some(scheme) = scheme {
+            scheme::normalize_path(out, path_start, scheme, uri.authority.is_some(), &mut changes);
+        }
+        // Without an authority, a path that now starts with `//` would read
+        // as one (§3.3): `/.` in front keeps it a path, with the same meaning.
+        if uri.authority.is_none() && out[path_start..].starts_with(b"//") {
+            changes.add(Rule::KeepPathFromReadingAsAuthority);
+            out.splice(path_start..path_start, *b"/.");
+        }
+
+        if let Some(query) = uri.query() {
+            out.push(b'?');
+            syntax::push_percent_normalized(out, query.as_bytes(), false, &mut changes);
+        }
+        if let Some(fragment) = uri.fragment() {
+            out.push(b'#');
+            syntax::push_percent_normalized(out, fragment.as_bytes(), false, &mut changes);
+        }
+        Ok(changes)
+    }
+}

@@ -1,0 +1,125 @@
+//! The syntax rung (RFC 3986 §6.2.2): case, percent-encoding and dot segments,
+//! the same for every scheme.
+
+use memchr::memchr;
+
+use super::{Changes, Rule};
+use crate::host::write_ipv6;
+use crate::table::{HEX_UPPER, UNRESERVED, hex_value};
+use crate::uri::HostKind;
+
+/// Appends `bytes` with §6.2.2.1 and §6.2.2.2 applied: every `%XX` with
+/// upper-case hex, and decoded where it encodes an unreserved character (§2.3).
+/// With `lowercase`, letters are lower-cased too (a host, §3.2.2), the decoded
+/// ones included, the hex digits of a kept `%XX` not.
+///
+/// `bytes` must be valid for its component: every `%` starts a triplet.
+pub fn push_percent_normalized(out: &mut Vec<u8>, bytes: &[u8], lowercase: bool, changes: &mut Changes) {
+    let mut rest = bytes;
+    loop {
+        let run_end = memchr(b'%', rest).unwrap_or(rest.len());
+        push_run(out, &rest[..run_end], lowercase, changes);
+        if run_end == rest.len() {
+            return;
+        }
+        let triplet = &rest[run_end..run_end + 3];
+        let (hi, lo) = (hex_digit(triplet[1]), hex_digit(triplet[2]));
+        let value = hi << 4 | lo;
+        if UNRESERVED.allows(value) {
+            changes.add(Rule::DecodeUnreserved);
+            out.push(if lowercase { value.to_ascii_lowercase() } else { value });
+        } else {
+            let upper = [b'%', HEX_UPPER[usize::from(hi)], HEX_UPPER[usize::from(lo)]];
+            if upper != triplet {
+                changes.add(Rule::UppercasePercentHex);
+            }
+            out.extend_from_slice(&upper);
+        }
+        rest = &rest[run_end + 3..];
+    }
+}
+
+/// A hex digit's value; the parser has checked that it is one.
+fn hex_digit(byte: u8) -> u8 {
+    debug_assert!(byte.is_ascii_hexdigit());
+    hex_value(byte).unwrap_or(0)
+}
+
+/// Appends a run without `%`, lower-casing it for a host.
+fn push_run(out: &mut Vec<u8>, run: &[u8], lowercase: bool, changes: &mut Changes) {
+    let start = out.len();
+    out.extend_from_slice(run);
+    if lowercase && run.iter().any(u8::is_ascii_uppercase) {
+        changes.add(Rule::LowercaseHost);
+        out[start..].make_ascii_lowercase();
+    }
+}
+
+/// Appends the scheme lower-cased (§6.2.2.1: schemes are case-insensitive, §3.1).
+pub fn push_scheme(out: &mut Vec<u8>, scheme: &str, changes: &mut Changes) {
+    let start = out.len();
+    out.extend_from_slice(scheme.as_bytes());
+    if scheme.bytes().any(|b| b.is_ascii_uppercase()) {
+        changes.add(Rule::LowercaseScheme);
+        out[start..].make_ascii_lowercase();
+    }
+}
+
+/// Appends the host in its syntax-rung form: a reg-name lower-cased and
+/// percent-normalized (decoding first, so `%41` becomes `a`); an IPv4 address
+/// as is (the strict rule admits one spelling); an IPv6 literal in RFC 5952
+/// text; an IPvFuture lower-cased. An IP literal names the same address under
+/// every scheme, so its form is not the scheme's to define.
+pub fn push_host(out: &mut Vec<u8>, host: &str, kind: HostKind, changes: &mut Changes) {
+    match kind {
+        HostKind::RegName => push_percent_normalized(out, host.as_bytes(), true, changes),
+        HostKind::Ipv4(_) => out.extend_from_slice(host.as_bytes()),
+        HostKind::Ipv6(pieces) => {
+            let start = out.len();
+            out.push(b'[');
+            write_ipv6(&pieces, out);
+            out.push(b']');
+            if out[start..] != *host.as_bytes() {
+                changes.add(Rule::Ipv6Text);
+            }
+        }
+        HostKind::IpvFuture => {
+            let start = out.len();
+            out.extend_from_slice(host.as_bytes());
+            if host.bytes().any(|b| b.is_ascii_uppercase()) {
+                changes.add(Rule::LowercaseIpvFuture);
+                out[start..].make_ascii_lowercase();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn normalized(bytes: &str, lowercase: bool) -> (String, Changes) {
+        let mut out = Vec::new();
+        let mut changes = Changes::default();
+        push_percent_normalized(&mut out, bytes.as_bytes(), lowercase, &mut changes);
+        (String::from_utf8(out).unwrap(), changes)
+    }
+
+    #[test]
+    fn decodes_only_unreserved_and_uppercases_the_rest() {
+        assert_eq!(normalized("%7e%41%2f%2F%25%3d", false).0, "~A%2F%2F%25%3D");
+        assert_eq!(normalized("AB%41%c3%a9", true).0, "aba%C3%A9");
+        assert!(normalized("abc", false).1.is_empty());
+        assert!(normalized("a%2Fb", false).1.is_empty());
+        assert!(normalized("a%2fb", false).1.contains(Rule::UppercasePercentHex));
+    }
+
+    /// Every reserved character, encoded, stays encoded (§2.2, §6.2.2.2).
+    #[test]
+    fn never_decodes_a_reserved_character() {
+        for &b in b":/?#[]@!$&'()*+,;=%" {
+            let encoded = format!("%{b:02x}");
+            assert_eq!(normalized(&encoded, false).0, encoded.to_uppercase());
+        }
+    }
+}
