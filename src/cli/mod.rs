@@ -2,6 +2,7 @@
 //! that end a run with exit code 2.
 
 pub mod cmd;
+pub mod engine;
 
 use std::fmt;
 use std::io;
@@ -20,8 +21,14 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Write each line's canonical form at a rung, one output line per input line, in order.
+    Normalize(cmd::normalize::NormalizeArgs),
+    /// Write each equivalence class once, in first-occurrence order.
+    Dedup(cmd::dedup::DedupArgs),
     /// Resolve each reference against a base URI (RFC 3986 §5.2), one output line per input line.
     Resolve(cmd::resolve::ResolveArgs),
+    /// Show what each rung makes of one URI, and which rules changed it.
+    Explain(cmd::explain::ExplainArgs),
 }
 
 /// How a run that completed went: it decides the exit code.
@@ -83,7 +90,10 @@ impl From<InputError> for Error {
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<Outcome, Error> {
     match cli.command {
+        Command::Normalize(args) => cmd::normalize::run(&args),
+        Command::Dedup(args) => cmd::dedup::run(&args),
         Command::Resolve(args) => cmd::resolve::run(&args),
+        Command::Explain(args) => cmd::explain::run(&args),
     }
 }
 

@@ -1,5 +1,6 @@
-//! Input files as bytes: memory-mapped when they are regular files, read
-//! whole otherwise (standard input, pipes), and split into lines.
+//! Inputs: files memory-mapped when they are regular files, read whole when
+//! they are not (named pipes, devices), and standard input left to be read
+//! in blocks by the reader; and splitting bytes into lines.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -19,6 +20,8 @@ pub struct Input {
 enum Data {
     Mapped(Mmap),
     Owned(Vec<u8>),
+    /// Standard input, read in blocks as the run goes (see `reader`).
+    Stdin,
 }
 
 impl Input {
@@ -29,9 +32,7 @@ impl Input {
             source,
         };
         let data = if name == STDIN {
-            let mut bytes = Vec::new();
-            io::stdin().lock().read_to_end(&mut bytes).map_err(fail)?;
-            Data::Owned(bytes)
+            Data::Stdin
         } else {
             let file = File::open(Path::new(name)).map_err(fail)?;
             let meta = file.metadata().map_err(fail)?;
@@ -65,12 +66,19 @@ impl Input {
         &self.name
     }
 
-    /// All of the input's bytes.
-    pub fn bytes(&self) -> &[u8] {
+    /// All of the input's bytes, or `None` for standard input, which is
+    /// read as a stream.
+    pub fn bytes(&self) -> Option<&[u8]> {
         match &self.data {
-            Data::Mapped(map) => map,
-            Data::Owned(bytes) => bytes,
+            Data::Mapped(map) => Some(map),
+            Data::Owned(bytes) => Some(bytes),
+            Data::Stdin => None,
         }
+    }
+
+    /// Whether this is standard input.
+    pub fn is_stdin(&self) -> bool {
+        matches!(self.data, Data::Stdin)
     }
 }
 
@@ -89,6 +97,13 @@ pub struct InputError {
     source: io::Error,
 }
 
+impl InputError {
+    /// An error reading `name`.
+    pub fn new(name: &str, source: io::Error) -> InputError {
+        InputError { name: name.to_string(), source }
+    }
+}
+
 impl std::fmt::Display for InputError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let reason = match self.source.kind() {
@@ -103,7 +118,7 @@ impl std::fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 /// The UTF-8 byte order mark, ignored at the start of an input.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
+pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The lines of `bytes` with their 1-based numbers: LF or CRLF endings
 /// removed, a last line without a newline kept, a leading BOM ignored.

@@ -1,3 +1,6 @@
 //! One module per subcommand.
 
+pub mod dedup;
+pub mod explain;
+pub mod normalize;
 pub mod resolve;

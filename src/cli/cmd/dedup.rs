@@ -1,0 +1,29 @@
+//! `urinorm dedup`: each equivalence class once, in first-occurrence order.
+
+use clap::Args;
+use serde_json::json;
+use urinorm::normalize::Normalizer;
+use urinorm::pipeline::{Emit, Mode};
+
+use super::normalize::{NormalizeLines, RungArgs};
+use crate::cli::engine::{DefaultRejects, RunArgs, execute};
+use crate::cli::{Error, Outcome};
+
+#[derive(Args, Debug)]
+pub struct DedupArgs {
+    #[command(flatten)]
+    pub rung: RungArgs,
+    /// What to write for each class: its canonical form, its first original
+    /// line (what a crawler frontier fetches), or `N<TAB>canonical`.
+    #[arg(long, value_enum, default_value_t = Emit::Canonical)]
+    pub emit: Emit,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
+    let mapper = NormalizeLines(Normalizer::new(args.rung.rung));
+    let emit = format!("{:?}", args.emit).to_lowercase();
+    let extra = [("command", json!("dedup")), ("rung", json!(args.rung.rung.name())), ("emit", json!(emit))];
+    execute(&args.run, &mapper, Mode::Dedup(args.emit), DefaultRejects::Summarized, &extra)
+}

@@ -1,0 +1,119 @@
+//! The glue between a subcommand and the engine: flags every bulk command
+//! shares, opening inputs and outputs, and the summary at the end.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::Value;
+use urinorm::pipeline::input::Input;
+use urinorm::pipeline::stats::Stats;
+use urinorm::pipeline::writer::{
+    EXAMPLES, Output, RejectExamples, RejectSink, RejectsToFile, RejectsToStderr,
+};
+use urinorm::pipeline::{self, Invalid, LineMapper, Mode, Options, RunError};
+
+use super::{Error, Outcome, input_names};
+
+/// Flags of every command that reads lines in bulk.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Files of URIs, one per line; none or `-` reads standard input.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    /// Write the output to this file (it appears only when complete).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// Write each rejected line to this file as `file:line<TAB>reason<TAB>raw`.
+    #[arg(long, value_name = "FILE")]
+    pub rejects: Option<PathBuf>,
+    /// Write the run's counts to this file as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    pub stats: Option<PathBuf>,
+    /// What to do with a line that is not a URI reference.
+    #[arg(long, value_enum, default_value_t = Invalid::Reject)]
+    pub invalid: Invalid,
+    /// Worker threads (default: all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// No summary line at the end.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Where rejected lines are reported when `--rejects` is not given.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum DefaultRejects {
+    /// Each on standard error, as `file:line: reason` (normalize, resolve).
+    EachOnStderr,
+    /// Counted, with the first few shown in the summary (dedup).
+    Summarized,
+}
+
+/// Runs the engine with `mapper` as the command line says.
+pub fn execute(
+    args: &RunArgs,
+    mapper: &dyn LineMapper,
+    mode: Mode,
+    default_rejects: DefaultRejects,
+    extra: &[(&str, Value)],
+) -> Result<Outcome, Error> {
+    let inputs = input_names(&args.files).into_iter().map(Input::open).collect::<Result<Vec<_>, _>>()?;
+    let threads = match args.threads {
+        Some(0) => return Err(Error::Usage("-j takes a number of threads of at least 1".into())),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let output_name = args.output.as_ref().map_or("<stdout>".to_string(), |p| p.display().to_string());
+    let write_error = |source: io::Error| Error::Output { name: output_name.clone(), source };
+    let mut output = Output::create(args.output.as_deref()).map_err(write_error)?;
+
+    let mut examples = RejectExamples::default();
+    let mut to_file;
+    let mut to_stderr = RejectsToStderr;
+    let rejects: &mut dyn RejectSink = match (&args.rejects, default_rejects) {
+        (Some(path), _) => {
+            to_file = RejectsToFile::create(path).map_err(|source| Error::Output { name: path.display().to_string(), source })?;
+            &mut to_file
+        }
+        (None, DefaultRejects::EachOnStderr) => &mut to_stderr,
+        (None, DefaultRejects::Summarized) => &mut examples,
+    };
+
+    let options = Options { mode, invalid: args.invalid, threads, progress: !args.quiet };
+    let stats = pipeline::run(&inputs, mapper, &options, output.writer(), rejects).map_err(|e| match e {
+        RunError::Input(e) => Error::Input(e),
+        RunError::Output(source) => write_error(source),
+        RunError::Rejects(source) => Error::Output {
+            name: args.rejects.as_ref().map_or("<stderr>".into(), |p| p.display().to_string()),
+            source,
+        },
+    })?;
+    output.finish().map_err(write_error)?;
+
+    if let Some(path) = &args.stats {
+        let json = stats.to_json(extra);
+        std::fs::write(path, format!("{json:#}\n"))
+            .map_err(|source| Error::Output { name: path.display().to_string(), source })?;
+    }
+    if !args.quiet {
+        report(&stats, &examples.examples);
+    }
+    Ok(Outcome { rejected: stats.rejected_total() })
+}
+
+/// The summary on standard error: the counting line, and rejects by reason.
+fn report(stats: &Stats, examples: &[String]) {
+    let mut err = io::stderr().lock();
+    let _ = writeln!(err, "urinorm: {stats}");
+    for (reason, count) in &stats.rejected {
+        let _ = writeln!(err, "urinorm:   rejected {count}: {reason}");
+    }
+    if !examples.is_empty() {
+        let more = if stats.rejected_total() > EXAMPLES as u64 { " (use --rejects FILE for all)" } else { "" };
+        let _ = writeln!(err, "urinorm: first rejected lines{more}:");
+        for example in examples {
+            let _ = writeln!(err, "urinorm:   {example}");
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! What a run counted: every line read is accounted for exactly once.
+
+use std::fmt;
+
+use serde_json::{Map, Value, json};
+
+use super::writer::RejectCounts;
+
+/// The counts of one run.
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    pub files: Vec<String>,
+    /// Lines read, blank ones included.
+    pub lines: u64,
+    pub blank: u64,
+    /// Rejected lines by reason.
+    pub rejected: RejectCounts,
+    /// Invalid lines kept at the string rung (`--invalid pass`); they are
+    /// also counted as unique or duplicate.
+    pub passed: u64,
+    /// Lines written, one per line (normalize) or per class (dedup).
+    pub unique: u64,
+    /// Lines that joined a class seen before (dedup only).
+    pub duplicates: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub seconds: f64,
+    pub threads: usize,
+    /// Whether the run deduplicated (otherwise every accepted line was written).
+    pub deduplicated: bool,
+}
+
+impl Stats {
+    /// How many lines were rejected, all reasons together.
+    pub fn rejected_total(&self) -> u64 {
+        self.rejected.values().sum()
+    }
+
+    /// The invariant of every run: read = unique + duplicates + rejected + blank.
+    pub fn balances(&self) -> bool {
+        self.lines == self.unique + self.duplicates + self.rejected_total() + self.blank
+    }
+
+    /// The stats as JSON, with the caller's fields (the rung, say) added.
+    pub fn to_json(&self, extra: &[(&str, Value)]) -> Value {
+        let mut object = Map::new();
+        object.insert("files".into(), json!(self.files));
+        object.insert("lines".into(), json!(self.lines));
+        object.insert("blank".into(), json!(self.blank));
+        object.insert("rejected".into(), json!(self.rejected_total()));
+        object.insert("rejected_by_reason".into(), json!(self.rejected));
+        object.insert("passed".into(), json!(self.passed));
+        object.insert("unique".into(), json!(self.unique));
+        object.insert("duplicates".into(), json!(self.duplicates));
+        object.insert("bytes_in".into(), json!(self.bytes_in));
+        object.insert("bytes_out".into(), json!(self.bytes_out));
+        object.insert("seconds".into(), json!(self.seconds));
+        object.insert("threads".into(), json!(self.threads));
+        for (key, value) in extra {
+            object.insert((*key).to_string(), value.clone());
+        }
+        Value::Object(object)
+    }
+}
+
+/// The one-line summary: `lines read = unique + duplicates + rejected + blank`.
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (lines, rejected, blank) = (self.lines, self.rejected_total(), self.blank);
+        if self.deduplicated {
+            let (unique, duplicates) = (self.unique, self.duplicates);
+            write!(f, "{lines} lines read = {unique} unique + {duplicates} duplicates + {rejected} rejected + {blank} blank")?;
+        } else {
+            write!(f, "{lines} lines read = {} written + {rejected} rejected + {blank} blank", self.unique)?;
+        }
+        if self.passed > 0 {
+            write!(f, " ({} invalid lines passed through unchanged)", self.passed)?;
+        }
+        let mb_per_s = self.bytes_in as f64 / 1e6 / self.seconds.max(1e-9);
+        write!(f, " in {:.2} s ({:.0} MB/s, {} threads)", self.seconds, mb_per_s, self.threads)
+    }
+}

@@ -1,0 +1,123 @@
+//! Where results go: standard output or a file that appears only when the
+//! run completes (written to a temporary file beside it, then renamed), and
+//! the reports of rejected lines.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use tempfile::NamedTempFile;
+
+use crate::error::InvalidUri;
+
+/// Output buffers are large: one write per few thousand lines, not per line.
+const BUFFER_BYTES: usize = 1 << 20;
+
+/// The run's main output.
+pub enum Output {
+    Stdout(BufWriter<io::Stdout>),
+    /// A temporary file in the target's directory, renamed over it by [`Output::finish`].
+    File { writer: BufWriter<NamedTempFile>, path: PathBuf },
+}
+
+impl Output {
+    /// Standard output, or a file at `path` that exists only once complete.
+    pub fn create(path: Option<&Path>) -> io::Result<Output> {
+        let Some(path) = path else {
+            return Ok(Output::Stdout(BufWriter::with_capacity(BUFFER_BYTES, io::stdout())));
+        };
+        let dir = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        let temp = tempfile::Builder::new().prefix(".urinorm-").tempfile_in(dir)?;
+        Ok(Output::File { writer: BufWriter::with_capacity(BUFFER_BYTES, temp), path: path.to_path_buf() })
+    }
+
+    /// The writer to write lines to.
+    pub fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Output::Stdout(w) => w,
+            Output::File { writer, .. } => writer,
+        }
+    }
+
+    /// Flushes, and for a file syncs it and puts it in place.
+    pub fn finish(self) -> io::Result<()> {
+        match self {
+            Output::Stdout(mut w) => w.flush(),
+            Output::File { writer, path } => {
+                let temp = writer.into_inner().map_err(|e| e.into_error())?;
+                temp.as_file().sync_all()?;
+                temp.persist(&path).map_err(|e| e.error)?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Where the report of each rejected line goes.
+pub trait RejectSink {
+    /// One rejected line: its input, 1-based line number, why, and its bytes.
+    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()>;
+
+    /// Called once at the end of the run.
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Every rejected line as `file:line: reason` on standard error.
+pub struct RejectsToStderr;
+
+impl RejectSink for RejectsToStderr {
+    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, _raw: &[u8]) -> io::Result<()> {
+        writeln!(io::stderr().lock(), "{input}:{line}: {error}")
+    }
+}
+
+/// Every rejected line as `file:line<TAB>reason<TAB>raw` in a file.
+pub struct RejectsToFile {
+    writer: BufWriter<File>,
+}
+
+impl RejectsToFile {
+    pub fn create(path: &Path) -> io::Result<RejectsToFile> {
+        Ok(RejectsToFile { writer: BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?) })
+    }
+}
+
+impl RejectSink for RejectsToFile {
+    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()> {
+        write!(self.writer, "{input}:{line}\t{error}\t")?;
+        self.writer.write_all(raw)?;
+        self.writer.write_all(b"\n")
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+}
+
+/// The first few rejected lines, kept to show in the summary.
+#[derive(Default)]
+pub struct RejectExamples {
+    pub examples: Vec<String>,
+}
+
+/// How many examples of rejected lines the summary shows.
+pub const EXAMPLES: usize = 5;
+
+impl RejectSink for RejectExamples {
+    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()> {
+        if self.examples.len() < EXAMPLES {
+            let raw = String::from_utf8_lossy(&raw[..raw.len().min(120)]);
+            self.examples.push(format!("{input}:{line}: {error}: {raw}"));
+        }
+        Ok(())
+    }
+}
+
+/// Counts of rejected lines by reason, sorted by reason for stable output.
+pub type RejectCounts = BTreeMap<&'static str, u64>;
