@@ -149,7 +149,9 @@ pub fn is_ipvfuture(text: &[u8]) -> bool {
 pub fn write_ipv6(pieces: &[u16; 8], out: &mut Vec<u8>) {
     let embeds_ipv4 = matches!(
         pieces,
-        [0, 0, 0, 0, 0, 0xffff, _, _] | [0, 0, 0, 0, 0xffff, 0, _, _] | [0x64, 0xff9b, 0, 0, 0, 0, _, _]
+        [0, 0, 0, 0, 0, 0xffff, _, _]
+            | [0, 0, 0, 0, 0xffff, 0, _, _]
+            | [0x64, 0xff9b, 0, 0, 0, 0, _, _]
     );
     if !embeds_ipv4 {
         write_compressed(pieces, out);

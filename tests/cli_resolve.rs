@@ -34,8 +34,16 @@ fn reads_stdin_with_crlf_and_reports_bad_lines() {
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "http://a/b/c/g\nhttp://a/b/x\n");
     let mut messages = run.stderr.lines();
-    assert_eq!(messages.next(), Some("<stdin>:3: space is not allowed in a URI at byte 3"));
-    assert!(messages.next().unwrap().starts_with("urinorm: 4 lines read = 2 written + 1 rejected + 1 blank"));
+    assert_eq!(
+        messages.next(),
+        Some("<stdin>:3: space is not allowed in a URI at byte 3")
+    );
+    assert!(
+        messages
+            .next()
+            .unwrap()
+            .starts_with("urinorm: 4 lines read = 2 written + 1 rejected + 1 blank")
+    );
 }
 
 #[test]

@@ -15,7 +15,10 @@ fn at(rung: Rung, input: &str) -> Result<String, urinorm::InvalidUri> {
 #[test]
 fn rfc3986_section_6_2_2_example() {
     let canonical = "example://a/b/c/%7Bfoo%7D";
-    assert_eq!(at(Rung::Syntax, "eXAMPLE://a/./b/../b/%63/%7bfoo%7d").unwrap(), canonical);
+    assert_eq!(
+        at(Rung::Syntax, "eXAMPLE://a/./b/../b/%63/%7bfoo%7d").unwrap(),
+        canonical
+    );
     assert_eq!(at(Rung::Syntax, canonical).unwrap(), canonical);
     // §6.2.2.1: "%3a" and "%3A" are equivalent; upper case is the normal form.
     assert_eq!(at(Rung::Syntax, "a:%3a").unwrap(), "a:%3A");
@@ -24,11 +27,23 @@ fn rfc3986_section_6_2_2_example() {
 /// §6.2.3: these four are equivalent for http, and the normal form is the last.
 #[test]
 fn rfc3986_section_6_2_3_examples() {
-    for input in ["http://example.com", "http://example.com/", "http://example.com:/", "http://example.com:80/"] {
-        assert_eq!(at(Rung::Scheme, input).unwrap(), "http://example.com/", "{input}");
+    for input in [
+        "http://example.com",
+        "http://example.com/",
+        "http://example.com:/",
+        "http://example.com:80/",
+    ] {
+        assert_eq!(
+            at(Rung::Scheme, input).unwrap(),
+            "http://example.com/",
+            "{input}"
+        );
     }
     // §6.2.3: an empty query is not the same as none.
-    assert_eq!(at(Rung::Scheme, "http://example.com/?").unwrap(), "http://example.com/?");
+    assert_eq!(
+        at(Rung::Scheme, "http://example.com/?").unwrap(),
+        "http://example.com/?"
+    );
     // §6.2.3: mailto domain, and a scheme-defined case-insensitive part.
     assert_eq!(
         at(Rung::Scheme, "mailto:Joe@Example.COM").unwrap(),
@@ -66,7 +81,10 @@ fn urlcanon_path_dots() {
             let input = format!("foo://h{path}");
             let result = at(Rung::Syntax, &input);
             if path.contains('\\') {
-                assert!(result.is_err(), "{path} has a backslash and must be rejected");
+                assert!(
+                    result.is_err(),
+                    "{path} has a backslash and must be rejected"
+                );
                 continue;
             }
             let expected = format!("foo://h{}", expected.as_str().unwrap());
@@ -156,7 +174,13 @@ fn wpt_toascii_through_the_scheme_rung() {
         let input = case["input"].as_str().unwrap();
         let encoded: String = input
             .bytes()
-            .map(|b| if b.is_ascii() { (b as char).to_string() } else { format!("%{b:02X}") })
+            .map(|b| {
+                if b.is_ascii() {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
             .collect();
         let uri = format!("http://{encoded}/");
         let ours = at(Rung::Scheme, &uri).map(|u| u[7..u.len() - 1].to_string());

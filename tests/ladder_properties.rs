@@ -70,15 +70,24 @@ fn lowercase_outside_triplets(s: &str) -> String {
 /// The syntax rung's output must equal the input with only case, `%XX`,
 /// dot segments, an empty port's `:` and IP-literal text changed.
 fn check_syntax_oracle(input: &UriRef<'_>, output: &UriRef<'_>) {
-    assert_eq!(output.scheme(), input.scheme().map(str::to_ascii_lowercase).as_deref());
-    assert_eq!(output.userinfo(), input.userinfo().map(naive_percent).as_deref());
+    assert_eq!(
+        output.scheme(),
+        input.scheme().map(str::to_ascii_lowercase).as_deref()
+    );
+    assert_eq!(
+        output.userinfo(),
+        input.userinfo().map(naive_percent).as_deref()
+    );
     match input.host_kind() {
         Some(HostKind::RegName) => {
             let host = lowercase_outside_triplets(&naive_percent(input.host().unwrap()));
             assert_eq!(output.host(), Some(host.as_str()));
         }
         Some(HostKind::IpvFuture) => {
-            assert_eq!(output.host(), input.host().map(str::to_ascii_lowercase).as_deref());
+            assert_eq!(
+                output.host(),
+                input.host().map(str::to_ascii_lowercase).as_deref()
+            );
         }
         kind => assert_eq!(output.host_kind(), kind),
     }
@@ -92,7 +101,10 @@ fn check_syntax_oracle(input: &UriRef<'_>, output: &UriRef<'_>) {
     }
     assert_eq!(output.path(), path);
     assert_eq!(output.query(), input.query().map(naive_percent).as_deref());
-    assert_eq!(output.fragment(), input.fragment().map(naive_percent).as_deref());
+    assert_eq!(
+        output.fragment(),
+        input.fragment().map(naive_percent).as_deref()
+    );
 }
 
 proptest! {

@@ -58,14 +58,27 @@ pub fn execute(
     default_rejects: DefaultRejects,
     extra: &[(&str, Value)],
 ) -> Result<Outcome, Error> {
-    let inputs = input_names(&args.files).into_iter().map(Input::open).collect::<Result<Vec<_>, _>>()?;
+    let inputs = input_names(&args.files)
+        .into_iter()
+        .map(Input::open)
+        .collect::<Result<Vec<_>, _>>()?;
     let threads = match args.threads {
-        Some(0) => return Err(Error::Usage("-j takes a number of threads of at least 1".into())),
+        Some(0) => {
+            return Err(Error::Usage(
+                "-j takes a number of threads of at least 1".into(),
+            ));
+        }
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let output_name = args.output.as_ref().map_or("<stdout>".to_string(), |p| p.display().to_string());
-    let write_error = |source: io::Error| Error::Output { name: output_name.clone(), source };
+    let output_name = args
+        .output
+        .as_ref()
+        .map_or("<stdout>".to_string(), |p| p.display().to_string());
+    let write_error = |source: io::Error| Error::Output {
+        name: output_name.clone(),
+        source,
+    };
     let mut output = Output::create(args.output.as_deref()).map_err(write_error)?;
 
     let mut examples = RejectExamples::default();
@@ -73,33 +86,50 @@ pub fn execute(
     let mut to_stderr = RejectsToStderr;
     let rejects: &mut dyn RejectSink = match (&args.rejects, default_rejects) {
         (Some(path), _) => {
-            to_file = RejectsToFile::create(path).map_err(|source| Error::Output { name: path.display().to_string(), source })?;
+            to_file = RejectsToFile::create(path).map_err(|source| Error::Output {
+                name: path.display().to_string(),
+                source,
+            })?;
             &mut to_file
         }
         (None, DefaultRejects::EachOnStderr) => &mut to_stderr,
         (None, DefaultRejects::Summarized) => &mut examples,
     };
 
-    let options = Options { mode, invalid: args.invalid, threads, progress: !args.quiet };
-    let stats = pipeline::run(&inputs, mapper, &options, output.writer(), rejects).map_err(|e| match e {
-        RunError::Input(e) => Error::Input(e),
-        RunError::Output(source) => write_error(source),
-        RunError::Rejects(source) => Error::Output {
-            name: args.rejects.as_ref().map_or("<stderr>".into(), |p| p.display().to_string()),
-            source,
+    let options = Options {
+        mode,
+        invalid: args.invalid,
+        threads,
+        progress: !args.quiet,
+    };
+    let stats = pipeline::run(&inputs, mapper, &options, output.writer(), rejects).map_err(
+        |e| match e {
+            RunError::Input(e) => Error::Input(e),
+            RunError::Output(source) => write_error(source),
+            RunError::Rejects(source) => Error::Output {
+                name: args
+                    .rejects
+                    .as_ref()
+                    .map_or("<stderr>".into(), |p| p.display().to_string()),
+                source,
+            },
         },
-    })?;
+    )?;
     output.finish().map_err(write_error)?;
 
     if let Some(path) = &args.stats {
         let json = stats.to_json(extra);
-        std::fs::write(path, format!("{json:#}\n"))
-            .map_err(|source| Error::Output { name: path.display().to_string(), source })?;
+        std::fs::write(path, format!("{json:#}\n")).map_err(|source| Error::Output {
+            name: path.display().to_string(),
+            source,
+        })?;
     }
     if !args.quiet {
         report(&stats, &examples.examples);
     }
-    Ok(Outcome { rejected: stats.rejected_total() })
+    Ok(Outcome {
+        rejected: stats.rejected_total(),
+    })
 }
 
 /// The summary on standard error: the counting line, and rejects by reason.
@@ -110,7 +140,11 @@ fn report(stats: &Stats, examples: &[String]) {
         let _ = writeln!(err, "urinorm:   rejected {count}: {reason}");
     }
     if !examples.is_empty() {
-        let more = if stats.rejected_total() > EXAMPLES as u64 { " (use --rejects FILE for all)" } else { "" };
+        let more = if stats.rejected_total() > EXAMPLES as u64 {
+            " (use --rejects FILE for all)"
+        } else {
+            ""
+        };
         let _ = writeln!(err, "urinorm: first rejected lines{more}:");
         for example in examples {
             let _ = writeln!(err, "urinorm:   {example}");

@@ -59,9 +59,10 @@ impl FromStr for Rung {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Rung::ALL.into_iter().find(|r| r.name() == s).ok_or_else(|| {
-            format!("unknown rung '{s}' (choose string, syntax or scheme)")
-        })
+        Rung::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| format!("unknown rung '{s}' (choose string, syntax or scheme)"))
     }
 }
 
@@ -126,7 +127,9 @@ impl Rule {
         match self {
             Rule::LowercaseScheme => "lower-cased the scheme (§3.1, §6.2.2.1)",
             Rule::LowercaseHost => "lower-cased the host (§3.2.2, §6.2.2.1)",
-            Rule::UppercasePercentHex => "upper-cased the hex digits of percent-encodings (§6.2.2.1)",
+            Rule::UppercasePercentHex => {
+                "upper-cased the hex digits of percent-encodings (§6.2.2.1)"
+            }
             Rule::DecodeUnreserved => "decoded percent-encoded unreserved characters (§6.2.2.2)",
             Rule::RemoveDotSegments => "removed dot segments from the path (§5.2.4, §6.2.2.3)",
             Rule::KeepPathFromReadingAsAuthority => {
@@ -136,7 +139,9 @@ impl Rule {
             Rule::Ipv6Text => "wrote the IPv6 address in RFC 5952 text",
             Rule::LowercaseIpvFuture => "lower-cased the IPvFuture literal",
             Rule::DropDefaultPort => "dropped the scheme's default port (§6.2.3)",
-            Rule::PortLeadingZeros => "dropped leading zeros of the port (§3.2.3: a decimal number)",
+            Rule::PortLeadingZeros => {
+                "dropped leading zeros of the port (§3.2.3: a decimal number)"
+            }
             Rule::EmptyPathIsRoot => "wrote the empty path as '/' (§6.2.3)",
             Rule::HostToAscii => "mapped the host name to ASCII with UTS #46 (§3.2.2, IDNA)",
             Rule::FileLocalhost => "dropped the host 'localhost' of a file URI (RFC 8089 §2)",
@@ -245,7 +250,9 @@ impl Normalizer {
             out.push(b':');
         }
 
-        if let (Some(authority), Some(host), Some(host_kind)) = (uri.authority, uri.host(), uri.host_kind()) {
+        if let (Some(authority), Some(host), Some(host_kind)) =
+            (uri.authority, uri.host(), uri.host_kind())
+        {
             out.extend_from_slice(b"//");
             if let Some(userinfo) = uri.userinfo() {
                 syntax::push_percent_normalized(out, userinfo.as_bytes(), false, &mut changes);
@@ -284,7 +291,13 @@ impl Normalizer {
             }
         }
         if let Some(scheme) = scheme {
-            scheme::normalize_path(out, path_start, scheme, uri.authority.is_some(), &mut changes);
+            scheme::normalize_path(
+                out,
+                path_start,
+                scheme,
+                uri.authority.is_some(),
+                &mut changes,
+            );
         }
         // Without an authority, a path that now starts with `//` would read
         // as one (§3.3): `/.` in front keeps it a path, with the same meaning.

@@ -48,7 +48,13 @@ const fn internet(name: &'static str, port: u16, empty_path_is_root: bool) -> Sc
 }
 
 const fn special(name: &'static str, special: Special) -> Scheme {
-    Scheme { name, default_port: None, empty_path_is_root: false, internet_host: false, special }
+    Scheme {
+        name,
+        default_port: None,
+        empty_path_is_root: false,
+        internet_host: false,
+        special,
+    }
 }
 
 /// The scheme table, most common first. Default ports are those of each
@@ -118,7 +124,11 @@ pub fn canonical_host(
 /// valid reg-name and may well resolve, and WHATWG URL does the same.
 /// The mapped name must still be a reg-name (§3.2.2): a mapping that yields
 /// `:` or a space, say, rejects the line.
-fn host_to_ascii(out: &mut Vec<u8>, host_start: usize, changes: &mut Changes) -> Result<(), ErrorKind> {
+fn host_to_ascii(
+    out: &mut Vec<u8>,
+    host_start: usize,
+    changes: &mut Changes,
+) -> Result<(), ErrorKind> {
     let host = &out[host_start..];
     if !host.contains(&b'%') {
         return Ok(());

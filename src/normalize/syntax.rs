@@ -14,7 +14,12 @@ use crate::uri::HostKind;
 /// ones included, the hex digits of a kept `%XX` not.
 ///
 /// `bytes` must be valid for its component: every `%` starts a triplet.
-pub fn push_percent_normalized(out: &mut Vec<u8>, bytes: &[u8], lowercase: bool, changes: &mut Changes) {
+pub fn push_percent_normalized(
+    out: &mut Vec<u8>,
+    bytes: &[u8],
+    lowercase: bool,
+    changes: &mut Changes,
+) {
     let mut rest = bytes;
     loop {
         let run_end = memchr(b'%', rest).unwrap_or(rest.len());
@@ -27,7 +32,11 @@ pub fn push_percent_normalized(out: &mut Vec<u8>, bytes: &[u8], lowercase: bool,
         let value = hi << 4 | lo;
         if UNRESERVED.allows(value) {
             changes.add(Rule::DecodeUnreserved);
-            out.push(if lowercase { value.to_ascii_lowercase() } else { value });
+            out.push(if lowercase {
+                value.to_ascii_lowercase()
+            } else {
+                value
+            });
         } else {
             let upper = [b'%', HEX_UPPER[usize::from(hi)], HEX_UPPER[usize::from(lo)]];
             if upper != triplet {
@@ -111,7 +120,11 @@ mod tests {
         assert_eq!(normalized("AB%41%c3%a9", true).0, "aba%C3%A9");
         assert!(normalized("abc", false).1.is_empty());
         assert!(normalized("a%2Fb", false).1.is_empty());
-        assert!(normalized("a%2fb", false).1.contains(Rule::UppercasePercentHex));
+        assert!(
+            normalized("a%2fb", false)
+                .1
+                .contains(Rule::UppercasePercentHex)
+        );
     }
 
     /// Every reserved character, encoded, stays encoded (§2.2, §6.2.2.2).

@@ -46,7 +46,11 @@ impl Default for DedupSet {
 
 impl DedupSet {
     pub fn new() -> DedupSet {
-        DedupSet { shards: (0..SHARDS).map(|_| HashTable::new()).collect(), classes: Vec::new(), arena: Vec::new() }
+        DedupSet {
+            shards: (0..SHARDS).map(|_| HashTable::new()).collect(),
+            classes: Vec::new(),
+            arena: Vec::new(),
+        }
     }
 
     /// Adds one line's key; says whether it is the first of its class.
@@ -64,7 +68,12 @@ impl DedupSet {
             return false;
         }
         let id = u32::try_from(classes.len()).expect("fewer than 2^32 distinct keys in memory");
-        classes.push(Class { hash, start: self.arena.len(), len: key.len() as u32, count: 1 });
+        classes.push(Class {
+            hash,
+            start: self.arena.len(),
+            len: key.len() as u32,
+            count: 1,
+        });
         self.arena.extend_from_slice(key);
         let classes = &self.classes;
         shard.insert_unique(hash, id, |&id| classes[id as usize].hash);
@@ -83,7 +92,9 @@ impl DedupSet {
 
     /// Each class's key and size, in first-seen order.
     pub fn classes(&self) -> impl Iterator<Item = (&[u8], u64)> {
-        self.classes.iter().map(|c| (&self.arena[c.start..c.start + c.len as usize], c.count))
+        self.classes
+            .iter()
+            .map(|c| (&self.arena[c.start..c.start + c.len as usize], c.count))
     }
 }
 
@@ -94,12 +105,18 @@ mod tests {
     /// Against a naive oracle: a linear scan of the keys seen.
     #[test]
     fn agrees_with_a_linear_scan_even_when_every_hash_collides() {
-        let keys: Vec<Vec<u8>> = (0..2000u32).map(|i| format!("k{}", i % 700).into_bytes()).collect();
+        let keys: Vec<Vec<u8>> = (0..2000u32)
+            .map(|i| format!("k{}", i % 700).into_bytes())
+            .collect();
         for constant_hash in [false, true] {
             let mut set = DedupSet::new();
             let mut seen: Vec<&[u8]> = Vec::new();
             for (i, key) in keys.iter().enumerate() {
-                let hash = if constant_hash { 42 } else { (i as u64 % 700).wrapping_mul(0x9e37_79b9_7f4a_7c15) };
+                let hash = if constant_hash {
+                    42
+                } else {
+                    (i as u64 % 700).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                };
                 let first = !seen.contains(&key.as_slice());
                 if first {
                     seen.push(key);

@@ -100,7 +100,10 @@ pub struct InputError {
 impl InputError {
     /// An error reading `name`.
     pub fn new(name: &str, source: io::Error) -> InputError {
-        InputError { name: name.to_string(), source }
+        InputError {
+            name: name.to_string(),
+            source,
+        }
     }
 }
 

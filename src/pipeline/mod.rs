@@ -133,7 +133,10 @@ pub fn run(
                     return;
                 }
                 let processed = pool.install(|| {
-                    batch.into_par_iter().map(|chunk| process(chunk, mapper, &hasher, invalid)).collect()
+                    batch
+                        .into_par_iter()
+                        .map(|chunk| process(chunk, mapper, &hasher, invalid))
+                        .collect()
                 });
                 if sender.send(Ok(processed)).is_err() {
                     return; // the consumer stopped
@@ -165,13 +168,18 @@ fn progress_bar(inputs: &[Input], enabled: bool) -> ProgressBar {
     if !enabled || !io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let total: Option<u64> = inputs.iter().map(|i| i.bytes().map(|b| b.len() as u64)).sum();
+    let total: Option<u64> = inputs
+        .iter()
+        .map(|i| i.bytes().map(|b| b.len() as u64))
+        .sum();
     let bar = match total {
         Some(total) => ProgressBar::new(total),
         None => ProgressBar::no_length(),
     };
-    let style = ProgressStyle::with_template("{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} {eta}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let style = ProgressStyle::with_template(
+        "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} {eta}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     bar
 }
@@ -195,10 +203,22 @@ impl<'i> Consumer<'i> {
             deduplicated: matches!(options.mode, Mode::Dedup(_)),
             ..Stats::default()
         };
-        Consumer { inputs, mode: options.mode, set: DedupSet::new(), stats, source: 0, lines_before: 0 }
+        Consumer {
+            inputs,
+            mode: options.mode,
+            set: DedupSet::new(),
+            stats,
+            source: 0,
+            lines_before: 0,
+        }
     }
 
-    fn consume(&mut self, p: &Processed<'_>, out: &mut dyn Write, rejects: &mut dyn RejectSink) -> Result<(), RunError> {
+    fn consume(
+        &mut self,
+        p: &Processed<'_>,
+        out: &mut dyn Write,
+        rejects: &mut dyn RejectSink,
+    ) -> Result<(), RunError> {
         if p.chunk.source != self.source {
             self.source = p.chunk.source;
             self.lines_before = 0;
@@ -206,8 +226,14 @@ impl<'i> Consumer<'i> {
         let name = self.inputs[p.chunk.source].name();
         for r in &p.rejected {
             let line = self.lines_before + u64::from(r.index) + 1;
-            *self.stats.rejected.entry(r.error.kind().reason()).or_default() += 1;
-            rejects.reject(name, line, &r.error, p.line(r.line)).map_err(RunError::Rejects)?;
+            *self
+                .stats
+                .rejected
+                .entry(r.error.kind().reason())
+                .or_default() += 1;
+            rejects
+                .reject(name, line, &r.error, p.line(r.line))
+                .map_err(RunError::Rejects)?;
         }
         for a in &p.accepted {
             let key = p.key(a);
@@ -231,7 +257,9 @@ impl<'i> Consumer<'i> {
             };
             self.stats.unique += 1;
             self.stats.bytes_out += bytes.len() as u64 + 1;
-            out.write_all(bytes).and_then(|()| out.write_all(b"\n")).map_err(RunError::Output)?;
+            out.write_all(bytes)
+                .and_then(|()| out.write_all(b"\n"))
+                .map_err(RunError::Output)?;
         }
         self.stats.passed += p.passed;
         self.stats.blank += p.blank;
@@ -241,13 +269,19 @@ impl<'i> Consumer<'i> {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut dyn Write, rejects: &mut dyn RejectSink) -> Result<(), RunError> {
+    fn finish(
+        &mut self,
+        out: &mut dyn Write,
+        rejects: &mut dyn RejectSink,
+    ) -> Result<(), RunError> {
         if self.mode == Mode::Dedup(Emit::Count) {
             for (key, count) in self.set.classes() {
                 let mut line = count.to_string().into_bytes();
                 line.push(b'\t');
                 self.stats.bytes_out += (line.len() + key.len() + 1) as u64;
-                out.write_all(&line).and_then(|()| out.write_all(key)).and_then(|()| out.write_all(b"\n"))
+                out.write_all(&line)
+                    .and_then(|()| out.write_all(key))
+                    .and_then(|()| out.write_all(b"\n"))
                     .map_err(RunError::Output)?;
             }
         }

@@ -57,7 +57,14 @@ impl<'a> Chunks<'a> {
 
     /// Chunks of about `chunk_bytes` (tests use small ones to cross boundaries).
     pub fn with_chunk_bytes(inputs: &'a [Input], chunk_bytes: usize) -> Chunks<'a> {
-        Chunks { inputs, source: 0, offset: 0, carry: Vec::new(), stdin_done: false, chunk_bytes }
+        Chunks {
+            inputs,
+            source: 0,
+            offset: 0,
+            carry: Vec::new(),
+            stdin_done: false,
+            chunk_bytes,
+        }
     }
 
     /// The next chunk of a mapped input, ending after a newline or at the end.
@@ -72,7 +79,11 @@ impl<'a> Chunks<'a> {
             None => bytes.len(),
         };
         self.offset = end;
-        Some(Chunk { source: self.source, at_start: start == 0, bytes: ChunkBytes::Borrowed(&bytes[start..end]) })
+        Some(Chunk {
+            source: self.source,
+            at_start: start == 0,
+            bytes: ChunkBytes::Borrowed(&bytes[start..end]),
+        })
     }
 
     /// The next block of standard input, ending after a newline or at EOF.
@@ -86,7 +97,8 @@ impl<'a> Chunks<'a> {
                 break;
             }
             block.resize(have + self.chunk_bytes, 0);
-            let read = read_full(&mut stdin, &mut block[have..]).map_err(|e| InputError::new(STDIN, e))?;
+            let read =
+                read_full(&mut stdin, &mut block[have..]).map_err(|e| InputError::new(STDIN, e))?;
             block.truncate(have + read);
             if read < self.chunk_bytes {
                 self.stdin_done = true;
@@ -104,7 +116,11 @@ impl<'a> Chunks<'a> {
             self.carry = block.split_off(cut);
         }
         self.offset += block.len();
-        Ok(Some(Chunk { source: self.source, at_start, bytes: ChunkBytes::Owned(block) }))
+        Ok(Some(Chunk {
+            source: self.source,
+            at_start,
+            bytes: ChunkBytes::Owned(block),
+        }))
     }
 
     /// The next chunk, or an error reading standard input.

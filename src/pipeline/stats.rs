@@ -69,14 +69,29 @@ impl fmt::Display for Stats {
         let (lines, rejected, blank) = (self.lines, self.rejected_total(), self.blank);
         if self.deduplicated {
             let (unique, duplicates) = (self.unique, self.duplicates);
-            write!(f, "{lines} lines read = {unique} unique + {duplicates} duplicates + {rejected} rejected + {blank} blank")?;
+            write!(
+                f,
+                "{lines} lines read = {unique} unique + {duplicates} duplicates + {rejected} rejected + {blank} blank"
+            )?;
         } else {
-            write!(f, "{lines} lines read = {} written + {rejected} rejected + {blank} blank", self.unique)?;
+            write!(
+                f,
+                "{lines} lines read = {} written + {rejected} rejected + {blank} blank",
+                self.unique
+            )?;
         }
         if self.passed > 0 {
-            write!(f, " ({} invalid lines passed through unchanged)", self.passed)?;
+            write!(
+                f,
+                " ({} invalid lines passed through unchanged)",
+                self.passed
+            )?;
         }
         let mb_per_s = self.bytes_in as f64 / 1e6 / self.seconds.max(1e-9);
-        write!(f, " in {:.2} s ({:.0} MB/s, {} threads)", self.seconds, mb_per_s, self.threads)
+        write!(
+            f,
+            " in {:.2} s ({:.0} MB/s, {} threads)",
+            self.seconds, mb_per_s, self.threads
+        )
     }
 }

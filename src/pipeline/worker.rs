@@ -2,14 +2,19 @@
 //! [`LineMapper`] into the chunk's arena) and its hash, the rejected lines
 //! with their reasons, and the blank lines counted.
 
-use super::{Invalid, LineMapper};
 use super::input::{BOM, strip_cr};
 use super::reader::Chunk;
+use super::{Invalid, LineMapper};
 use crate::error::InvalidUri;
 
 /// The hasher of keys: ahash with fixed seeds, so a run is reproducible.
 pub fn key_hasher() -> ahash::RandomState {
-    ahash::RandomState::with_seeds(0x243f_6a88_85a3_08d3, 0x1319_8a2e_0370_7344, 0xa409_3822_299f_31d0, 0x082e_fa98_ec4e_6c89)
+    ahash::RandomState::with_seeds(
+        0x243f_6a88_85a3_08d3,
+        0x1319_8a2e_0370_7344,
+        0xa409_3822_299f_31d0,
+        0x082e_fa98_ec4e_6c89,
+    )
 }
 
 /// A byte range in a chunk or in its arena.
@@ -21,7 +26,10 @@ pub struct Span {
 
 impl Span {
     fn new(start: usize, end: usize) -> Span {
-        Span { start: start as u32, len: (end - start) as u32 }
+        Span {
+            start: start as u32,
+            len: (end - start) as u32,
+        }
     }
 
     /// The bytes of `of` this span covers.
@@ -95,7 +103,11 @@ pub fn process<'a>(
     let mut blank = 0;
     let mut passed = 0;
     let mut index = 0u32;
-    let mut pos = if chunk.at_start && bytes.starts_with(BOM) { BOM.len() } else { 0 };
+    let mut pos = if chunk.at_start && bytes.starts_with(BOM) {
+        BOM.len()
+    } else {
+        0
+    };
     while pos < bytes.len() {
         let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |n| pos + n);
         let line = strip_cr(&bytes[pos..end]);
@@ -108,17 +120,39 @@ pub fn process<'a>(
                 Ok(changed) => {
                     let key = changed.then(|| Span::new(key_start, arena.len()));
                     let key_bytes = if changed { &arena[key_start..] } else { line };
-                    accepted.push(Accepted { hash: hasher.hash_one(key_bytes), key, line: span, index });
+                    accepted.push(Accepted {
+                        hash: hasher.hash_one(key_bytes),
+                        key,
+                        line: span,
+                        index,
+                    });
                 }
                 Err(_) if invalid == Invalid::Pass => {
                     passed += 1;
-                    accepted.push(Accepted { hash: hasher.hash_one(line), key: None, line: span, index });
+                    accepted.push(Accepted {
+                        hash: hasher.hash_one(line),
+                        key: None,
+                        line: span,
+                        index,
+                    });
                 }
-                Err(error) => rejected.push(Rejected { error, line: span, index }),
+                Err(error) => rejected.push(Rejected {
+                    error,
+                    line: span,
+                    index,
+                }),
             }
         }
         index += 1;
         pos = end + 1;
     }
-    Processed { chunk, arena, accepted, rejected, blank, passed, lines: index }
+    Processed {
+        chunk,
+        arena,
+        accepted,
+        rejected,
+        blank,
+        passed,
+        lines: index,
+    }
 }

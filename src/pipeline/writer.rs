@@ -18,21 +18,50 @@ const BUFFER_BYTES: usize = 1 << 20;
 pub enum Output {
     Stdout(BufWriter<io::Stdout>),
     /// A temporary file in the target's directory, renamed over it by [`Output::finish`].
-    File { writer: BufWriter<NamedTempFile>, path: PathBuf },
+    File {
+        writer: BufWriter<NamedTempFile>,
+        path: PathBuf,
+    },
+    /// A path that is not a regular file (a device, a pipe): written in place.
+    Special(BufWriter<File>),
 }
 
 impl Output {
     /// Standard output, or a file at `path` that exists only once complete.
     pub fn create(path: Option<&Path>) -> io::Result<Output> {
         let Some(path) = path else {
-            return Ok(Output::Stdout(BufWriter::with_capacity(BUFFER_BYTES, io::stdout())));
+            return Ok(Output::Stdout(BufWriter::with_capacity(
+                BUFFER_BYTES,
+                io::stdout(),
+            )));
         };
+        match std::fs::metadata(path) {
+            Ok(meta) if !meta.is_file() => {
+                let file = std::fs::OpenOptions::new().write(true).open(path)?;
+                Ok(Output::Special(BufWriter::with_capacity(
+                    BUFFER_BYTES,
+                    file,
+                )))
+            }
+            // Replace the file a symbolic link points to, not the link.
+            Ok(_) => Output::create_file(&std::fs::canonicalize(path)?),
+            Err(_) => Output::create_file(path),
+        }
+    }
+
+    /// A temporary file beside `path`, to be renamed over it when complete.
+    fn create_file(path: &Path) -> io::Result<Output> {
         let dir = match path.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),
         };
-        let temp = tempfile::Builder::new().prefix(".urinorm-").tempfile_in(dir)?;
-        Ok(Output::File { writer: BufWriter::with_capacity(BUFFER_BYTES, temp), path: path.to_path_buf() })
+        let temp = tempfile::Builder::new()
+            .prefix(".urinorm-")
+            .tempfile_in(dir)?;
+        Ok(Output::File {
+            writer: BufWriter::with_capacity(BUFFER_BYTES, temp),
+            path: path.to_path_buf(),
+        })
     }
 
     /// The writer to write lines to.
@@ -40,6 +69,7 @@ impl Output {
         match self {
             Output::Stdout(w) => w,
             Output::File { writer, .. } => writer,
+            Output::Special(w) => w,
         }
     }
 
@@ -47,6 +77,7 @@ impl Output {
     pub fn finish(self) -> io::Result<()> {
         match self {
             Output::Stdout(mut w) => w.flush(),
+            Output::Special(mut w) => w.flush(),
             Output::File { writer, path } => {
                 let temp = writer.into_inner().map_err(|e| e.into_error())?;
                 temp.as_file().sync_all()?;
@@ -72,7 +103,13 @@ pub trait RejectSink {
 pub struct RejectsToStderr;
 
 impl RejectSink for RejectsToStderr {
-    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, _raw: &[u8]) -> io::Result<()> {
+    fn reject(
+        &mut self,
+        input: &str,
+        line: u64,
+        error: &InvalidUri,
+        _raw: &[u8],
+    ) -> io::Result<()> {
         writeln!(io::stderr().lock(), "{input}:{line}: {error}")
     }
 }
@@ -84,7 +121,9 @@ pub struct RejectsToFile {
 
 impl RejectsToFile {
     pub fn create(path: &Path) -> io::Result<RejectsToFile> {
-        Ok(RejectsToFile { writer: BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?) })
+        Ok(RejectsToFile {
+            writer: BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?),
+        })
     }
 }
 
@@ -113,7 +152,8 @@ impl RejectSink for RejectExamples {
     fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()> {
         if self.examples.len() < EXAMPLES {
             let raw = String::from_utf8_lossy(&raw[..raw.len().min(120)]);
-            self.examples.push(format!("{input}:{line}: {error}: {raw}"));
+            self.examples
+                .push(format!("{input}:{line}: {error}: {raw}"));
         }
         Ok(())
     }

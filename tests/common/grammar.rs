@@ -18,7 +18,10 @@ fn re(pattern: &str) -> proptest::string::RegexGeneratorStrategy<String> {
 
 /// A segment, often a dot segment (`.`, `..`, or encoded `%2E`) to exercise §5.2.4.
 fn segment() -> String {
-    format!("(\\.|\\.\\.|%2[eE]|\\.%2[eE]|{})", chars(&format!("{UNRESERVED_SUB}:@"), 6))
+    format!(
+        "(\\.|\\.\\.|%2[eE]|\\.%2[eE]|{})",
+        chars(&format!("{UNRESERVED_SUB}:@"), 6)
+    )
 }
 
 fn segment_nz() -> String {
@@ -98,9 +101,12 @@ pub fn reference() -> impl Strategy<Value = Parts> {
     let scheme = prop::option::of(prop_oneof![
         re("[A-Za-z][A-Za-z0-9+.-]{0,5}"),
         prop::sample::select(
-            ["http", "HTTP", "https", "HtTpS", "ws", "wss", "ftp", "file", "FILE", "mailto", "urn", "URN"]
-                .map(String::from)
-                .to_vec()
+            [
+                "http", "HTTP", "https", "HtTpS", "ws", "wss", "ftp", "file", "FILE", "mailto",
+                "urn", "URN"
+            ]
+            .map(String::from)
+            .to_vec()
         ),
     ]);
     let userinfo = prop::option::of(re(&chars(&format!("{UNRESERVED_SUB}:"), 8)));
@@ -140,4 +146,3 @@ pub fn reference() -> impl Strategy<Value = Parts> {
         },
     )
 }
-

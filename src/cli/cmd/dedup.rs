@@ -24,6 +24,16 @@ pub struct DedupArgs {
 pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
     let mapper = NormalizeLines(Normalizer::new(args.rung.rung));
     let emit = format!("{:?}", args.emit).to_lowercase();
-    let extra = [("command", json!("dedup")), ("rung", json!(args.rung.rung.name())), ("emit", json!(emit))];
-    execute(&args.run, &mapper, Mode::Dedup(args.emit), DefaultRejects::Summarized, &extra)
+    let extra = [
+        ("command", json!("dedup")),
+        ("rung", json!(args.rung.rung.name())),
+        ("emit", json!(emit)),
+    ];
+    execute(
+        &args.run,
+        &mapper,
+        Mode::Dedup(args.emit),
+        DefaultRejects::Summarized,
+        &extra,
+    )
 }

@@ -18,8 +18,13 @@ pub struct ExplainArgs {
 pub fn run(args: &ExplainArgs) -> Result<Outcome, Error> {
     let text = explain(&args.uri);
     let rejected = text.contains("rejected:");
-    io::stdout().lock().write_all(text.as_bytes()).map_err(Error::stdout)?;
-    Ok(Outcome { rejected: u64::from(rejected) })
+    io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(Error::stdout)?;
+    Ok(Outcome {
+        rejected: u64::from(rejected),
+    })
 }
 
 /// The explanation as text: the input, then each rung's output and the rules
@@ -31,7 +36,13 @@ pub fn explain(uri: &str) -> String {
         match Normalizer::new(rung).normalize_into(uri.as_bytes(), &mut out) {
             Ok(changes) => {
                 let output = String::from_utf8_lossy(&out);
-                text += &format!("{:<9} {}   ({} {})\n", rung.name(), mask_password(&output), rung.section(), rung_title(rung));
+                text += &format!(
+                    "{:<9} {}   ({} {})\n",
+                    rung.name(),
+                    mask_password(&output),
+                    rung.section(),
+                    rung_title(rung)
+                );
                 let rules: Vec<_> = changes.rules().filter(|r| r.rung() == rung).collect();
                 if rules.is_empty() {
                     text += "          - no change at this rung\n";

@@ -43,6 +43,15 @@ impl LineMapper for NormalizeLines {
 
 pub fn run(args: &NormalizeArgs) -> Result<Outcome, Error> {
     let mapper = NormalizeLines(Normalizer::new(args.rung.rung));
-    let extra = [("command", json!("normalize")), ("rung", json!(args.rung.rung.name()))];
-    execute(&args.run, &mapper, Mode::Map, DefaultRejects::EachOnStderr, &extra)
+    let extra = [
+        ("command", json!("normalize")),
+        ("rung", json!(args.rung.rung.name())),
+    ];
+    execute(
+        &args.run,
+        &mapper,
+        Mode::Map,
+        DefaultRejects::EachOnStderr,
+        &extra,
+    )
 }

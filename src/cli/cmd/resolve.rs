@@ -39,12 +39,29 @@ impl LineMapper for ResolveLines<'_> {
 /// Writes one resolved URI per non-blank input line; an invalid reference
 /// gets a `file:line: reason` message on standard error instead.
 pub fn run(args: &ResolveArgs) -> Result<Outcome, Error> {
-    let base = UriRef::parse(&args.base)
-        .map_err(|e| Error::Usage(format!("the base '{}' is not a URI reference: {e}", args.base)))?;
+    let base = UriRef::parse(&args.base).map_err(|e| {
+        Error::Usage(format!(
+            "the base '{}' is not a URI reference: {e}",
+            args.base
+        ))
+    })?;
     if base.is_relative() {
-        return Err(Error::Usage(format!("the base '{}' has no scheme (RFC 3986 §5.1)", args.base)));
+        return Err(Error::Usage(format!(
+            "the base '{}' has no scheme (RFC 3986 §5.1)",
+            args.base
+        )));
     }
-    let rule = if args.non_strict { SchemeRule::NonStrict } else { SchemeRule::Strict };
+    let rule = if args.non_strict {
+        SchemeRule::NonStrict
+    } else {
+        SchemeRule::Strict
+    };
     let extra = [("command", json!("resolve")), ("base", json!(args.base))];
-    execute(&args.run, &ResolveLines { base, rule }, Mode::Map, DefaultRejects::EachOnStderr, &extra)
+    execute(
+        &args.run,
+        &ResolveLines { base, rule },
+        Mode::Map,
+        DefaultRejects::EachOnStderr,
+        &extra,
+    )
 }
