@@ -43,4 +43,9 @@ pub mod table;
 pub mod uri;
 
 pub use error::{ErrorKind, InvalidUri};
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 pub use uri::{HostKind, UriRef};
