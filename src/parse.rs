@@ -25,9 +25,10 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
         _ => None,
     };
     let mut i = scheme_end.map_or(0, |end| end + 1);
+    let mut saw_percent = false;
 
     let authority = if bytes[i..].starts_with(b"//") {
-        let (authority, end) = parse_authority(bytes, i + 2)?;
+        let (authority, end) = parse_authority(bytes, i + 2, &mut saw_percent)?;
         i = end;
         Some(authority)
     } else {
@@ -35,7 +36,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
     };
 
     let path_start = i;
-    i = scan(bytes, i, &PATH)?;
+    i = scan(bytes, i, &PATH, &mut saw_percent)?;
     let path = (path_start, i);
     if scheme_end.is_none() && authority.is_none() {
         check_first_segment(bytes, path)?;
@@ -44,12 +45,12 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
     let mut query_start = None;
     if bytes.get(i) == Some(&b'?') {
         query_start = Some(i + 1);
-        i = scan(bytes, i + 1, &QUERY)?;
+        i = scan(bytes, i + 1, &QUERY, &mut saw_percent)?;
     }
     let mut fragment_start = None;
     if bytes.get(i) == Some(&b'#') {
         fragment_start = Some(i + 1);
-        i = scan(bytes, i + 1, &QUERY)?;
+        i = scan(bytes, i + 1, &QUERY, &mut saw_percent)?;
     }
     if i < bytes.len() {
         let component = match (query_start, fragment_start) {
@@ -71,12 +72,17 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
         path,
         query_start,
         fragment_start,
+        has_percent: saw_percent,
     })
 }
 
 /// Parses `authority = [ userinfo "@" ] host [ ":" port ]` (§3.2) from
 /// `start`, the byte after `//`. Returns the positions and the authority's end.
-fn parse_authority(bytes: &[u8], start: usize) -> Result<(AuthorityPos, usize), InvalidUri> {
+fn parse_authority(
+    bytes: &[u8],
+    start: usize,
+    saw_percent: &mut bool,
+) -> Result<(AuthorityPos, usize), InvalidUri> {
     // §3.2: the authority ends at the next `/`, `?` or `#`, or the end.
     let end = memchr3(b'/', b'?', b'#', &bytes[start..]).map_or(bytes.len(), |n| start + n);
 
@@ -84,7 +90,7 @@ fn parse_authority(bytes: &[u8], start: usize) -> Result<(AuthorityPos, usize), 
     let userinfo_end = memchr(b'@', &bytes[start..end]).map(|n| start + n);
     let host_start = match userinfo_end {
         Some(at) => {
-            let stop = scan(bytes, start, &USERINFO)?;
+            let stop = scan(bytes, start, &USERINFO, saw_percent)?;
             if stop != at {
                 return Err(unexpected(bytes, stop, Component::Userinfo));
             }
@@ -96,7 +102,7 @@ fn parse_authority(bytes: &[u8], start: usize) -> Result<(AuthorityPos, usize), 
     let (host_end, host_kind) = if bytes.get(host_start) == Some(&b'[') {
         parse_ip_literal(bytes, host_start, end)?
     } else {
-        let host_end = scan(bytes, host_start, &REG_NAME)?;
+        let host_end = scan(bytes, host_start, &REG_NAME, saw_percent)?;
         let kind = match parse_ipv4(&bytes[host_start..host_end]) {
             Some(octets) => HostKind::Ipv4(octets),
             None => HostKind::RegName,
@@ -167,23 +173,31 @@ fn check_first_segment(bytes: &[u8], (start, end): (usize, usize)) -> Result<(),
 }
 
 /// Scans from `i` over bytes that `table` allows and valid `pct-encoded`
-/// triplets (§2.1). Returns the index of the first byte that is neither.
+/// triplets (§2.1). Returns the index of the first byte that is neither, and
+/// notes in `saw_percent` whether it met a triplet.
 #[inline]
-fn scan(bytes: &[u8], mut i: usize, table: &Table) -> Result<usize, InvalidUri> {
-    while let Some(&b) = bytes.get(i) {
-        if table.allows(b) {
-            i += 1;
-        } else if b == b'%' {
-            let hex = |n: usize| bytes.get(i + n).and_then(|&h| hex_value(h)).is_some();
-            if !(hex(1) && hex(2)) {
-                return Err(InvalidUri::new(i, ErrorKind::InvalidPercentEncoding));
-            }
-            i += 3;
-        } else {
-            break;
+fn scan(
+    bytes: &[u8],
+    mut i: usize,
+    table: &Table,
+    saw_percent: &mut bool,
+) -> Result<usize, InvalidUri> {
+    loop {
+        let rest = &bytes[i..];
+        i += rest
+            .iter()
+            .position(|&b| !table.allows(b))
+            .unwrap_or(rest.len());
+        if bytes.get(i) != Some(&b'%') {
+            return Ok(i);
         }
+        let hex = |n: usize| bytes.get(i + n).is_some_and(|&h| hex_value(h).is_some());
+        if !(hex(1) && hex(2)) {
+            return Err(InvalidUri::new(i, ErrorKind::InvalidPercentEncoding));
+        }
+        *saw_percent = true;
+        i += 3;
     }
-    Ok(i)
 }
 
 /// The error for a byte that cannot stand at `i` in `component`.

@@ -64,6 +64,8 @@ pub struct UriRef<'a> {
     pub(crate) query_start: Option<usize>,
     /// First byte after the `#`; the fragment runs to the end.
     pub(crate) fragment_start: Option<usize>,
+    /// Whether any component holds a `%XX` triplet.
+    pub(crate) has_percent: bool,
 }
 
 impl<'a> UriRef<'a> {
@@ -129,6 +131,11 @@ impl<'a> UriRef<'a> {
     /// `fragment` (§3.5), without its `#`.
     pub fn fragment(&self) -> Option<&'a str> {
         self.fragment_start.map(|start| &self.text[start..])
+    }
+
+    /// Whether any component holds a percent-encoded octet (§2.1).
+    pub fn has_percent_encoding(&self) -> bool {
+        self.has_percent
     }
 
     /// Whether this is a relative reference (§4.2): it has no scheme.

@@ -13,7 +13,8 @@ use std::str::FromStr;
 
 use crate::error::InvalidUri;
 use crate::resolve::remove_dot_segments;
-use crate::uri::UriRef;
+use crate::swar;
+use crate::uri::{HostKind, UriRef};
 
 /// How far up the ladder of §6.2 to go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -225,12 +226,94 @@ impl Normalizer {
     /// changed it. On error `out` is left as it was.
     pub fn normalize_into(&self, input: &[u8], out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
         let uri = UriRef::parse_bytes(input)?;
-        let start = out.len();
-        if self.rung == Rung::String {
+        if self.is_canonical(&uri) {
             out.extend_from_slice(input);
             return Ok(Changes::default());
         }
-        let written = self.write(&uri, out);
+        self.write_or_restore(&uri, out)
+    }
+
+    /// Like [`Normalizer::normalize_into`], but appends only when the
+    /// canonical form differs from `input`: returns `false`, with `out` as it
+    /// was, when `input` is already canonical. Bulk callers use this to keep
+    /// unchanged lines where they are instead of copying them.
+    ///
+    /// ```
+    /// use urinorm::normalize::{Normalizer, Rung};
+    /// let scheme = Normalizer::new(Rung::Scheme);
+    /// let mut out = Vec::new();
+    /// assert!(!scheme.normalize_if_changed(b"http://example.com/a", &mut out)?);
+    /// assert!(out.is_empty());
+    /// assert!(scheme.normalize_if_changed(b"HTTP://example.com/a", &mut out)?);
+    /// assert_eq!(out, b"http://example.com/a");
+    /// # Ok::<(), urinorm::InvalidUri>(())
+    /// ```
+    pub fn normalize_if_changed(
+        &self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<bool, InvalidUri> {
+        let uri = UriRef::parse_bytes(input)?;
+        if self.is_canonical(&uri) {
+            return Ok(false);
+        }
+        let start = out.len();
+        let changes = self.write_or_restore(&uri, out)?;
+        if changes.is_empty() {
+            // Every rule that rewrites a byte records itself, so no change
+            // recorded means the bytes written are the input's.
+            debug_assert_eq!(&out[start..], input);
+            out.truncate(start);
+        }
+        Ok(!changes.is_empty())
+    }
+
+    /// A conservative, cheap test that no rule of the rung would change `uri`:
+    /// `true` only when that is certain. The common web URL (lower case, no
+    /// `%`, no dot segment, no port) passes it and is never rewritten.
+    fn is_canonical(&self, uri: &UriRef<'_>) -> bool {
+        if self.rung == Rung::String {
+            return true;
+        }
+        let no_upper = |s: &str| !swar::has_ascii_uppercase(s.as_bytes());
+        if uri.has_percent_encoding() || !uri.scheme().is_none_or(no_upper) {
+            return false;
+        }
+        let path = uri.path().as_bytes();
+        // A dot segment starts with `/.` (checked for only where dots are removed).
+        if uri.scheme().is_some() && path.starts_with(b"/") && swar::has_slash_dot(path) {
+            return false;
+        }
+        let by_scheme = self.rung >= Rung::Scheme;
+        let scheme = if by_scheme {
+            uri.scheme().and_then(|s| scheme::lookup(s.as_bytes()))
+        } else {
+            None
+        };
+        if scheme.is_some_and(|s| s.special != scheme::Special::None) {
+            return false;
+        }
+        let Some(host) = uri.host() else {
+            return true;
+        };
+        let host_ok = match uri.host_kind() {
+            Some(HostKind::RegName) => no_upper(host),
+            Some(HostKind::Ipv4(_)) => true,
+            _ => false,
+        };
+        let port_ok = match uri.port() {
+            None => true,
+            Some("") => false,
+            Some(_) => !by_scheme,
+        };
+        let path_ok = !(path.is_empty() && scheme.is_some_and(|s| s.empty_path_is_root));
+        host_ok && port_ok && path_ok
+    }
+
+    /// Writes the canonical form; on error leaves `out` as it was.
+    fn write_or_restore(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
+        let start = out.len();
+        let written = self.write(uri, out);
         if written.is_err() {
             out.truncate(start);
         }
@@ -315,5 +398,29 @@ impl Normalizer {
             syntax::push_percent_normalized(out, fragment.as_bytes(), false, &mut changes);
         }
         Ok(changes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5000))]
+
+        /// The fast path never claims a URI is canonical when the full
+        /// rewrite would change it.
+        #[test]
+        fn fast_path_agrees_with_the_full_rewrite(input in "[hHfFmMuU][a-zA-Z]{0,5}:(//[a-zA-Z0-9.]{0,8}(:[0-9]{0,3})?)?(/[a-zA-Z0-9.%]{0,4}){0,4}(\\?[a-zA-Z.=&]{0,6})?") {
+            for rung in Rung::ALL {
+                let normalizer = Normalizer::new(rung);
+                let Ok(uri) = UriRef::parse(&input) else { continue };
+                let mut full = Vec::new();
+                if normalizer.write(&uri, &mut full).is_ok() && normalizer.is_canonical(&uri) && rung != Rung::String {
+                    prop_assert_eq!(String::from_utf8(full).unwrap(), input.clone(), "{}", rung);
+                }
+            }
+        }
     }
 }

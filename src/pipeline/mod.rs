@@ -115,6 +115,7 @@ pub fn run(
         let invalid = options.invalid;
         scope.spawn(move || {
             let hasher = key_hasher();
+            let hasher = matches!(options.mode, Mode::Dedup(_)).then_some(&hasher);
             let mut chunks = Chunks::new(inputs);
             let batch_len = options.threads.max(1) * CHUNKS_PER_THREAD;
             loop {
@@ -135,7 +136,7 @@ pub fn run(
                 let processed = pool.install(|| {
                     batch
                         .into_par_iter()
-                        .map(|chunk| process(chunk, mapper, &hasher, invalid))
+                        .map(|chunk| process(chunk, mapper, hasher, invalid))
                         .collect()
                 });
                 if sender.send(Ok(processed)).is_err() {

@@ -87,13 +87,13 @@ impl Processed<'_> {
     }
 }
 
-/// Maps every line of `chunk`. A chunk holds fewer than 4 GiB (it is cut at
+/// Maps every line of `chunk`, hashing keys with `hasher` when given. A chunk holds fewer than 4 GiB (it is cut at
 /// about [`super::reader::CHUNK_BYTES`], plus the longest line), so `u32`
 /// offsets hold.
 pub fn process<'a>(
     chunk: Chunk<'a>,
     mapper: &dyn LineMapper,
-    hasher: &ahash::RandomState,
+    hasher: Option<&ahash::RandomState>,
     invalid: Invalid,
 ) -> Processed<'a> {
     let bytes: &[u8] = &chunk.bytes;
@@ -103,6 +103,8 @@ pub fn process<'a>(
     let mut blank = 0;
     let mut passed = 0;
     let mut index = 0u32;
+    // Only deduplication needs hashes; mapping writes every line anyway.
+    let hash = |key: &[u8]| hasher.map_or(0, |h| h.hash_one(key));
     let mut pos = if chunk.at_start && bytes.starts_with(BOM) {
         BOM.len()
     } else {
@@ -121,7 +123,7 @@ pub fn process<'a>(
                     let key = changed.then(|| Span::new(key_start, arena.len()));
                     let key_bytes = if changed { &arena[key_start..] } else { line };
                     accepted.push(Accepted {
-                        hash: hasher.hash_one(key_bytes),
+                        hash: hash(key_bytes),
                         key,
                         line: span,
                         index,
@@ -130,7 +132,7 @@ pub fn process<'a>(
                 Err(_) if invalid == Invalid::Pass => {
                     passed += 1;
                     accepted.push(Accepted {
-                        hash: hasher.hash_one(line),
+                        hash: hash(line),
                         key: None,
                         line: span,
                         index,

@@ -30,14 +30,7 @@ pub struct NormalizeLines(pub Normalizer);
 
 impl LineMapper for NormalizeLines {
     fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<bool, InvalidUri> {
-        let start = out.len();
-        let changes = self.0.normalize_into(line, out)?;
-        if changes.is_empty() {
-            // Unchanged: the key is the line itself, so nothing is copied.
-            debug_assert_eq!(&out[start..], line);
-            out.truncate(start);
-        }
-        Ok(!changes.is_empty())
+        self.0.normalize_if_changed(line, out)
     }
 }
 

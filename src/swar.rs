@@ -1,0 +1,109 @@
+//! Byte tests eight bytes at a time ("SIMD within a register"), for the
+//! normalizer's fast path: does an ASCII string hold an upper-case letter, or
+//! a `/.` pair (where a dot segment could start)?
+//!
+//! Naive versions they replace, and are tested against:
+//! `s.iter().any(u8::is_ascii_uppercase)` and `s.windows(2).any(|w| w == b"/.")`.
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `word` that equals `byte`, exactly: the
+/// per-byte sums never carry into the next byte.
+#[inline(always)]
+fn eq_mask(word: u64, byte: u8) -> u64 {
+    let x = word ^ (ONES * u64::from(byte));
+    !(((x & !HIGHS) + !HIGHS) | x) & HIGHS
+}
+
+/// The words of `bytes`, little-endian, the last one padded with zeros.
+#[inline(always)]
+fn words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    let chunks = bytes.chunks_exact(8);
+    let tail = chunks.remainder();
+    let last = (!tail.is_empty()).then(|| {
+        let mut padded = [0u8; 8];
+        padded[..tail.len()].copy_from_slice(tail);
+        u64::from_le_bytes(padded)
+    });
+    chunks
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .chain(last)
+}
+
+/// Whether ASCII `bytes` hold a letter `A`–`Z`. Bytes above 0x7F must not occur.
+#[inline]
+pub fn has_ascii_uppercase(bytes: &[u8]) -> bool {
+    debug_assert!(bytes.is_ascii());
+    // For b <= 0x7F: b + 0x3F has its high bit set iff b >= 'A', and
+    // b + 0x25 iff b > 'Z'; neither sum reaches 0x100.
+    words(bytes).any(|w| (w + 0x3F * ONES) & !(w + 0x25 * ONES) & HIGHS != 0)
+}
+
+/// Whether `bytes` hold a `/` immediately followed by a `.`.
+#[inline]
+pub fn has_slash_dot(bytes: &[u8]) -> bool {
+    let mut carry = 0;
+    for w in words(bytes) {
+        let slash = eq_mask(w, b'/');
+        // Little-endian: the byte after byte i sits 8 bits higher.
+        if ((slash << 8) | carry) & eq_mask(w, b'.') != 0 {
+            return true;
+        }
+        carry = slash >> 56;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every length up to 40 and every offset, against the naive versions.
+    #[test]
+    fn agrees_with_the_naive_versions() {
+        let alphabet = b"/.aZA@z[`0";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 41) as usize;
+            let offset = (state >> 8) as usize % 8;
+            let mut buf = vec![b'x'; offset + len];
+            for (i, b) in buf[offset..].iter_mut().enumerate() {
+                *b = alphabet[((state >> (i % 50)) as usize + i * 7) % alphabet.len()];
+            }
+            let s = &buf[offset..];
+            assert_eq!(
+                has_ascii_uppercase(s),
+                s.iter().any(u8::is_ascii_uppercase),
+                "{s:?}"
+            );
+            assert_eq!(has_slash_dot(s), s.windows(2).any(|w| w == b"/."), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn every_ascii_byte_and_every_pair_position() {
+        for b in 0..=0x7Fu8 {
+            for pos in 0..16 {
+                let mut s = vec![b'x'; 16];
+                s[pos] = b;
+                assert_eq!(
+                    has_ascii_uppercase(&s),
+                    b.is_ascii_uppercase(),
+                    "{b:#x} at {pos}"
+                );
+            }
+        }
+        for pos in 0..23 {
+            let mut s = vec![b'a'; 24];
+            s[pos] = b'/';
+            s[pos + 1] = b'.';
+            assert!(has_slash_dot(&s), "at {pos}");
+            s[pos + 1] = b'a';
+            assert!(!has_slash_dot(&s), "at {pos}");
+        }
+    }
+}
