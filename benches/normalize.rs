@@ -17,7 +17,12 @@ fn rungs(c: &mut Criterion) {
     let mut group = c.benchmark_group("per_uri");
     group.throughput(Throughput::Elements(lines.len() as u64));
     group.bench_function("parse", |b| {
-        b.iter(|| lines.iter().filter(|l| UriRef::parse_bytes(black_box(l)).is_ok()).count())
+        b.iter(|| {
+            lines
+                .iter()
+                .filter(|l| UriRef::parse_bytes(black_box(l)).is_ok())
+                .count()
+        })
     });
     for rung in Rung::ALL {
         let normalizer = Normalizer::new(rung);
@@ -27,7 +32,8 @@ fn rungs(c: &mut Criterion) {
                 let mut accepted = 0;
                 for line in &lines {
                     out.clear();
-                    accepted += usize::from(normalizer.normalize_into(black_box(line), &mut out).is_ok());
+                    accepted +=
+                        usize::from(normalizer.normalize_into(black_box(line), &mut out).is_ok());
                 }
                 accepted
             })

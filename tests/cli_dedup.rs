@@ -245,6 +245,16 @@ fn output_file_appears_only_when_complete() {
     let (run, _) = counted(&["dedup", "-o", out.to_str().unwrap()], FRONTIER);
     assert_eq!(run.stdout, "");
     assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 3);
+    // The output has the permissions of any new file, not a temporary file's.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let plain = dir.path("plain.txt");
+        std::fs::write(&plain, b"").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
+        assert_eq!(mode(&out), mode(&plain));
+        std::fs::remove_file(&plain).unwrap();
+    }
     // A missing input fails before anything is written.
     let missing = dir.path("missing.txt");
     let failed = urinorm(

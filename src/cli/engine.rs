@@ -105,6 +105,7 @@ pub fn execute(
     let stats = pipeline::run(&inputs, mapper, &options, output.writer(), rejects).map_err(
         |e| match e {
             RunError::Input(e) => Error::Input(e),
+            RunError::Internal(message) => Error::Usage(format!("internal error: {message}")),
             RunError::Output(source) => write_error(source),
             RunError::Rejects(source) => Error::Output {
                 name: args

@@ -47,7 +47,12 @@ impl Input {
                 // another process while mapped can change what we read or raise
                 // SIGBUS; like ripgrep and sort, we accept that for files the
                 // user hands us, in exchange for reading without a copy.
-                Data::Mapped(unsafe { Mmap::map(&file) }.map_err(fail)?)
+                let map = unsafe { Mmap::map(&file) }.map_err(fail)?;
+                // The map is read front to back once: let the kernel read ahead.
+                // (Advice only; a kernel that ignores it changes nothing.)
+                #[cfg(unix)]
+                let _ = map.advise(memmap2::Advice::Sequential);
+                Data::Mapped(map)
             } else {
                 // Empty files cannot be mapped; pipes and devices cannot either.
                 let mut bytes = Vec::new();

@@ -19,6 +19,7 @@ pub mod worker;
 pub mod writer;
 
 use std::io::{self, Write};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -26,11 +27,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::error::InvalidUri;
-use dedup::DedupSet;
+use dedup::{DedupSet, shard_of};
 use input::{Input, InputError};
-use reader::Chunks;
+use reader::{Chunk, Chunks};
 use stats::Stats;
-use worker::{Processed, key_hasher, process};
+use worker::{Buffers, Processed, key_hasher, process};
 use writer::RejectSink;
 
 /// Turns one line into its key.
@@ -88,13 +89,24 @@ pub enum RunError {
     Output(io::Error),
     /// Writing the rejects report failed.
     Rejects(io::Error),
+    /// A bug: the run cannot be completed.
+    Internal(String),
 }
 
-/// How many chunks each worker gets per batch.
-const CHUNKS_PER_THREAD: usize = 4;
+/// How many chunks each worker gets per batch: enough lines that each dedup
+/// shard gets a run of them.
+const CHUNKS_PER_THREAD: usize = 8;
+
+/// A batch of processed chunks, in input order.
+type Batch<'a> = Vec<Processed<'a>>;
 
 /// Runs the engine over `inputs`, writing to `out` and reporting rejected
 /// lines to `rejects`. Output is the same bytes for any number of threads.
+///
+/// Two threads of control: the producer reads a batch of chunks, maps them on
+/// the pool, deduplicates them on the pool (shards in parallel), and hands
+/// the batch over; the caller's thread writes it while the next batch is
+/// being made.
 pub fn run(
     inputs: &[Input],
     mapper: &dyn LineMapper,
@@ -107,60 +119,128 @@ pub fn run(
         .num_threads(options.threads)
         .build()
         .map_err(|e| RunError::Input(InputError::new("<threads>", io::Error::other(e))))?;
-    let mut consumer = Consumer::new(inputs, options);
+    let maps: Vec<&[u8]> = inputs
+        .iter()
+        .map(|i| i.bytes().unwrap_or_default())
+        .collect();
+    let mut writer = Writer::new(inputs, options);
     let progress = progress_bar(inputs, options.progress);
+    let dedup = matches!(options.mode, Mode::Dedup(_));
 
-    let result = std::thread::scope(|scope| {
-        let (sender, receiver) = mpsc::sync_channel::<Result<Vec<Processed<'_>>, InputError>>(1);
-        let invalid = options.invalid;
-        scope.spawn(move || {
+    let (result, set) = std::thread::scope(|scope| {
+        let (sender, receiver) = mpsc::sync_channel::<Result<Batch<'_>, InputError>>(1);
+        let (recycle, recycled) = mpsc::channel::<Buffers>();
+        let maps = &maps;
+        let pool = &pool;
+        let producer = scope.spawn(move || {
             let hasher = key_hasher();
-            let hasher = matches!(options.mode, Mode::Dedup(_)).then_some(&hasher);
+            let hasher = dedup.then_some(&hasher);
+            let mut set = DedupSet::new(options.mode == Mode::Dedup(Emit::Count));
             let mut chunks = Chunks::new(inputs);
             let batch_len = options.threads.max(1) * CHUNKS_PER_THREAD;
+            let mut reserved = false;
             loop {
-                let mut batch = Vec::with_capacity(batch_len);
-                while batch.len() < batch_len {
-                    match chunks.next_chunk() {
-                        Ok(Some(chunk)) => batch.push(chunk),
-                        Ok(None) => break,
-                        Err(e) => {
-                            let _ = sender.send(Err(e));
-                            return;
-                        }
+                let batch = match read_batch(&mut chunks, batch_len) {
+                    Ok(batch) if batch.is_empty() => return set,
+                    Ok(batch) => batch,
+                    Err(e) => {
+                        let _ = sender.send(Err(e));
+                        return set;
                     }
-                }
-                if batch.is_empty() {
-                    return;
-                }
-                let processed = pool.install(|| {
-                    batch
-                        .into_par_iter()
-                        .map(|chunk| process(chunk, mapper, hasher, invalid))
+                };
+                let work: Vec<_> = batch
+                    .into_iter()
+                    .map(|chunk| (chunk, recycled.try_recv().unwrap_or_default()))
+                    .collect();
+                let batch: Batch<'_> = pool.install(|| {
+                    work.into_par_iter()
+                        .map(|(chunk, buffers)| {
+                            process(chunk, buffers, mapper, hasher, options.invalid)
+                        })
                         .collect()
                 });
-                if sender.send(Ok(processed)).is_err() {
-                    return; // the consumer stopped
+                if dedup && !reserved {
+                    set.reserve(expected_lines(inputs, &batch));
+                    reserved = true;
+                }
+                if dedup {
+                    pool.install(|| dedup_batch(&mut set, &batch, maps));
+                }
+                if sender.send(Ok(batch)).is_err() {
+                    return set; // the writer stopped
                 }
             }
         });
-        // The receiver is dropped when this closure returns, which stops the producer.
-        let receiver = receiver;
-        for batch in receiver.iter() {
-            for processed in batch.map_err(RunError::Input)? {
-                progress.inc(processed.chunk.bytes.len() as u64);
-                consumer.consume(&processed, out, rejects)?;
+        let result = (|| {
+            for batch in receiver.iter() {
+                for processed in batch.map_err(RunError::Input)? {
+                    progress.inc(processed.chunk.bytes.len() as u64);
+                    writer.write(&processed, out, rejects)?;
+                    // The producer may have stopped; the buffers then just go.
+                    let _ = recycle.send(Buffers::from(processed));
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        })();
+        // The receiver is gone once the closure above returned: the producer
+        // stops at its next hand-over.
+        (result, producer.join())
     });
     progress.finish_and_clear();
+    let set = set.map_err(|_| {
+        RunError::Internal("a worker thread panicked; no output can be trusted".into())
+    })?;
     result?;
-    consumer.finish(out, rejects)?;
-    let mut stats = consumer.stats;
+    writer.finish(&set, &maps, out, rejects)?;
+    let mut stats = writer.stats;
     stats.seconds = started.elapsed().as_secs_f64();
     debug_assert!(stats.balances(), "{stats:?}");
     Ok(stats)
+}
+
+/// The number of lines the whole input likely has, from the first batch,
+/// capped: room for that many keys is reserved up front so the dedup tables
+/// never grow by copying. Standard input has no known size: nothing then.
+fn expected_lines(inputs: &[Input], first_batch: &[Processed<'_>]) -> usize {
+    const CAP: usize = 1 << 26;
+    let sizes: Option<usize> = inputs.iter().map(|i| i.bytes().map(<[u8]>::len)).sum();
+    let (lines, bytes) = first_batch.iter().fold((0, 0), |(l, b), p| {
+        (l + p.lines as usize, b + p.chunk.bytes.len())
+    });
+    match sizes {
+        Some(total) if bytes > 0 => (total / bytes).saturating_mul(lines).min(CAP),
+        _ => 0,
+    }
+}
+
+/// Up to `len` chunks, in order.
+fn read_batch<'a>(chunks: &mut Chunks<'a>, len: usize) -> Result<Vec<Chunk<'a>>, InputError> {
+    let mut batch = Vec::with_capacity(len);
+    while batch.len() < len {
+        match chunks.next_chunk()? {
+            Some(chunk) => batch.push(chunk),
+            None => break,
+        }
+    }
+    Ok(batch)
+}
+
+/// Marks the first line of every class in the batch, all shards at once:
+/// each shard takes its lines chunk by chunk, in input order.
+fn dedup_batch(set: &mut DedupSet, batch: &[Processed<'_>], maps: &[&[u8]]) {
+    set.shards_mut()
+        .par_iter_mut()
+        .enumerate()
+        .for_each(|(s, shard)| {
+            for p in batch {
+                let run = p.shard_starts[s] as usize..p.shard_starts[s + 1] as usize;
+                for &i in &p.by_shard[run] {
+                    let accepted = &p.accepted[i as usize];
+                    let first = shard.insert(accepted.hash, p.dedup_key(accepted), maps);
+                    p.first[i as usize].store(first, Ordering::Relaxed);
+                }
+            }
+        });
 }
 
 /// A bar of bytes read, on standard error when it is a terminal.
@@ -185,36 +265,37 @@ fn progress_bar(inputs: &[Input], enabled: bool) -> ProgressBar {
     bar
 }
 
-/// The serial end of the pipeline: line numbers, dedup, output, stats.
-struct Consumer<'i> {
+/// The serial end of the pipeline: line numbers, rejects, output, stats.
+struct Writer<'i> {
     inputs: &'i [Input],
     mode: Mode,
-    set: DedupSet,
     stats: Stats,
     /// The input of the last chunk seen, and how many lines of it came before.
     source: usize,
     lines_before: u64,
+    /// For `--emit count`: the shard of each class, in first-seen order.
+    order: Vec<u16>,
 }
 
-impl<'i> Consumer<'i> {
-    fn new(inputs: &'i [Input], options: &Options) -> Consumer<'i> {
+impl<'i> Writer<'i> {
+    fn new(inputs: &'i [Input], options: &Options) -> Writer<'i> {
         let stats = Stats {
             files: inputs.iter().map(|i| i.name().to_string()).collect(),
             threads: options.threads,
             deduplicated: matches!(options.mode, Mode::Dedup(_)),
             ..Stats::default()
         };
-        Consumer {
+        Writer {
             inputs,
             mode: options.mode,
-            set: DedupSet::new(),
             stats,
             source: 0,
             lines_before: 0,
+            order: Vec::new(),
         }
     }
 
-    fn consume(
+    fn write(
         &mut self,
         p: &Processed<'_>,
         out: &mut dyn Write,
@@ -236,24 +317,20 @@ impl<'i> Consumer<'i> {
                 .reject(name, line, &r.error, p.line(r.line))
                 .map_err(RunError::Rejects)?;
         }
-        for a in &p.accepted {
-            let key = p.key(a);
+        for (i, a) in p.accepted.iter().enumerate() {
             let bytes = match self.mode {
-                Mode::Map => key,
-                Mode::Dedup(emit) => {
-                    if !self.set.insert(a.hash, key) {
-                        self.stats.duplicates += 1;
-                        continue;
-                    }
-                    match emit {
-                        Emit::Canonical => key,
-                        Emit::First => p.line(a.line),
-                        Emit::Count => {
-                            // Counts are known only at the end: see `finish`.
-                            self.stats.unique += 1;
-                            continue;
-                        }
-                    }
+                Mode::Map => p.key(a),
+                Mode::Dedup(_) if !p.first[i].load(Ordering::Relaxed) => {
+                    self.stats.duplicates += 1;
+                    continue;
+                }
+                Mode::Dedup(Emit::Canonical) => p.key(a),
+                Mode::Dedup(Emit::First) => p.line(a.line),
+                Mode::Dedup(Emit::Count) => {
+                    // Counts are known only at the end: see `finish`.
+                    self.stats.unique += 1;
+                    self.order.push(shard_of(a.hash) as u16);
+                    continue;
                 }
             };
             self.stats.unique += 1;
@@ -272,18 +349,19 @@ impl<'i> Consumer<'i> {
 
     fn finish(
         &mut self,
+        set: &DedupSet,
+        maps: &[&[u8]],
         out: &mut dyn Write,
         rejects: &mut dyn RejectSink,
     ) -> Result<(), RunError> {
         if self.mode == Mode::Dedup(Emit::Count) {
-            for (key, count) in self.set.classes() {
+            for (key, count) in set.classes_in_order(&self.order, maps) {
                 let mut line = count.to_string().into_bytes();
                 line.push(b'\t');
-                self.stats.bytes_out += (line.len() + key.len() + 1) as u64;
-                out.write_all(&line)
-                    .and_then(|()| out.write_all(key))
-                    .and_then(|()| out.write_all(b"\n"))
-                    .map_err(RunError::Output)?;
+                line.extend_from_slice(key);
+                line.push(b'\n');
+                self.stats.bytes_out += line.len() as u64;
+                out.write_all(&line).map_err(RunError::Output)?;
             }
         }
         rejects.finish().map_err(RunError::Rejects)

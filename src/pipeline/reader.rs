@@ -16,8 +16,8 @@ pub const CHUNK_BYTES: usize = 1 << 20;
 pub struct Chunk<'a> {
     /// Which input, as an index into the run's inputs.
     pub source: usize,
-    /// Whether the chunk starts at the input's first byte (where a BOM may stand).
-    pub at_start: bool,
+    /// Where the chunk starts in its input; 0 is where a BOM may stand.
+    pub offset: usize,
     pub bytes: ChunkBytes<'a>,
 }
 
@@ -81,7 +81,7 @@ impl<'a> Chunks<'a> {
         self.offset = end;
         Some(Chunk {
             source: self.source,
-            at_start: start == 0,
+            offset: start,
             bytes: ChunkBytes::Borrowed(&bytes[start..end]),
         })
     }
@@ -89,7 +89,6 @@ impl<'a> Chunks<'a> {
     /// The next block of standard input, ending after a newline or at EOF.
     fn next_stdin(&mut self) -> Result<Option<Chunk<'a>>, InputError> {
         let mut block = std::mem::take(&mut self.carry);
-        let at_start = self.offset == 0 && block.is_empty();
         let mut stdin = io::stdin().lock();
         loop {
             let have = block.len();
@@ -115,10 +114,11 @@ impl<'a> Chunks<'a> {
             let cut = memrchr(b'\n', &block).map_or(block.len(), |n| n + 1);
             self.carry = block.split_off(cut);
         }
+        let offset = self.offset;
         self.offset += block.len();
         Ok(Some(Chunk {
             source: self.source,
-            at_start,
+            offset,
             bytes: ChunkBytes::Owned(block),
         }))
     }

@@ -2,8 +2,11 @@
 //! [`LineMapper`] into the chunk's arena) and its hash, the rejected lines
 //! with their reasons, and the blank lines counted.
 
+use std::sync::atomic::AtomicBool;
+
+use super::dedup::{Key, SHARDS, shard_of};
 use super::input::{BOM, strip_cr};
-use super::reader::Chunk;
+use super::reader::{Chunk, ChunkBytes};
 use super::{Invalid, LineMapper};
 use crate::error::InvalidUri;
 
@@ -70,6 +73,14 @@ pub struct Processed<'a> {
     pub passed: u64,
     /// Lines in the chunk, blank ones included.
     pub lines: u32,
+    /// When deduplicating: indices into `accepted` grouped by shard, in
+    /// input order within each shard; shard `s` has
+    /// `by_shard[shard_starts[s]..shard_starts[s + 1]]`.
+    pub by_shard: Vec<u32>,
+    pub shard_starts: Vec<u32>,
+    /// When deduplicating: whether each accepted line is the first of its
+    /// class, set by the dedup stage.
+    pub first: Vec<AtomicBool>,
 }
 
 impl Processed<'_> {
@@ -85,6 +96,75 @@ impl Processed<'_> {
     pub fn line(&self, span: Span) -> &[u8] {
         span.of(&self.chunk.bytes)
     }
+
+    /// An accepted line's key, with its place in the input's map when the
+    /// key is the line itself and the input is mapped (so it need not be copied).
+    pub fn dedup_key(&self, accepted: &Accepted) -> Key<'_> {
+        let in_map = match (&self.chunk.bytes, accepted.key) {
+            (ChunkBytes::Borrowed(_), None) => Some((
+                self.chunk.source as u32,
+                self.chunk.offset + accepted.line.start as usize,
+            )),
+            _ => None,
+        };
+        Key {
+            bytes: self.key(accepted),
+            in_map,
+        }
+    }
+}
+
+/// Groups the indices of `accepted` by shard into `by_shard`, keeping input
+/// order in each (a counting sort); `starts` gets where each shard's run starts.
+fn group_by_shard(accepted: &[Accepted], by_shard: &mut Vec<u32>, starts: &mut Vec<u32>) {
+    starts.resize(SHARDS + 1, 0);
+    for a in accepted {
+        starts[shard_of(a.hash) + 1] += 1;
+    }
+    for s in 0..SHARDS {
+        starts[s + 1] += starts[s];
+    }
+    let mut next = [0u32; SHARDS];
+    next.copy_from_slice(&starts[..SHARDS]);
+    by_shard.resize(accepted.len(), 0);
+    for (i, a) in accepted.iter().enumerate() {
+        let slot = &mut next[shard_of(a.hash)];
+        by_shard[*slot as usize] = i as u32;
+        *slot += 1;
+    }
+}
+
+/// The vectors a worker fills for one chunk, handed back after the chunk is
+/// written so the next chunk reuses them: fresh memory costs page faults and
+/// zeroing on every batch, reused memory does not.
+#[derive(Default)]
+pub struct Buffers {
+    arena: Vec<u8>,
+    accepted: Vec<Accepted>,
+    rejected: Vec<Rejected>,
+    by_shard: Vec<u32>,
+    shard_starts: Vec<u32>,
+    first: Vec<AtomicBool>,
+}
+
+impl From<Processed<'_>> for Buffers {
+    fn from(p: Processed<'_>) -> Buffers {
+        let mut buffers = Buffers {
+            arena: p.arena,
+            accepted: p.accepted,
+            rejected: p.rejected,
+            by_shard: p.by_shard,
+            shard_starts: p.shard_starts,
+            first: p.first,
+        };
+        buffers.arena.clear();
+        buffers.accepted.clear();
+        buffers.rejected.clear();
+        buffers.by_shard.clear();
+        buffers.shard_starts.clear();
+        buffers.first.clear();
+        buffers
+    }
 }
 
 /// Maps every line of `chunk`, hashing keys with `hasher` when given. A chunk holds fewer than 4 GiB (it is cut at
@@ -92,20 +172,26 @@ impl Processed<'_> {
 /// offsets hold.
 pub fn process<'a>(
     chunk: Chunk<'a>,
+    buffers: Buffers,
     mapper: &dyn LineMapper,
     hasher: Option<&ahash::RandomState>,
     invalid: Invalid,
 ) -> Processed<'a> {
     let bytes: &[u8] = &chunk.bytes;
-    let mut arena = Vec::with_capacity(bytes.len() / 4);
-    let mut accepted = Vec::with_capacity(bytes.len() / 64);
-    let mut rejected = Vec::new();
+    let Buffers {
+        mut arena,
+        mut accepted,
+        mut rejected,
+        mut by_shard,
+        mut shard_starts,
+        mut first,
+    } = buffers;
     let mut blank = 0;
     let mut passed = 0;
     let mut index = 0u32;
     // Only deduplication needs hashes; mapping writes every line anyway.
     let hash = |key: &[u8]| hasher.map_or(0, |h| h.hash_one(key));
-    let mut pos = if chunk.at_start && bytes.starts_with(BOM) {
+    let mut pos = if chunk.offset == 0 && bytes.starts_with(BOM) {
         BOM.len()
     } else {
         0
@@ -148,6 +234,10 @@ pub fn process<'a>(
         index += 1;
         pos = end + 1;
     }
+    if hasher.is_some() {
+        group_by_shard(&accepted, &mut by_shard, &mut shard_starts);
+        first.extend(accepted.iter().map(|_| AtomicBool::new(false)));
+    }
     Processed {
         chunk,
         arena,
@@ -156,5 +246,8 @@ pub fn process<'a>(
         blank,
         passed,
         lines: index,
+        by_shard,
+        shard_starts,
+        first,
     }
 }

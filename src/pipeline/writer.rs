@@ -55,9 +55,13 @@ impl Output {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),
         };
-        let temp = tempfile::Builder::new()
-            .prefix(".urinorm-")
-            .tempfile_in(dir)?;
+        // Mode 0666 less the umask, as for any file a command creates (a
+        // temporary file is private by default).
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".urinorm-");
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let temp = builder.tempfile_in(dir)?;
         Ok(Output::File {
             writer: BufWriter::with_capacity(BUFFER_BYTES, temp),
             path: path.to_path_buf(),

@@ -1,0 +1,1 @@
+//! Empty: the work is in benches/peers.rs.
