@@ -134,7 +134,16 @@ fn merge(base: &UriRef<'_>, reference_path: &str, out: &mut Vec<u8>) {
 /// ```
 pub fn remove_dot_segments(buf: &mut Vec<u8>, start: usize) {
     let end = buf.len();
-    let (mut read, mut write) = (start, start);
+    // Segments before the first `/.` are not dot segments and stay where
+    // they are, unless the path starts with a dot (rules 2A and 2D).
+    let untouched = match buf.get(start) {
+        Some(b'.') => 0,
+        _ => buf[start..]
+            .windows(2)
+            .position(|w| w == b"/.")
+            .unwrap_or(end - start),
+    };
+    let (mut read, mut write) = (start + untouched, start + untouched);
     while read < end {
         let input = &buf[read..end];
         if input.starts_with(b"../") {
@@ -170,7 +179,9 @@ pub fn remove_dot_segments(buf: &mut Vec<u8>, start: usize) {
                 .iter()
                 .position(|&b| b == b'/')
                 .map_or(end, |n| from + n);
-            buf.copy_within(read..segment_end, write);
+            if write != read {
+                buf.copy_within(read..segment_end, write);
+            }
             write += segment_end - read;
             read = segment_end;
         }

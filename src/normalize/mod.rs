@@ -324,6 +324,7 @@ impl Normalizer {
     fn write(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
         let mut changes = Changes::default();
         let by_scheme = self.rung >= Rung::Scheme;
+        let pct = uri.has_percent_encoding();
 
         let mut scheme = None;
         if let Some(name) = uri.scheme() {
@@ -338,13 +339,13 @@ impl Normalizer {
         {
             out.extend_from_slice(b"//");
             if let Some(userinfo) = uri.userinfo() {
-                syntax::push_percent_normalized(out, userinfo.as_bytes(), false, &mut changes);
+                syntax::push_component(out, userinfo.as_bytes(), pct, &mut changes);
                 out.push(b'@');
             }
             let host_start = out.len();
-            syntax::push_host(out, host, host_kind, &mut changes);
+            syntax::push_host(out, host, host_kind, pct, &mut changes);
             if let Some(scheme) = scheme {
-                scheme::canonical_host(out, host_start, scheme, &mut changes)
+                scheme::canonical_host(out, host_start, scheme, pct, &mut changes)
                     .map_err(|kind| InvalidUri::new(authority.host.0, kind))?;
             }
             match uri.port() {
@@ -360,13 +361,16 @@ impl Normalizer {
         }
 
         let path_start = out.len();
-        syntax::push_percent_normalized(out, uri.path().as_bytes(), false, &mut changes);
+        syntax::push_component(out, uri.path().as_bytes(), pct, &mut changes);
         // §6.2.2.3: dot segments are removed from the paths of URIs; in a
         // relative reference they still mean something to resolution. A
         // rootless path (`urn:a:b/../c`, `mailto:…`) is opaque: it has no
         // hierarchy for `..` to climb, and §5.2.4 would turn it into an
         // absolute path, so it is left as written (as fluent-uri does).
-        if uri.scheme().is_some() && uri.path().starts_with('/') {
+        if uri.scheme().is_some()
+            && uri.path().starts_with('/')
+            && swar::has_slash_dot(&out[path_start..])
+        {
             let before = out.len();
             remove_dot_segments(out, path_start);
             if out.len() != before {
@@ -391,11 +395,11 @@ impl Normalizer {
 
         if let Some(query) = uri.query() {
             out.push(b'?');
-            syntax::push_percent_normalized(out, query.as_bytes(), false, &mut changes);
+            syntax::push_component(out, query.as_bytes(), pct, &mut changes);
         }
         if let Some(fragment) = uri.fragment() {
             out.push(b'#');
-            syntax::push_percent_normalized(out, fragment.as_bytes(), false, &mut changes);
+            syntax::push_component(out, fragment.as_bytes(), pct, &mut changes);
         }
         Ok(changes)
     }

@@ -100,17 +100,19 @@ pub fn lookup(scheme: &[u8]) -> Option<&'static Scheme> {
 
 /// Puts the host at `out[host_start..]` (already in its syntax-rung form) in
 /// the form the scheme makes canonical.
+/// `has_percent` says whether the reference holds any `%XX` at all.
 pub fn canonical_host(
     out: &mut Vec<u8>,
     host_start: usize,
     scheme: &Scheme,
+    has_percent: bool,
     changes: &mut Changes,
 ) -> Result<(), ErrorKind> {
     if scheme.special == Special::File && out[host_start..] == *b"localhost" {
         changes.add(Rule::FileLocalhost);
         out.truncate(host_start);
     }
-    if scheme.internet_host {
+    if scheme.internet_host && has_percent {
         host_to_ascii(out, host_start, changes)?;
     }
     Ok(())

@@ -48,6 +48,17 @@ pub fn push_percent_normalized(
     }
 }
 
+/// Appends a component: percent-normalized when the reference holds any
+/// `%XX` (the parser knows), copied as is otherwise.
+#[inline]
+pub fn push_component(out: &mut Vec<u8>, bytes: &[u8], has_percent: bool, changes: &mut Changes) {
+    if has_percent {
+        push_percent_normalized(out, bytes, false, changes);
+    } else {
+        out.extend_from_slice(bytes);
+    }
+}
+
 /// A hex digit's value; the parser has checked that it is one.
 fn hex_digit(byte: u8) -> u8 {
     debug_assert!(byte.is_ascii_hexdigit());
@@ -58,7 +69,7 @@ fn hex_digit(byte: u8) -> u8 {
 fn push_run(out: &mut Vec<u8>, run: &[u8], lowercase: bool, changes: &mut Changes) {
     let start = out.len();
     out.extend_from_slice(run);
-    if lowercase && run.iter().any(u8::is_ascii_uppercase) {
+    if lowercase && crate::swar::has_ascii_uppercase(run) {
         changes.add(Rule::LowercaseHost);
         out[start..].make_ascii_lowercase();
     }
@@ -79,9 +90,18 @@ pub fn push_scheme(out: &mut Vec<u8>, scheme: &str, changes: &mut Changes) {
 /// as is (the strict rule admits one spelling); an IPv6 literal in RFC 5952
 /// text; an IPvFuture lower-cased. An IP literal names the same address under
 /// every scheme, so its form is not the scheme's to define.
-pub fn push_host(out: &mut Vec<u8>, host: &str, kind: HostKind, changes: &mut Changes) {
+pub fn push_host(
+    out: &mut Vec<u8>,
+    host: &str,
+    kind: HostKind,
+    has_percent: bool,
+    changes: &mut Changes,
+) {
     match kind {
-        HostKind::RegName => push_percent_normalized(out, host.as_bytes(), true, changes),
+        HostKind::RegName if has_percent => {
+            push_percent_normalized(out, host.as_bytes(), true, changes)
+        }
+        HostKind::RegName => push_run(out, host.as_bytes(), true, changes),
         HostKind::Ipv4(_) => out.extend_from_slice(host.as_bytes()),
         HostKind::Ipv6(pieces) => {
             let start = out.len();

@@ -196,8 +196,10 @@ pub fn process<'a>(
     } else {
         0
     };
+    // One iterator over the newlines of the chunk, not a search per line.
+    let mut newlines = memchr::memchr_iter(b'\n', bytes);
     while pos < bytes.len() {
-        let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |n| pos + n);
+        let end = newlines.next().unwrap_or(bytes.len());
         let line = strip_cr(&bytes[pos..end]);
         let span = Span::new(pos, pos + line.len());
         if line.is_empty() {
