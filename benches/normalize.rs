@@ -1,8 +1,10 @@
-//! Nanoseconds per URI for each rung on the shipped sample, beside the
-//! parse-only figure: what one core does before any threading.
+//! Nanoseconds per URI for each rung on the shipped sample (the protocol rung
+//! with the safe and the aggressive preset), beside the parse-only figure:
+//! what one core does before any threading.
 
 use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
 use urinorm::UriRef;
+use urinorm::normalize::protocol::{PRESETS, Protocol};
 use urinorm::normalize::{Normalizer, Rung};
 use urinorm::pipeline::input::lines;
 
@@ -24,10 +26,14 @@ fn rungs(c: &mut Criterion) {
                 .count()
         })
     });
-    for rung in Rung::ALL {
-        let normalizer = Normalizer::new(rung);
+    let aggressive = Normalizer::with_protocol(Protocol::from(PRESETS[1]));
+    let normalizers = Rung::ALL
+        .map(|rung| (rung.name().to_string(), Normalizer::new(rung)))
+        .into_iter()
+        .chain([("protocol-aggressive".to_string(), aggressive)]);
+    for (name, normalizer) in normalizers {
         let mut out = Vec::with_capacity(4096);
-        group.bench_function(rung.name(), |b| {
+        group.bench_function(name, |b| {
             b.iter(|| {
                 let mut accepted = 0;
                 for line in &lines {

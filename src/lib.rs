@@ -39,6 +39,7 @@ pub mod normalize;
 mod parse;
 pub mod pipeline;
 pub mod resolve;
+pub mod surt;
 mod swar;
 pub mod table;
 pub mod uri;

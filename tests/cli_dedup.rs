@@ -367,3 +367,66 @@ fn closed_stdout_ends_quietly() {
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&output.stderr), "");
 }
+
+#[test]
+fn protocol_presets_and_single_transforms_on_the_command_line() {
+    let input = b"http://www.example.com/a/?utm_source=x#top\nhttps://example.com/a\nhttp://www.example.com/a/\n";
+    let (run, _) = counted(&["dedup", "--preset", "aggressive"], input);
+    assert_eq!(run.stdout, "https://example.com/a\n");
+    let (run, _) = counted(
+        &["dedup", "--preset", "aggressive", "--without", "strip-www"],
+        input,
+    );
+    assert_eq!(
+        run.stdout,
+        "https://www.example.com/a\nhttps://example.com/a\n"
+    );
+    let (run, _) = counted(&["dedup", "--rung", "protocol"], input);
+    assert_eq!(
+        run.stdout, "http://www.example.com/a/\nhttps://example.com/a\n",
+        "the safe preset by default"
+    );
+    let (run, _) = counted(
+        &["normalize", "--with", "drop-fragment", "--key", "surt"],
+        input,
+    );
+    // --with adds to the safe preset, which drops tracking parameters.
+    assert_eq!(
+        run.stdout,
+        "com,example,www)/a/\ncom,example)/a\ncom,example,www)/a/\n"
+    );
+    let bad = urinorm(&["dedup", "--with", "no-such-transform"], b"");
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("unknown transform 'no-such-transform'"),
+        "{}",
+        bad.stderr
+    );
+    let conflict = urinorm(&["dedup", "--rung", "syntax", "--preset", "safe"], b"");
+    assert_eq!(conflict.code, 2);
+    let listing = urinorm(&["transforms"], b"");
+    assert_eq!(listing.code, 0);
+    for name in [
+        "drop-fragment",
+        "sort-query",
+        "trailing-slash=remove",
+        "aggressive",
+        "safe",
+    ] {
+        assert!(
+            listing.stdout.contains(name),
+            "{name} missing from `urinorm transforms`"
+        );
+    }
+}
+
+#[test]
+fn tracking_list_from_a_file() {
+    let dir = Dir::new();
+    let list = dir.file("tracking.txt", b"# ours\nref\n");
+    let (run, _) = counted(
+        &["normalize", "--tracking-params", &list],
+        b"http://a/?ref=x&utm_source=y\n",
+    );
+    assert_eq!(run.stdout, "http://a/?utm_source=y\n");
+}

@@ -29,6 +29,8 @@ pub enum Command {
     Resolve(cmd::resolve::ResolveArgs),
     /// Show what each rung makes of one URI, and which rules changed it.
     Explain(cmd::explain::ExplainArgs),
+    /// List the protocol rung's transforms and presets.
+    Transforms,
 }
 
 /// How a run that completed went: it decides the exit code.
@@ -94,6 +96,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Dedup(args) => cmd::dedup::run(&args),
         Command::Resolve(args) => cmd::resolve::run(&args),
         Command::Explain(args) => cmd::explain::run(&args),
+        Command::Transforms => cmd::transforms::run(),
     }
 }
 

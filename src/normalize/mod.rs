@@ -5,6 +5,7 @@
 //! normalizer walks the components once, in §5.3 order, writing each in its
 //! canonical form; it knows nothing of files or threads.
 
+pub mod protocol;
 pub mod scheme;
 pub mod syntax;
 
@@ -15,6 +16,7 @@ use crate::error::InvalidUri;
 use crate::resolve::remove_dot_segments;
 use crate::swar;
 use crate::uri::{HostKind, UriRef};
+use protocol::{Protocol, Transform};
 
 /// How far up the ladder of §6.2 to go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -25,11 +27,13 @@ pub enum Rung {
     Syntax,
     /// §6.2.3: the rules of the scheme's own specification.
     Scheme,
+    /// §6.2.4: named crawler transforms (see [`protocol`]), opt-in.
+    Protocol,
 }
 
 impl Rung {
     /// Every rung, lowest first.
-    pub const ALL: [Rung; 3] = [Rung::String, Rung::Syntax, Rung::Scheme];
+    pub const ALL: [Rung; 4] = [Rung::String, Rung::Syntax, Rung::Scheme, Rung::Protocol];
 
     /// The rung's name on the command line.
     pub const fn name(self) -> &'static str {
@@ -37,6 +41,7 @@ impl Rung {
             Rung::String => "string",
             Rung::Syntax => "syntax",
             Rung::Scheme => "scheme",
+            Rung::Protocol => "protocol",
         }
     }
 
@@ -46,6 +51,7 @@ impl Rung {
             Rung::String => "§6.2.1",
             Rung::Syntax => "§6.2.2",
             Rung::Scheme => "§6.2.3",
+            Rung::Protocol => "§6.2.4",
         }
     }
 }
@@ -63,7 +69,9 @@ impl FromStr for Rung {
         Rung::ALL
             .into_iter()
             .find(|r| r.name() == s)
-            .ok_or_else(|| format!("unknown rung '{s}' (choose string, syntax or scheme)"))
+            .ok_or_else(|| {
+                format!("unknown rung '{s}' (choose string, syntax, scheme or protocol)")
+            })
     }
 }
 
@@ -152,34 +160,45 @@ impl Rule {
     }
 }
 
-/// The set of rules that changed a reference.
+/// The rules and protocol transforms that changed a reference.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Changes(u32);
+pub struct Changes {
+    rules: u32,
+    transforms: u32,
+}
 
 impl Changes {
     pub(crate) fn add(&mut self, rule: Rule) {
-        self.0 |= 1 << rule as u32;
+        self.rules |= 1 << rule as u32;
     }
 
     /// Whether `rule` changed something.
     pub fn contains(self, rule: Rule) -> bool {
-        self.0 & (1 << rule as u32) != 0
+        self.rules & (1 << rule as u32) != 0
     }
 
     /// Whether nothing changed.
     pub fn is_empty(self) -> bool {
-        self.0 == 0
+        self.rules == 0 && self.transforms == 0
     }
 
     /// The rules that changed something, in the order they apply.
     pub fn rules(self) -> impl Iterator<Item = Rule> {
         Rule::ALL.into_iter().filter(move |&r| self.contains(r))
     }
+
+    /// The protocol transforms that changed something, in the order they apply.
+    pub fn transforms(self) -> impl Iterator<Item = Transform> {
+        Transform::ALL
+            .into_iter()
+            .filter(move |&t| self.transforms & (1 << t as u32) != 0)
+    }
 }
 
 /// Writes canonical forms at one rung.
 ///
 /// ```
+/// use urinorm::normalize::protocol::Protocol;
 /// use urinorm::normalize::{Normalizer, Rung};
 ///
 /// let syntax = Normalizer::new(Rung::Syntax);
@@ -195,17 +214,34 @@ impl Changes {
 ///     scheme.normalize_into(line.as_bytes(), &mut out)?;
 ///     assert_eq!(out, b"http://a/~");
 /// }
+///
+/// // The protocol rung, with the `safe` preset.
+/// let safe = Normalizer::with_protocol(Protocol::default());
+/// assert_eq!(safe.normalize("http://a/?utm_source=x&id=1#top")?, "http://a/?id=1");
 /// # Ok::<(), urinorm::InvalidUri>(())
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Normalizer {
     rung: Rung,
+    /// The transforms of the protocol rung (unused below it).
+    protocol: Protocol,
 }
 
 impl Normalizer {
-    /// A normalizer for `rung`.
-    pub const fn new(rung: Rung) -> Normalizer {
-        Normalizer { rung }
+    /// A normalizer for `rung`; the protocol rung gets the `safe` preset.
+    pub fn new(rung: Rung) -> Normalizer {
+        Normalizer {
+            rung,
+            protocol: Protocol::default(),
+        }
+    }
+
+    /// A normalizer for the protocol rung with these transforms.
+    pub fn with_protocol(protocol: Protocol) -> Normalizer {
+        Normalizer {
+            rung: Rung::Protocol,
+            protocol,
+        }
     }
 
     /// The rung it normalizes to.
@@ -272,8 +308,10 @@ impl Normalizer {
     /// `true` only when that is certain. The common web URL (lower case, no
     /// `%`, no dot segment, no port) passes it and is never rewritten.
     fn is_canonical(&self, uri: &UriRef<'_>) -> bool {
-        if self.rung == Rung::String {
-            return true;
+        match self.rung {
+            Rung::String => return true,
+            Rung::Protocol => return false,
+            Rung::Syntax | Rung::Scheme => {}
         }
         let no_upper = |s: &str| !swar::has_ascii_uppercase(s.as_bytes());
         if uri.has_percent_encoding() || !uri.scheme().is_none_or(no_upper) {
@@ -313,11 +351,29 @@ impl Normalizer {
     /// Writes the canonical form; on error leaves `out` as it was.
     fn write_or_restore(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
         let start = out.len();
-        let written = self.write(uri, out);
+        let written = if self.rung == Rung::Protocol {
+            self.write_protocol(uri, out)
+        } else {
+            self.write(uri, out)
+        };
         if written.is_err() {
             out.truncate(start);
         }
         written
+    }
+
+    /// The scheme rung's form into a reused buffer, then the protocol
+    /// transforms on its components.
+    fn write_protocol(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
+        SCHEME_FORM.with_borrow_mut(|scheme_form| {
+            scheme_form.clear();
+            let mut changes = self.write(uri, scheme_form)?;
+            // Every rung's output is a valid reference (tested as a property).
+            let canonical =
+                UriRef::parse_bytes(scheme_form).expect("the scheme rung writes valid references");
+            changes.transforms = self.protocol.write(&canonical, out);
+            Ok(changes)
+        })
     }
 
     /// Writes each component of `uri` in canonical form, in §5.3 order.
@@ -403,6 +459,12 @@ impl Normalizer {
         }
         Ok(changes)
     }
+}
+
+thread_local! {
+    /// The scheme rung's form of the reference the protocol rung is
+    /// rewriting: reused, so the protocol rung allocates nothing per URI.
+    static SCHEME_FORM: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 #[cfg(test)]

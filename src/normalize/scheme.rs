@@ -237,7 +237,7 @@ pub fn normalize_path(
 }
 
 /// Lower-cases letters except the hex digits of `%XX`; says whether any changed.
-fn lowercase_outside_triplets(bytes: &mut [u8]) -> bool {
+pub(crate) fn lowercase_outside_triplets(bytes: &mut [u8]) -> bool {
     let mut changed = false;
     let mut i = 0;
     while i < bytes.len() {

@@ -361,7 +361,7 @@ impl DedupSet {
 
     /// Makes room for about `lines` distinct keys in all.
     pub fn reserve(&mut self, lines: usize) {
-        let per_shard = lines / SHARDS + lines / SHARDS / 8 + 16;
+        let per_shard = lines / SHARDS + 16;
         self.shards.iter_mut().for_each(|s| s.reserve(per_shard));
     }
 

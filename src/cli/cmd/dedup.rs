@@ -2,10 +2,9 @@
 
 use clap::Args;
 use serde_json::json;
-use urinorm::normalize::Normalizer;
 use urinorm::pipeline::{Emit, Mode};
 
-use super::normalize::{NormalizeLines, RungArgs};
+use super::normalize::{KeyFormat, NormalizeLines, RungArgs};
 use crate::cli::engine::{DefaultRejects, RunArgs, execute};
 use crate::cli::{Error, Outcome};
 
@@ -13,6 +12,9 @@ use crate::cli::{Error, Outcome};
 pub struct DedupArgs {
     #[command(flatten)]
     pub rung: RungArgs,
+    /// The key lines are deduplicated on, and written with --emit canonical/count.
+    #[arg(long, value_enum, default_value_t = KeyFormat::Canonical)]
+    pub key: KeyFormat,
     /// What to write for each class: its canonical form, its first original
     /// line (what a crawler frontier fetches), or `N<TAB>canonical`.
     #[arg(long, value_enum, default_value_t = Emit::Canonical)]
@@ -22,11 +24,14 @@ pub struct DedupArgs {
 }
 
 pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
-    let mapper = NormalizeLines(Normalizer::new(args.rung.rung));
+    let mapper = NormalizeLines {
+        normalizer: args.rung.normalizer()?,
+        key: args.key,
+    };
     let emit = format!("{:?}", args.emit).to_lowercase();
     let extra = [
         ("command", json!("dedup")),
-        ("rung", json!(args.rung.rung.name())),
+        ("rung", json!(args.rung.rung().name())),
         ("emit", json!(emit)),
     ];
     execute(

@@ -6,6 +6,7 @@ use clap::Args;
 use urinorm::UriRef;
 use urinorm::normalize::{Normalizer, Rung};
 
+use super::normalize::RungArgs;
 use crate::cli::{Error, Outcome};
 
 #[derive(Args, Debug)]
@@ -13,10 +14,17 @@ pub struct ExplainArgs {
     /// The URI reference to explain.
     #[arg(value_name = "URI")]
     pub uri: String,
+    /// The protocol rung's transforms (default: the safe preset).
+    #[command(flatten)]
+    pub rung: RungArgs,
 }
 
 pub fn run(args: &ExplainArgs) -> Result<Outcome, Error> {
-    let text = explain(&args.uri);
+    let flags = RungArgs {
+        rung: Some(Rung::Protocol),
+        ..args.rung.clone()
+    };
+    let text = explain(&args.uri, &flags.normalizer()?);
     let rejected = text.contains("rejected:");
     io::stdout()
         .lock()
@@ -28,12 +36,18 @@ pub fn run(args: &ExplainArgs) -> Result<Outcome, Error> {
 }
 
 /// The explanation as text: the input, then each rung's output and the rules
-/// that changed it. Passwords are masked (RFC 3986 §7.5).
-pub fn explain(uri: &str) -> String {
+/// that changed it; the protocol rung is `protocol`'s. Passwords are masked
+/// (RFC 3986 §7.5).
+pub fn explain(uri: &str, protocol: &Normalizer) -> String {
     let mut text = format!("input     {}\n", mask_password(uri));
     for rung in Rung::ALL {
         let mut out = Vec::new();
-        match Normalizer::new(rung).normalize_into(uri.as_bytes(), &mut out) {
+        let normalizer = if rung == Rung::Protocol {
+            protocol.clone()
+        } else {
+            Normalizer::new(rung)
+        };
+        match normalizer.normalize_into(uri.as_bytes(), &mut out) {
             Ok(changes) => {
                 let output = String::from_utf8_lossy(&out);
                 text += &format!(
@@ -43,12 +57,23 @@ pub fn explain(uri: &str) -> String {
                     rung.section(),
                     rung_title(rung)
                 );
-                let rules: Vec<_> = changes.rules().filter(|r| r.rung() == rung).collect();
-                if rules.is_empty() {
+                let mut steps: Vec<String> = changes
+                    .rules()
+                    .filter(|r| r.rung() == rung)
+                    .map(|r| r.description().to_string())
+                    .collect();
+                if rung == Rung::Protocol {
+                    steps.extend(
+                        changes
+                            .transforms()
+                            .map(|t| format!("{}: {}", t.name(), t.doc())),
+                    );
+                }
+                if steps.is_empty() {
                     text += "          - no change at this rung\n";
                 }
-                for rule in rules {
-                    text += &format!("          - {}\n", rule.description());
+                for step in steps {
+                    text += &format!("          - {step}\n");
                 }
             }
             Err(e) => {
@@ -68,6 +93,7 @@ fn rung_title(rung: Rung) -> &'static str {
         Rung::String => "simple string comparison",
         Rung::Syntax => "syntax-based normalization",
         Rung::Scheme => "scheme-based normalization",
+        Rung::Protocol => "protocol-based normalization",
     }
 }
 
@@ -93,6 +119,8 @@ mod tests {
     fn passwords_are_masked() {
         assert_eq!(mask_password("http://u:secret@h/"), "http://u:****@h/");
         assert_eq!(mask_password("http://u@h/"), "http://u@h/");
-        assert!(!explain("HTTP://u:secret@H:80/").contains("secret"));
+        assert!(
+            !explain("HTTP://u:secret@H:80/", &Normalizer::new(Rung::Protocol)).contains("secret")
+        );
     }
 }

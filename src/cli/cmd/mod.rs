@@ -4,3 +4,4 @@ pub mod dedup;
 pub mod explain;
 pub mod normalize;
 pub mod resolve;
+pub mod transforms;

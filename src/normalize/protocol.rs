@@ -1,0 +1,805 @@
+//! The protocol rung (RFC 3986 §6.2.4): crawler conventions that RFC 3986
+//! leaves to practice, each a named transform that can be turned on or off,
+//! bundled in presets that are only lists of names.
+//!
+//! Every transform works on the scheme rung's output, for the schemes it
+//! makes sense for (http, https, ws, wss); any other URI passes through
+//! unchanged. Transforms never re-encode a byte they do not mean to change,
+//! and they apply in one fixed order, so the result is a fixed point.
+
+use std::fmt;
+use std::str::FromStr;
+
+use std::cell::RefCell;
+
+use super::scheme::{self, Scheme, lowercase_outside_triplets};
+use crate::table::hex_value;
+use crate::uri::{HostKind, UriRef};
+
+/// One named transform of the protocol rung.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Transform {
+    DropFragment,
+    SortQuery,
+    DropEmptyQuery,
+    DropEmptyParams,
+    DropTrackingParams,
+    DropSessionIds,
+    StripWww,
+    DropIndexFile,
+    TrailingSlashAdd,
+    TrailingSlashRemove,
+    HttpsUpgrade,
+    DropUserinfo,
+    Ipv4Numeric,
+    HostTrailingDot,
+    CollapseSlashes,
+    DecodeSafe,
+    LowercasePath,
+}
+
+impl Transform {
+    /// Every transform, in the order they apply.
+    pub const ALL: [Transform; 17] = [
+        Transform::DropUserinfo,
+        Transform::Ipv4Numeric,
+        Transform::HostTrailingDot,
+        Transform::StripWww,
+        Transform::HttpsUpgrade,
+        Transform::DropSessionIds,
+        Transform::CollapseSlashes,
+        Transform::DropIndexFile,
+        Transform::TrailingSlashAdd,
+        Transform::TrailingSlashRemove,
+        Transform::LowercasePath,
+        Transform::DecodeSafe,
+        Transform::DropTrackingParams,
+        Transform::DropEmptyParams,
+        Transform::SortQuery,
+        Transform::DropEmptyQuery,
+        Transform::DropFragment,
+    ];
+
+    /// The transform's stable name on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Transform::DropFragment => "drop-fragment",
+            Transform::SortQuery => "sort-query",
+            Transform::DropEmptyQuery => "drop-empty-query",
+            Transform::DropEmptyParams => "drop-empty-params",
+            Transform::DropTrackingParams => "drop-tracking-params",
+            Transform::DropSessionIds => "drop-session-ids",
+            Transform::StripWww => "strip-www",
+            Transform::DropIndexFile => "drop-index-file",
+            Transform::TrailingSlashAdd => "trailing-slash=add",
+            Transform::TrailingSlashRemove => "trailing-slash=remove",
+            Transform::HttpsUpgrade => "https-upgrade",
+            Transform::DropUserinfo => "drop-userinfo",
+            Transform::Ipv4Numeric => "ipv4-numeric",
+            Transform::HostTrailingDot => "host-trailing-dot",
+            Transform::CollapseSlashes => "collapse-slashes",
+            Transform::DecodeSafe => "decode-safe",
+            Transform::LowercasePath => "lowercase-path",
+        }
+    }
+
+    /// What it does, and the risk of a false merge.
+    pub const fn doc(self) -> &'static str {
+        match self {
+            Transform::DropFragment => {
+                "drop the #fragment; none: fragments are never sent to servers (but single-page apps may route on them)"
+            }
+            Transform::SortQuery => {
+                "sort query parameters by name, stable, bytes unchanged; low: a server that reads order (rare) differs"
+            }
+            Transform::DropEmptyQuery => "drop a bare '?'; none for HTTP servers in practice",
+            Transform::DropEmptyParams => {
+                "drop 'a=' and empty '&&' parameters; medium: 'a=' can differ from no 'a' to a server"
+            }
+            Transform::DropTrackingParams => {
+                "drop utm_*, gclid, fbclid and other analytics parameters; none for the page, by their purpose"
+            }
+            Transform::DropSessionIds => {
+                "drop jsessionid, PHPSESSID, ASPSESSIONID*, sid, CFID/CFTOKEN and (S(...)) session tokens; low: only token-like values"
+            }
+            Transform::StripWww => {
+                "drop a leading 'www.' label when two labels remain; medium: www.x.com and x.com can be different sites"
+            }
+            Transform::DropIndexFile => {
+                "drop index.html/htm/php/asp, default.aspx/asp/htm as last segment; medium: only where the server maps it"
+            }
+            Transform::TrailingSlashAdd => {
+                "add '/' to a path whose last segment has no '.'; medium: /a and /a/ can differ, relative links resolve differently"
+            }
+            Transform::TrailingSlashRemove => {
+                "remove a trailing '/' (never from '/'); medium: /a/ and /a can differ, relative links resolve differently"
+            }
+            Transform::HttpsUpgrade => {
+                "treat http as https (ws as wss); low for modern sites, wrong for http-only ones"
+            }
+            Transform::DropUserinfo => {
+                "drop user:password@; medium: credentials can select content"
+            }
+            Transform::Ipv4Numeric => {
+                "write hosts like 0x7f.1 or 2130706433 as 127.0.0.1 (RFC 3986 §7.4); none: resolvers read them so"
+            }
+            Transform::HostTrailingDot => {
+                "drop the root '.' at the end of a host name; none for DNS names"
+            }
+            Transform::CollapseSlashes => {
+                "write '//' in a path as '/'; medium: many servers, not all, ignore them"
+            }
+            Transform::DecodeSafe => {
+                "decode %XX of characters harmless where they stand (e.g. %40 in a path), never & = + ; # / % in a query; low"
+            }
+            Transform::LowercasePath => {
+                "lower-case the path; high: only for hosts known to be case-insensitive (off in every preset)"
+            }
+        }
+    }
+
+    const fn bit(self) -> u32 {
+        1 << self as u32
+    }
+}
+
+impl fmt::Display for Transform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Transform {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Transform::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| format!("unknown transform '{s}' (see `urinorm transforms`)"))
+    }
+}
+
+/// A named list of transforms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Preset {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub transforms: &'static [Transform],
+}
+
+const SAFE: &[Transform] = &[
+    Transform::DropFragment,
+    Transform::DropEmptyQuery,
+    Transform::DropTrackingParams,
+    Transform::DropSessionIds,
+    Transform::Ipv4Numeric,
+    Transform::HostTrailingDot,
+];
+
+/// The presets. `safe` holds what is never a false merge for http(s);
+/// `aggressive` adds what crawlers commonly accept.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "safe",
+        doc: "what is never a false merge for http(s)",
+        transforms: SAFE,
+    },
+    Preset {
+        name: "aggressive",
+        doc: "safe, plus the merges crawlers commonly accept",
+        transforms: &[
+            Transform::DropFragment,
+            Transform::DropEmptyQuery,
+            Transform::DropTrackingParams,
+            Transform::DropSessionIds,
+            Transform::Ipv4Numeric,
+            Transform::HostTrailingDot,
+            Transform::StripWww,
+            Transform::HttpsUpgrade,
+            Transform::DropIndexFile,
+            Transform::TrailingSlashRemove,
+            Transform::SortQuery,
+            Transform::DropUserinfo,
+            Transform::CollapseSlashes,
+        ],
+    },
+];
+
+impl FromStr for Preset {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        PRESETS
+            .iter()
+            .copied()
+            .find(|p| p.name == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
+                format!("unknown preset '{s}' (choose {})", names.join(" or "))
+            })
+    }
+}
+
+/// The query parameters `drop-tracking-params` removes by default; a name
+/// ending in `*` is a prefix. Compared without regard to ASCII case.
+pub const TRACKING_PARAMS: &[&str] = &[
+    "utm_*",
+    "gclid",
+    "dclid",
+    "gbraid",
+    "wbraid",
+    "fbclid",
+    "msclkid",
+    "mc_cid",
+    "mc_eid",
+    "_ga",
+    "_gl",
+    "yclid",
+    "igshid",
+    "twclid",
+    "ttclid",
+    "li_fat_id",
+    "_hsenc",
+    "_hsmi",
+    "mkt_tok",
+    "oly_anon_id",
+    "oly_enc_id",
+    "vero_id",
+    "s_cid",
+    "srsltid",
+];
+
+/// Which transforms are on, and the tracking list they use.
+///
+/// ```
+/// use urinorm::normalize::protocol::{Protocol, Transform};
+/// let mut p: Protocol = "aggressive".parse::<urinorm::normalize::protocol::Preset>()?.into();
+/// p.remove(Transform::StripWww);
+/// assert!(p.contains(Transform::SortQuery) && !p.contains(Transform::StripWww));
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Protocol {
+    on: u32,
+    tracking: Vec<String>,
+}
+
+impl Default for Protocol {
+    /// The `safe` preset.
+    fn default() -> Self {
+        Protocol::from(PRESETS[0])
+    }
+}
+
+impl From<Preset> for Protocol {
+    fn from(preset: Preset) -> Self {
+        let mut p = Protocol {
+            on: 0,
+            tracking: TRACKING_PARAMS.iter().map(|s| s.to_string()).collect(),
+        };
+        preset.transforms.iter().for_each(|&t| p.add(t));
+        p
+    }
+}
+
+impl Protocol {
+    /// No transform on.
+    pub fn none() -> Protocol {
+        Protocol {
+            on: 0,
+            ..Protocol::default()
+        }
+    }
+
+    /// Turns `transform` on (the other trailing-slash choice goes off).
+    pub fn add(&mut self, transform: Transform) {
+        match transform {
+            Transform::TrailingSlashAdd => self.remove(Transform::TrailingSlashRemove),
+            Transform::TrailingSlashRemove => self.remove(Transform::TrailingSlashAdd),
+            _ => {}
+        }
+        self.on |= transform.bit();
+    }
+
+    /// Turns `transform` off.
+    pub fn remove(&mut self, transform: Transform) {
+        self.on &= !transform.bit();
+    }
+
+    /// Whether `transform` is on.
+    pub fn contains(&self, transform: Transform) -> bool {
+        self.on & transform.bit() != 0
+    }
+
+    /// The transforms that are on, in the order they apply.
+    pub fn transforms(&self) -> impl Iterator<Item = Transform> + '_ {
+        Transform::ALL.into_iter().filter(|&t| self.contains(t))
+    }
+
+    /// Replaces the tracking list (one name per line, `prefix*` for a prefix;
+    /// blank lines and `#` comments ignored).
+    pub fn set_tracking_list(&mut self, text: &str) {
+        self.tracking = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect();
+    }
+
+    fn is_tracking(&self, name: &[u8]) -> bool {
+        self.tracking.iter().any(|t| match t.strip_suffix('*') {
+            Some(prefix) => {
+                name.len() >= prefix.len()
+                    && name[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+            }
+            None => name.eq_ignore_ascii_case(t.as_bytes()),
+        })
+    }
+
+    /// Appends the protocol form of `uri` (which is in its scheme-rung form)
+    /// to `out`; returns the transforms that changed it, as rule flags.
+    pub(crate) fn write(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> u32 {
+        let start = out.len();
+        let mut fired = 0u32;
+        let web = matches!(uri.scheme(), Some("http" | "https" | "ws" | "wss"));
+        let on = |t: Transform| web && self.contains(t);
+        let mut note = |t: Transform, changed: bool| {
+            if changed {
+                fired |= t.bit();
+            }
+        };
+
+        let mut scheme_name = uri.scheme().unwrap_or_default();
+        if on(Transform::HttpsUpgrade) && matches!(scheme_name, "http" | "ws") {
+            scheme_name = if scheme_name == "http" {
+                "https"
+            } else {
+                "wss"
+            };
+            note(Transform::HttpsUpgrade, true);
+        }
+        if uri.scheme().is_some() {
+            out.extend_from_slice(scheme_name.as_bytes());
+            out.push(b':');
+        }
+
+        if let Some(host) = uri.host() {
+            out.extend_from_slice(b"//");
+            if let Some(userinfo) = uri.userinfo() {
+                if on(Transform::DropUserinfo) {
+                    note(Transform::DropUserinfo, true);
+                } else {
+                    out.extend_from_slice(userinfo.as_bytes());
+                    out.push(b'@');
+                }
+            }
+            let host_start = out.len();
+            out.extend_from_slice(host.as_bytes());
+            if uri.host_kind() == Some(HostKind::RegName) {
+                if on(Transform::Ipv4Numeric) {
+                    note(Transform::Ipv4Numeric, ipv4_numeric(out, host_start));
+                }
+                if on(Transform::HostTrailingDot)
+                    && out.len() > host_start + 1
+                    && out.ends_with(b".")
+                {
+                    out.pop();
+                    note(Transform::HostTrailingDot, true);
+                }
+                if on(Transform::StripWww) {
+                    note(Transform::StripWww, strip_www(out, host_start));
+                }
+            }
+            if let Some(port) = uri.port() {
+                let default =
+                    scheme::lookup(scheme_name.as_bytes()).and_then(|s: &Scheme| s.default_port);
+                if on(Transform::HttpsUpgrade) && default.is_some_and(|d| port.parse() == Ok(d)) {
+                    // After https-upgrade, http's explicit :443 is the default.
+                    note(Transform::HttpsUpgrade, true);
+                } else {
+                    out.push(b':');
+                    out.extend_from_slice(port.as_bytes());
+                }
+            }
+        }
+
+        let path_start = out.len();
+        out.extend_from_slice(uri.path().as_bytes());
+        if web {
+            self.write_path(out, path_start, &mut note, uri.authority().is_some());
+        }
+
+        if let Some(query) = uri.query() {
+            let query_start = out.len();
+            out.push(b'?');
+            if web {
+                self.write_query(query.as_bytes(), out, &mut note);
+            } else {
+                out.extend_from_slice(query.as_bytes());
+            }
+            if on(Transform::DropEmptyQuery) && out.len() == query_start + 1 {
+                out.pop();
+                note(Transform::DropEmptyQuery, true);
+            }
+        }
+        if let Some(fragment) = uri.fragment() {
+            if on(Transform::DropFragment) {
+                note(Transform::DropFragment, true);
+            } else {
+                out.push(b'#');
+                let fragment_start = out.len();
+                out.extend_from_slice(fragment.as_bytes());
+                if on(Transform::DecodeSafe) {
+                    note(
+                        Transform::DecodeSafe,
+                        decode_safe(out, fragment_start, FRAGMENT_SAFE),
+                    );
+                }
+            }
+        }
+        debug_assert!(out.len() >= start);
+        fired
+    }
+
+    /// The path transforms, on `out[path_start..]`.
+    fn write_path(
+        &self,
+        out: &mut Vec<u8>,
+        start: usize,
+        note: &mut impl FnMut(Transform, bool),
+        has_authority: bool,
+    ) {
+        if self.contains(Transform::DropSessionIds) {
+            note(Transform::DropSessionIds, drop_path_session_ids(out, start));
+        }
+        if self.contains(Transform::CollapseSlashes) && has_authority {
+            note(Transform::CollapseSlashes, collapse_slashes(out, start));
+        }
+        // Dropping an index file can expose a trailing slash, and removing a
+        // trailing slash can expose an index file: repeat until neither
+        // changes anything (each round shortens the path), so the result is
+        // a fixed point.
+        loop {
+            let dropped = self.contains(Transform::DropIndexFile) && drop_index_file(out, start);
+            note(Transform::DropIndexFile, dropped);
+            let slashed = self.trailing_slash(out, start, note);
+            if !(dropped || slashed) {
+                break;
+            }
+        }
+        if self.contains(Transform::LowercasePath) {
+            note(
+                Transform::LowercasePath,
+                lowercase_outside_triplets(&mut out[start..]),
+            );
+        }
+        if self.contains(Transform::DecodeSafe) {
+            note(Transform::DecodeSafe, decode_safe(out, start, PATH_SAFE));
+        }
+    }
+
+    /// `trailing-slash=add|remove` on the path at `out[start..]`; never on `/`.
+    fn trailing_slash(
+        &self,
+        out: &mut Vec<u8>,
+        start: usize,
+        note: &mut impl FnMut(Transform, bool),
+    ) -> bool {
+        let path = &out[start..];
+        if self.contains(Transform::TrailingSlashAdd) && !path.is_empty() && !path.ends_with(b"/") {
+            let last = &path[path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1)..];
+            if !last.contains(&b'.') {
+                out.push(b'/');
+                note(Transform::TrailingSlashAdd, true);
+                return true;
+            }
+        }
+        if self.contains(Transform::TrailingSlashRemove) && path.len() > 1 && path.ends_with(b"/") {
+            out.pop();
+            note(Transform::TrailingSlashRemove, true);
+            return true;
+        }
+        false
+    }
+
+    /// The query transforms: parameters are dropped, sorted and re-joined
+    /// with their bytes untouched.
+    fn write_query(&self, query: &[u8], out: &mut Vec<u8>, note: &mut impl FnMut(Transform, bool)) {
+        PARAMS.with_borrow_mut(|params| {
+            params.clear();
+            let mut from = 0;
+            for end in memchr::memchr_iter(b'&', query).chain([query.len()]) {
+                params.push((from, end));
+                from = end + 1;
+            }
+            let param = |&(from, to): &(usize, usize)| &query[from..to];
+            let count = params.len();
+            if self.contains(Transform::DropTrackingParams) {
+                params.retain(|p| !self.is_tracking(param_name(param(p))));
+                note(Transform::DropTrackingParams, params.len() != count);
+            }
+            let count = params.len();
+            if self.contains(Transform::DropSessionIds) {
+                params.retain(|p| !is_session_param(param(p)));
+                note(Transform::DropSessionIds, params.len() != count);
+            }
+            let count = params.len();
+            if self.contains(Transform::DropEmptyParams) {
+                params.retain(|p| !param(p).is_empty() && !param(p).ends_with(b"="));
+                note(Transform::DropEmptyParams, params.len() != count);
+            }
+            if self.contains(Transform::SortQuery) && params.len() > 1 {
+                let sorted = params.is_sorted_by_key(|p| param_name(param(p)));
+                // A stable sort: parameters with one name keep their order.
+                params.sort_by_key(|p| param_name(param(p)));
+                note(Transform::SortQuery, !sorted);
+            }
+            let start = out.len();
+            for (i, p) in params.iter().enumerate() {
+                if i > 0 {
+                    out.push(b'&');
+                }
+                out.extend_from_slice(param(p));
+            }
+            if self.contains(Transform::DecodeSafe) {
+                note(Transform::DecodeSafe, decode_safe(out, start, QUERY_SAFE));
+            }
+        });
+    }
+}
+
+thread_local! {
+    /// The parameters of the query being rewritten, as ranges: reused, so
+    /// that rewriting allocates nothing per URI.
+    static PARAMS: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A parameter's name: the bytes before its first `=`.
+fn param_name(param: &[u8]) -> &[u8] {
+    &param[..param.iter().position(|&b| b == b'=').unwrap_or(param.len())]
+}
+
+/// A value that looks like a session token rather than data: long, and
+/// made only of letters, digits and `-_.`.
+fn is_token(value: &[u8], min_len: usize) -> bool {
+    value.len() >= min_len
+        && value
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+}
+
+/// `PHPSESSID=…`, `JSESSIONID=…`, `ASPSESSIONIDXXXX=…`, `sid=…`,
+/// `CFID=…`, `CFTOKEN=…` with a token-like value.
+fn is_session_param(param: &[u8]) -> bool {
+    let name = param_name(param);
+    let value = &param[(name.len() + 1).min(param.len())..];
+    let is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
+    let asp = name.len() >= 12 && name[..12].eq_ignore_ascii_case(b"aspsessionid");
+    if is("phpsessid") || is("jsessionid") || is("sid") || asp {
+        is_token(value, 16)
+    } else if is("cfid") || is("cftoken") {
+        is_token(value, 4)
+    } else {
+        false
+    }
+}
+
+/// Removes `;jsessionid=TOKEN` path parameters and ASP.NET `(S(TOKEN))`
+/// segments from the path at `out[start..]`.
+fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
+    let mut changed = false;
+    // ;jsessionid=… runs to the end of its segment.
+    while let Some(at) = find_ignore_case(&out[start..], b";jsessionid=") {
+        let at = start + at;
+        let value_start = at + b";jsessionid=".len();
+        let value_end = out[value_start..]
+            .iter()
+            .position(|&b| b == b'/')
+            .map_or(out.len(), |n| value_start + n);
+        if !is_token(&out[value_start..value_end], 16) {
+            break;
+        }
+        out.drain(at..value_end);
+        changed = true;
+    }
+    // /(S(token))/ segments.
+    let mut from = start;
+    while let Some(at) = find_ignore_case(&out[from..], b"/(S(").map(|n| from + n) {
+        let segment_end = out[at + 1..]
+            .iter()
+            .position(|&b| b == b'/')
+            .map_or(out.len(), |n| at + 1 + n);
+        let segment = &out[at + 1..segment_end];
+        if segment.ends_with(b"))") && is_token(&segment[3..segment.len() - 2], 16) {
+            out.drain(at..segment_end);
+            changed = true;
+        } else {
+            from = at + 1;
+        }
+    }
+    changed
+}
+
+fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// Writes each run of `/`s in the path as one.
+fn collapse_slashes(out: &mut Vec<u8>, start: usize) -> bool {
+    let before = out.len();
+    let mut write = start;
+    for read in start..out.len() {
+        let byte = out[read];
+        if byte == b'/' && write > start && out[write - 1] == b'/' {
+            continue;
+        }
+        out[write] = byte;
+        write += 1;
+    }
+    out.truncate(write);
+    write != before
+}
+
+/// The last segments `drop-index-file` removes, compared without regard to case.
+const INDEX_FILES: &[&str] = &[
+    "index.html",
+    "index.htm",
+    "index.php",
+    "index.asp",
+    "default.aspx",
+    "default.asp",
+    "default.htm",
+];
+
+fn drop_index_file(out: &mut Vec<u8>, start: usize) -> bool {
+    let path = &out[start..];
+    let Some(slash) = path.iter().rposition(|&b| b == b'/') else {
+        return false;
+    };
+    let last = &path[slash + 1..];
+    if INDEX_FILES
+        .iter()
+        .any(|f| last.eq_ignore_ascii_case(f.as_bytes()))
+    {
+        out.truncate(start + slash + 1);
+        return true;
+    }
+    false
+}
+
+/// `www.` as the first label, when at least two labels remain after it
+/// (`www.example.com`, not `www.com`; `www2.` and `www1355544.` are untouched).
+fn strip_www(out: &mut Vec<u8>, host_start: usize) -> bool {
+    let host = &out[host_start..];
+    let rest = match host.strip_prefix(b"www.") {
+        Some(rest) => rest,
+        None => return false,
+    };
+    let labels = rest.split(|&b| b == b'.').filter(|l| !l.is_empty()).count();
+    if labels < 2 {
+        return false;
+    }
+    out.drain(host_start..host_start + 4);
+    true
+}
+
+/// RFC 3986 §7.4: the numeric host forms that resolvers accept (decimal,
+/// octal with a leading 0, hex with 0x; one to four parts, the last filling
+/// the remaining bytes), written as the dotted-decimal address. Anything
+/// that is not exactly such a form stays a reg-name.
+fn ipv4_numeric(out: &mut Vec<u8>, host_start: usize) -> bool {
+    let Some(address) = parse_numeric_ipv4(&out[host_start..]) else {
+        return false;
+    };
+    let dotted = std::net::Ipv4Addr::from(address).to_string();
+    if out[host_start..] == *dotted.as_bytes() {
+        return false;
+    }
+    out.truncate(host_start);
+    out.extend_from_slice(dotted.as_bytes());
+    true
+}
+
+/// Parses the numeric forms of §7.4 into an address: one to four parts,
+/// an optional trailing dot, every part a number.
+///
+/// ```
+/// use urinorm::normalize::protocol::parse_numeric_ipv4;
+/// assert_eq!(parse_numeric_ipv4(b"0x7f.1"), Some(0x7f00_0001));
+/// assert_eq!(parse_numeric_ipv4(b"2130706433"), Some(0x7f00_0001));
+/// assert_eq!(parse_numeric_ipv4(b"017700000001"), Some(0x7f00_0001));
+/// assert_eq!(parse_numeric_ipv4(b"1.2.3.256"), None);
+/// assert_eq!(parse_numeric_ipv4(b"example.com"), None);
+/// ```
+pub fn parse_numeric_ipv4(host: &[u8]) -> Option<u32> {
+    let host = host.strip_suffix(b".").unwrap_or(host);
+    let mut values = [0u64; 4];
+    let mut count = 0;
+    for part in host.split(|&b| b == b'.') {
+        if count == 4 || part.is_empty() {
+            return None;
+        }
+        values[count] = parse_number(part)?;
+        count += 1;
+    }
+    let (last, leading) = values[..count].split_last()?;
+    let mut address: u64 = 0;
+    for &v in leading {
+        if v > 255 {
+            return None;
+        }
+        address = address << 8 | v;
+    }
+    let remaining_bits = 8 * (4 - leading.len() as u32);
+    if *last >= 1u64 << remaining_bits {
+        return None;
+    }
+    Some((address << remaining_bits | last) as u32)
+}
+
+/// One part: `0x…` hex, `0…` octal, or decimal; `None` if not a number or
+/// too large to matter.
+fn parse_number(part: &[u8]) -> Option<u64> {
+    let (digits, radix) =
+        if part.len() >= 2 && part[0] == b'0' && part[1].eq_ignore_ascii_case(&b'x') {
+            (&part[2..], 16)
+        } else if part.len() > 1 && part[0] == b'0' {
+            (&part[1..], 8)
+        } else {
+            (part, 10)
+        };
+    if digits.is_empty() {
+        // "0x" alone is zero; "" (an empty part) is not a number.
+        return (radix == 16).then_some(0);
+    }
+    let mut value: u64 = 0;
+    for &d in digits {
+        let digit = (d as char).to_digit(radix)?;
+        value = value
+            .checked_mul(u64::from(radix))?
+            .checked_add(u64::from(digit))?;
+        if value > u64::from(u32::MAX) {
+            return None;
+        }
+    }
+    Some(value)
+}
+
+/// Characters whose `%XX` `decode-safe` decodes in a path: every sub-delim,
+/// `:` and `@` (all allowed as they are in a path, §3.3).
+const PATH_SAFE: &[u8] = b"!$&'()*+,;=:@";
+/// In a query: the same, less `&`, `=`, `+` and `;`, which servers read as
+/// separators, plus `?` and `/`... except `/`, never decoded (§2.2).
+const QUERY_SAFE: &[u8] = b"!$'()*,:@?";
+/// In a fragment: sub-delims, `:`, `@`, `?` and `/`.
+const FRAGMENT_SAFE: &[u8] = b"!$&'()*+,;=:@?/";
+
+/// Decodes `%XX` triplets of `safe` characters in `out[start..]`.
+fn decode_safe(out: &mut Vec<u8>, start: usize, safe: &[u8]) -> bool {
+    let mut write = start;
+    let mut read = start;
+    let end = out.len();
+    while read < end {
+        let byte = out[read];
+        if byte == b'%' && read + 2 < end {
+            let value = hex_value(out[read + 1])
+                .zip(hex_value(out[read + 2]))
+                .map(|(h, l)| h << 4 | l);
+            if let Some(value) = value.filter(|v| safe.contains(v)) {
+                out[write] = value;
+                write += 1;
+                read += 3;
+                continue;
+            }
+        }
+        out[write] = byte;
+        write += 1;
+        read += 1;
+    }
+    out.truncate(write);
+    write != end
+}
