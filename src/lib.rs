@@ -35,6 +35,7 @@
 
 pub mod error;
 pub mod host;
+pub mod ladder;
 pub mod normalize;
 mod parse;
 pub mod pipeline;

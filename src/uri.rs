@@ -185,3 +185,26 @@ impl fmt::Display for UriRef<'_> {
         f.write_str(self.text)
     }
 }
+
+/// `uri` with the password of its userinfo (after the first `:`) shown as
+/// `****`, as RFC 3986 §7.5 asks of anything that displays a URI.
+///
+/// ```
+/// assert_eq!(urinorm::uri::mask_password("http://u:pw@h/"), "http://u:****@h/");
+/// assert_eq!(urinorm::uri::mask_password("http://u@h/"), "http://u@h/");
+/// ```
+pub fn mask_password(uri: &str) -> String {
+    let Some(userinfo) = UriRef::parse(uri).ok().and_then(|u| u.userinfo()) else {
+        return uri.to_string();
+    };
+    let Some(colon) = userinfo.find(':') else {
+        return uri.to_string();
+    };
+    // The userinfo is a slice of `uri`: its offset is the pointers' distance.
+    let start = userinfo.as_ptr() as usize - uri.as_ptr() as usize;
+    format!(
+        "{}****{}",
+        &uri[..start + colon + 1],
+        &uri[start + userinfo.len()..]
+    )
+}

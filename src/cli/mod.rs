@@ -25,6 +25,8 @@ pub enum Command {
     Normalize(cmd::normalize::NormalizeArgs),
     /// Write each equivalence class once, in first-occurrence order.
     Dedup(cmd::dedup::DedupArgs),
+    /// Measure what each rung and preset would merge on these lines, with examples.
+    Ladder(cmd::ladder::LadderArgs),
     /// Resolve each reference against a base URI (RFC 3986 §5.2), one output line per input line.
     Resolve(cmd::resolve::ResolveArgs),
     /// Show what each rung makes of one URI, and which rules changed it.
@@ -95,6 +97,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Normalize(args) => cmd::normalize::run(&args),
         Command::Dedup(args) => cmd::dedup::run(&args),
         Command::Resolve(args) => cmd::resolve::run(&args),
+        Command::Ladder(args) => cmd::ladder::run(&args),
         Command::Explain(args) => cmd::explain::run(&args),
         Command::Transforms => cmd::transforms::run(),
     }

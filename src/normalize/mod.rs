@@ -249,6 +249,11 @@ impl Normalizer {
         self.rung
     }
 
+    /// The protocol rung's transforms, when that is the rung.
+    pub fn protocol(&self) -> Option<&Protocol> {
+        (self.rung == Rung::Protocol).then_some(&self.protocol)
+    }
+
     /// Normalizes one reference and returns it.
     pub fn normalize(&self, input: &str) -> Result<String, InvalidUri> {
         let mut out = Vec::with_capacity(input.len() + 1);

@@ -3,8 +3,8 @@
 use std::io::{self, Write};
 
 use clap::Args;
-use urinorm::UriRef;
 use urinorm::normalize::{Normalizer, Rung};
+use urinorm::uri::mask_password;
 
 use super::normalize::RungArgs;
 use crate::cli::{Error, Outcome};
@@ -95,20 +95,6 @@ fn rung_title(rung: Rung) -> &'static str {
         Rung::Scheme => "scheme-based normalization",
         Rung::Protocol => "protocol-based normalization",
     }
-}
-
-/// `uri` with the password of its userinfo (after the first `:`) shown as `****`.
-fn mask_password(uri: &str) -> String {
-    let Some(userinfo) = UriRef::parse(uri).ok().and_then(|u| u.userinfo()) else {
-        return uri.to_string();
-    };
-    let Some(colon) = userinfo.find(':') else {
-        return uri.to_string();
-    };
-    // The userinfo is a slice of `uri`; find where it starts.
-    let start = userinfo.as_ptr() as usize - uri.as_ptr() as usize;
-    let (pw_start, pw_end) = (start + colon + 1, start + userinfo.len());
-    format!("{}****{}", &uri[..pw_start], &uri[pw_end..])
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 pub mod dedup;
 pub mod explain;
+pub mod ladder;
 pub mod normalize;
 pub mod resolve;
 pub mod transforms;

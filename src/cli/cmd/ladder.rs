@@ -1,0 +1,149 @@
+//! `urinorm ladder`: choose a rung on evidence, from the user's own lines.
+
+use std::io::{self, Write};
+
+use clap::Args;
+use serde_json::json;
+use urinorm::ladder::{self, Options, Report};
+use urinorm::normalize::protocol::Transform;
+use urinorm::pipeline::input::Input;
+
+use crate::cli::{Error, Outcome, input_names};
+
+#[derive(Args, Debug)]
+pub struct LadderArgs {
+    /// Files of URIs, one per line; none or `-` reads standard input (read whole).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    /// Write the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// How many example merges to show per step.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub examples: usize,
+    /// Add one step: the aggressive preset plus this transform.
+    #[arg(long = "with", value_name = "TRANSFORM")]
+    pub with: Option<Transform>,
+    /// Look only at the hosts whose hash falls in this fraction (0 to 1):
+    /// a quick estimate that keeps each site's spellings together.
+    #[arg(long, value_name = "FRACTION")]
+    pub sample: Option<f64>,
+    /// Worker threads (default: all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
+    if args.sample.is_some_and(|f| !(f > 0.0 && f <= 1.0)) {
+        return Err(Error::Usage(
+            "--sample takes a fraction above 0 and at most 1".into(),
+        ));
+    }
+    let inputs = input_names(&args.files)
+        .into_iter()
+        .map(Input::open)
+        .collect::<Result<Vec<_>, _>>()?;
+    let threads = match args.threads {
+        Some(0) => {
+            return Err(Error::Usage(
+                "-j takes a number of threads of at least 1".into(),
+            ));
+        }
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let options = Options {
+        examples: args.examples,
+        sample: args.sample,
+        with: args.with,
+        threads,
+    };
+    let report = ladder::run(&inputs, &options)?;
+    let text = if args.json {
+        format!("{:#}\n", to_json(&report))
+    } else {
+        table(&report)
+    };
+    io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(Error::stdout)?;
+    Ok(Outcome {
+        rejected: report.steps[0].rejected,
+    })
+}
+
+/// The report as a table for an 80-column terminal.
+pub fn table(report: &Report) -> String {
+    let mut text = String::new();
+    if let Some(fraction) = report.sample {
+        text += &format!("ESTIMATE from a {:.1}% sample of hosts\n", fraction * 100.0);
+    }
+    text += &format!(
+        "{} lines ({} blank skipped)\n\n",
+        report.lines, report.blank
+    );
+    text += "step                    distinct  collapsed       %  rejected   time s\n";
+    for step in &report.steps {
+        let percent = 100.0 * step.collapsed as f64 / report.lines.max(1) as f64;
+        text += &format!(
+            "{:<22} {:>9} {:>10} {:>6.2}% {:>9} {:>8.2}\n",
+            step.name, step.distinct, step.collapsed, percent, step.rejected, step.seconds
+        );
+    }
+    for step in report.steps.iter().filter(|s| !s.examples.is_empty()) {
+        text += &format!("\nLargest merges new at {}:\n", step.name);
+        for merge in &step.examples {
+            text += &format!("  {} lines -> {}\n", merge.size, merge.key);
+            for spelling in &merge.spellings {
+                text += &format!("      {spelling}\n");
+            }
+            for reason in &merge.joined_by {
+                text += &format!("    by: {reason}\n");
+            }
+        }
+    }
+    text += "\nEach transform alone, over the scheme rung (distinct keys fewer):\n";
+    for (transform, merges) in &report.attribution {
+        text += &format!("  {:<22} {:>9}\n", transform.name(), merges);
+    }
+    text += &format!("\n({:.2} s in all)\n", report.seconds);
+    text
+}
+
+/// The report as JSON.
+pub fn to_json(report: &Report) -> serde_json::Value {
+    let steps: Vec<_> = report
+        .steps
+        .iter()
+        .map(|s| {
+            let examples: Vec<_> = s
+                .examples
+                .iter()
+                .map(|m| json!({"size": m.size, "key": m.key, "spellings": m.spellings, "joined_by": m.joined_by}))
+                .collect();
+            json!({
+                "name": s.name,
+                "distinct": s.distinct,
+                "collapsed": s.collapsed,
+                "rejected": s.rejected,
+                "seconds": s.seconds,
+                "examples": examples,
+            })
+        })
+        .collect();
+    let attribution: Vec<_> = report
+        .attribution
+        .iter()
+        .map(|(t, merges)| json!({"transform": t.name(), "merges": merges}))
+        .collect();
+    json!({
+        "lines": report.lines,
+        "blank": report.blank,
+        "estimate": report.sample.is_some(),
+        "sample": report.sample,
+        "steps": steps,
+        "attribution": attribution,
+        "seconds": report.seconds,
+    })
+}

@@ -1,0 +1,138 @@
+//! `urinorm ladder` against `urinorm dedup`: the same counts at every step,
+//! example merges that really are merges, and JSON that parses.
+
+mod common;
+
+use common::cli::urinorm;
+use serde_json::Value;
+
+/// The shipped sample plus spellings that each step merges.
+fn input() -> Vec<u8> {
+    let mut bytes = std::fs::read(common::testdata("sample/urls.txt")).unwrap();
+    bytes.extend_from_slice(
+        b"\nHTTPS://WWW.SEC.GOV/edgar.shtml\nhttps://www.sec.gov:443/edgar.shtml\nhttps://www.sec.gov/%65dgar.shtml\n\
+          https://www.sec.gov/./edgar.shtml#top\nhttp://sec.gov/edgar.shtml?utm_source=x\nhttp://user:secret@example.com/a/\n\
+          http://user:secret@EXAMPLE.com/a/\nnot a uri\n",
+    );
+    bytes
+}
+
+/// The lines `dedup` writes with these flags.
+fn dedup_count(flags: &[&str], stdin: &[u8]) -> u64 {
+    let mut args = vec!["dedup", "--quiet"];
+    args.extend_from_slice(flags);
+    urinorm(&args, stdin).stdout.lines().count() as u64
+}
+
+#[test]
+fn counts_equal_dedup_at_every_step() {
+    let input = input();
+    let run = urinorm(&["ladder", "--json", "--examples", "3"], &input);
+    assert_eq!(
+        run.code, 1,
+        "a line of the input is rejected: {}",
+        run.stderr
+    );
+    let report: Value = serde_json::from_str(&run.stdout).expect("the report is JSON");
+    let steps = report["steps"].as_array().unwrap();
+    let flags: [(&str, &[&str]); 5] = [
+        ("string", &["--rung", "string"]),
+        ("syntax", &["--rung", "syntax"]),
+        ("scheme", &["--rung", "scheme"]),
+        ("protocol:safe", &["--preset", "safe"]),
+        ("protocol:aggressive", &["--preset", "aggressive"]),
+    ];
+    assert_eq!(steps.len(), flags.len());
+    for (step, (name, flags)) in steps.iter().zip(flags) {
+        assert_eq!(step["name"], name);
+        assert_eq!(
+            step["distinct"].as_u64().unwrap(),
+            dedup_count(flags, &input),
+            "{name}"
+        );
+    }
+    for pair in steps.windows(2) {
+        let collapsed =
+            pair[0]["distinct"].as_i64().unwrap() - pair[1]["distinct"].as_i64().unwrap();
+        assert_eq!(pair[1]["collapsed"].as_i64().unwrap(), collapsed);
+    }
+    assert!(
+        steps[2]["collapsed"].as_i64().unwrap() > 0,
+        "the scheme rung merges the :443 spelling"
+    );
+    assert_eq!(report["attribution"].as_array().unwrap().len(), 13);
+}
+
+#[test]
+fn example_merges_are_equal_at_their_step_and_distinct_below() {
+    let input = input();
+    let run = urinorm(&["ladder", "--json"], &input);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let steps = report["steps"].as_array().unwrap();
+    let flags: [&[&str]; 5] = [
+        &["--rung", "string"],
+        &["--rung", "syntax"],
+        &["--rung", "scheme"],
+        &["--preset", "safe"],
+        &["--preset", "aggressive"],
+    ];
+    let mut seen = 0;
+    for (s, step) in steps.iter().enumerate().skip(1) {
+        for merge in step["examples"].as_array().unwrap() {
+            let spellings: Vec<&str> = merge["spellings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            assert_eq!(spellings.len(), 2);
+            let both = format!("{}\n{}\n", spellings[0], spellings[1]).into_bytes();
+            assert_eq!(
+                dedup_count(flags[s], &both),
+                1,
+                "equal at {}: {spellings:?}",
+                step["name"]
+            );
+            assert_eq!(
+                dedup_count(flags[s - 1], &both),
+                2,
+                "distinct below {}: {spellings:?}",
+                step["name"]
+            );
+            assert!(!merge["joined_by"].as_array().unwrap().is_empty());
+            seen += 1;
+        }
+    }
+    assert!(seen >= 4, "{seen} examples");
+    assert!(
+        !run.stdout.contains("secret"),
+        "passwords are masked (RFC 3986 §7.5)"
+    );
+}
+
+#[test]
+fn table_fits_80_columns_and_sampling_says_it_estimates() {
+    let input = input();
+    let run = urinorm(&["ladder", "--examples", "2"], &input);
+    // Every line but those that quote a URI fits an 80-column terminal.
+    let quotes_a_uri = |l: &str| l.starts_with("      ") || l.contains(" lines -> ");
+    assert!(
+        run.stdout
+            .lines()
+            .filter(|l| !quotes_a_uri(l))
+            .all(|l| l.chars().count() <= 80),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("protocol:aggressive"));
+    let sampled = urinorm(&["ladder", "--sample", "0.5"], &input);
+    assert!(
+        sampled
+            .stdout
+            .starts_with("ESTIMATE from a 50.0% sample of hosts"),
+        "{}",
+        sampled.stdout
+    );
+    let bad = urinorm(&["ladder", "--sample", "2"], &input);
+    assert_eq!(bad.code, 2);
+}
