@@ -360,65 +360,65 @@ fn print_chunk(
         kept.push(line);
     }
     let mut time = vec![Duration::ZERO; steps.len()];
-    let mut prints = vec![Vec::with_capacity(kept.len()); steps.len()];
-    let mut attribution = vec![Vec::with_capacity(kept.len()); transforms.len()];
+    let mut prints: Vec<Vec<Print>> = Vec::with_capacity(steps.len());
     let mut out = Vec::new();
-    let mut scheme_form = Vec::new();
-    let singles: Vec<Protocol> = transforms
-        .iter()
-        .map(|&t| {
-            let mut p = Protocol::none();
-            p.add(t);
-            p
-        })
-        .collect();
-    for line in &kept {
-        // The three RFC rungs, each on the line; the protocol steps on the
-        // scheme rung's form, parsed once.
-        for (s, step) in steps.iter().enumerate().take(3) {
-            let t0 = Instant::now();
-            out.clear();
-            let p = match step.normalizer.normalize_into(line, &mut out) {
-                Ok(_) => print(&out, hashers),
-                Err(_) => 0,
-            };
-            if s == 2 {
-                scheme_form.clone_from(&out);
-            }
-            prints[s].push(p);
-            time[s] += t0.elapsed();
-        }
-        let scheme_ok = prints[2].last() != Some(&0);
-        let parsed = if scheme_ok {
-            UriRef::parse_bytes(&scheme_form).ok()
-        } else {
-            None
-        };
-        for (s, step) in steps.iter().enumerate().skip(3) {
-            let t0 = Instant::now();
-            let p = match (&parsed, step.normalizer.protocol()) {
-                (Some(uri), Some(protocol)) => {
-                    out.clear();
-                    protocol.write(uri, &mut out);
-                    print(&out, hashers)
+    // The three RFC rungs, step by step (so each is timed once a chunk);
+    // the scheme rung's forms are kept for the protocol steps.
+    let mut scheme_forms: Vec<u8> = Vec::new();
+    let mut scheme_spans: Vec<Option<(usize, usize)>> = Vec::with_capacity(kept.len());
+    for (s, step) in steps.iter().enumerate().take(3) {
+        let t0 = Instant::now();
+        let step_prints = kept
+            .iter()
+            .map(|line| {
+                out.clear();
+                let accepted = step.normalizer.normalize_into(line, &mut out).is_ok();
+                if s == 2 {
+                    let start = scheme_forms.len();
+                    scheme_forms.extend_from_slice(&out);
+                    scheme_spans.push(accepted.then_some((start, scheme_forms.len())));
                 }
-                _ => 0,
-            };
-            prints[s].push(p);
-            time[s] += t0.elapsed();
-        }
-        for (t, single) in singles.iter().enumerate() {
-            let p = match &parsed {
+                if accepted { print(&out, hashers) } else { 0 }
+            })
+            .collect();
+        prints.push(step_prints);
+        time[s] += t0.elapsed();
+    }
+    // Parsed once, shared by every protocol step and every single transform.
+    let parsed: Vec<Option<UriRef<'_>>> = scheme_spans
+        .iter()
+        .map(|span| span.and_then(|(a, b)| UriRef::parse_bytes(&scheme_forms[a..b]).ok()))
+        .collect();
+    let scheme_prints = prints[2].clone();
+    // A protocol's print: the scheme rung's when no transform changed the
+    // key (the bytes are then the same), else the new key's.
+    let mut protocol_prints = |protocol: &Protocol| -> Vec<Print> {
+        parsed
+            .iter()
+            .zip(&scheme_prints)
+            .map(|(uri, &scheme_print)| match uri {
                 Some(uri) => {
                     out.clear();
-                    single.write(uri, &mut out);
-                    print(&out, hashers)
+                    if protocol.write(uri, &mut out) == 0 { scheme_print } else { print(&out, hashers) }
                 }
                 None => 0,
-            };
-            attribution[t].push(p);
-        }
+            })
+            .collect()
+    };
+    for (s, step) in steps.iter().enumerate().skip(3) {
+        let t0 = Instant::now();
+        let step_prints = step.normalizer.protocol().map_or_else(|| vec![0; kept.len()], &mut protocol_prints);
+        prints.push(step_prints);
+        time[s] += t0.elapsed();
     }
+    let attribution = transforms
+        .iter()
+        .map(|&t| {
+            let mut single = Protocol::none();
+            single.add(t);
+            protocol_prints(&single)
+        })
+        .collect();
     ChunkPrints {
         positions,
         prints,
