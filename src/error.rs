@@ -67,6 +67,8 @@ pub enum ErrorKind {
     /// At the scheme rung: a port beyond 65535 for a scheme whose ports are
     /// TCP or UDP ports.
     PortOutOfRange,
+    /// The line is longer than the bulk engine's `--max-line-bytes` limit.
+    LineTooLong,
 }
 
 impl ErrorKind {
@@ -101,6 +103,7 @@ impl ErrorKind {
                 "host is not a valid internationalized domain name (UTS #46)"
             }
             ErrorKind::PortOutOfRange => "port is out of range (0 to 65535)",
+            ErrorKind::LineTooLong => "line longer than --max-line-bytes",
         }
     }
 }

@@ -399,7 +399,11 @@ fn print_chunk(
             .map(|(uri, &scheme_print)| match uri {
                 Some(uri) => {
                     out.clear();
-                    if protocol.write(uri, &mut out) == 0 { scheme_print } else { print(&out, hashers) }
+                    if protocol.write(uri, &mut out) == 0 {
+                        scheme_print
+                    } else {
+                        print(&out, hashers)
+                    }
                 }
                 None => 0,
             })
@@ -407,7 +411,10 @@ fn print_chunk(
     };
     for (s, step) in steps.iter().enumerate().skip(3) {
         let t0 = Instant::now();
-        let step_prints = step.normalizer.protocol().map_or_else(|| vec![0; kept.len()], &mut protocol_prints);
+        let step_prints = step
+            .normalizer
+            .protocol()
+            .map_or_else(|| vec![0; kept.len()], &mut protocol_prints);
         prints.push(step_prints);
         time[s] += t0.elapsed();
     }

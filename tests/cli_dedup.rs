@@ -192,9 +192,17 @@ fn a_one_megabyte_line() {
     let mut input = line.clone();
     input.extend_from_slice(b"\nhttp://b/\n");
     input.extend_from_slice(&line);
-    let (run, stats) = counted(&["dedup"], &input);
+    // Within the limit: kept, and deduplicated.
+    let (run, stats) = counted(&["dedup", "--max-line-bytes", "2000000"], &input);
     assert_eq!(stats["duplicates"].as_u64(), Some(1));
     assert_eq!(run.stdout.len(), line.len() + 1 + "http://b/\n".len());
+    // Beyond the default limit: rejected with that reason, never truncated.
+    let (run, stats) = counted(&["dedup"], &input);
+    assert_eq!(run.stdout, "http://b/\n");
+    assert_eq!(
+        stats["rejected_by_reason"]["line longer than --max-line-bytes"].as_u64(),
+        Some(2)
+    );
 }
 
 #[test]

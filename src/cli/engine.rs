@@ -11,7 +11,7 @@ use urinorm::pipeline::stats::Stats;
 use urinorm::pipeline::writer::{
     EXAMPLES, Output, RejectExamples, RejectSink, RejectsToFile, RejectsToStderr,
 };
-use urinorm::pipeline::{self, Invalid, LineMapper, Mode, Options, RunError};
+use urinorm::pipeline::{self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError};
 
 use super::{Error, Outcome, input_names};
 
@@ -39,6 +39,9 @@ pub struct RunArgs {
     /// No summary line at the end.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Reject lines longer than this many bytes (never truncate them).
+    #[arg(long, value_name = "N", default_value_t = MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
 }
 
 /// Where rejected lines are reported when `--rejects` is not given.
@@ -101,6 +104,7 @@ pub fn execute(
         invalid: args.invalid,
         threads,
         progress: !args.quiet,
+        max_line_bytes: args.max_line_bytes,
     };
     let stats = pipeline::run(&inputs, mapper, &options, output.writer(), rejects).map_err(
         |e| match e {

@@ -79,7 +79,13 @@ pub struct Options {
     pub threads: usize,
     /// Show a progress bar on standard error.
     pub progress: bool,
+    /// Longer lines are rejected (never truncated).
+    pub max_line_bytes: usize,
 }
+
+/// The default `max_line_bytes`: far above any URL a browser sends, far
+/// below what could exhaust memory.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
 /// Why a run stopped.
 #[derive(Debug)]
@@ -154,9 +160,7 @@ pub fn run(
                     .collect();
                 let batch: Batch<'_> = pool.install(|| {
                     work.into_par_iter()
-                        .map(|(chunk, buffers)| {
-                            process(chunk, buffers, mapper, hasher, options.invalid)
-                        })
+                        .map(|(chunk, buffers)| process(chunk, buffers, mapper, hasher, options))
                         .collect()
                 });
                 if dedup && !reserved {

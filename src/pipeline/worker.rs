@@ -7,8 +7,8 @@ use std::sync::atomic::AtomicBool;
 use super::dedup::{Key, SHARDS, shard_of};
 use super::input::{BOM, strip_cr};
 use super::reader::{Chunk, ChunkBytes};
-use super::{Invalid, LineMapper};
-use crate::error::InvalidUri;
+use super::{Invalid, LineMapper, Options};
+use crate::error::{ErrorKind, InvalidUri};
 
 /// The hasher of keys: ahash with fixed seeds, so a run is reproducible.
 pub fn key_hasher() -> ahash::RandomState {
@@ -175,8 +175,9 @@ pub fn process<'a>(
     buffers: Buffers,
     mapper: &dyn LineMapper,
     hasher: Option<&ahash::RandomState>,
-    invalid: Invalid,
+    options: &Options,
 ) -> Processed<'a> {
+    let invalid = options.invalid;
     let bytes: &[u8] = &chunk.bytes;
     let Buffers {
         mut arena,
@@ -204,6 +205,13 @@ pub fn process<'a>(
         let span = Span::new(pos, pos + line.len());
         if line.is_empty() {
             blank += 1;
+        } else if line.len() > options.max_line_bytes {
+            let error = InvalidUri::new(options.max_line_bytes, ErrorKind::LineTooLong);
+            rejected.push(Rejected {
+                error,
+                line: span,
+                index,
+            });
         } else {
             let key_start = arena.len();
             match mapper.map_line(line, &mut arena) {

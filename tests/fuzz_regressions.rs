@@ -1,0 +1,51 @@
+//! Failures found by the fuzz targets in `fuzz/` (see fuzz/README.md), each
+//! on the exact bytes the fuzzer minimized (`cargo fuzz tmin`), through the
+//! public API. Each test names its target and the invariant that failed.
+
+use urinorm::UriRef;
+use urinorm::normalize::protocol::{PRESETS, Protocol};
+use urinorm::normalize::{Normalizer, Rung};
+
+/// Target `normalize`, invariant "`normalize_if_changed` returns `false`
+/// exactly when the output equals the input". On `o:/.//` the syntax and
+/// scheme rungs write the input unchanged (dot removal gives `//`, and the
+/// `/.` that keeps a path without an authority from reading as one puts
+/// back what was removed), but both rules are recorded as changes, so
+/// `normalize_if_changed` returned `true` and appended the input's bytes.
+#[test]
+fn normalize_if_changed_on_a_path_that_keeps_its_leading_dot() {
+    let input: &[u8] = b"o:/.//";
+    for rung in [Rung::Syntax, Rung::Scheme] {
+        let n = Normalizer::new(rung);
+        let mut out = Vec::new();
+        n.normalize_into(input, &mut out).unwrap();
+        assert_eq!(out, input, "{rung}: normalize_into");
+        let mut out = Vec::new();
+        let changed = n.normalize_if_changed(input, &mut out).unwrap();
+        assert!(
+            !changed && out.is_empty(),
+            "{rung}: normalize_if_changed returned {changed} and appended {:?}, \
+             but the canonical form is the input",
+            String::from_utf8_lossy(&out)
+        );
+    }
+}
+
+/// Target `normalize`, invariant "normalizing the output again gives the
+/// same output" at the protocol rung (`safe`, the default, and every preset).
+/// `host-trailing-dot` removed one trailing dot only, after `ipv4-numeric`
+/// had run: `http://9..` gave `http://9./`, which gives `http://0.0.0.9/`;
+/// `http://a..` gave `http://a./`, which gives `http://a/`.
+#[test]
+fn protocol_rung_is_idempotent_on_hosts_with_two_trailing_dots() {
+    let mut normalizers = vec![Normalizer::new(Rung::Protocol)];
+    normalizers.extend(PRESETS.iter().map(|p| Normalizer::with_protocol(Protocol::from(*p))));
+    for input in ["http://9..", "http://a.."] {
+        for n in &normalizers {
+            let once = n.normalize(input).unwrap();
+            assert!(UriRef::parse(&once).is_ok());
+            let twice = n.normalize(&once).unwrap();
+            assert_eq!(twice, once, "{input:?} -> {once:?} -> {twice:?} ({:?})", n.protocol());
+        }
+    }
+}
