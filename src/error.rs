@@ -69,6 +69,8 @@ pub enum ErrorKind {
     PortOutOfRange,
     /// The line is longer than the bulk engine's `--max-line-bytes` limit.
     LineTooLong,
+    /// The line has fewer columns than `--field`, `--key-fields` or `--base-field` name.
+    MissingField,
 }
 
 impl ErrorKind {
@@ -104,6 +106,7 @@ impl ErrorKind {
             }
             ErrorKind::PortOutOfRange => "port is out of range (0 to 65535)",
             ErrorKind::LineTooLong => "line longer than --max-line-bytes",
+            ErrorKind::MissingField => "line has fewer fields than the options name",
         }
     }
 }
@@ -127,11 +130,31 @@ impl fmt::Display for ErrorKind {
 pub struct InvalidUri {
     offset: usize,
     kind: ErrorKind,
+    /// The lenient repair that would make the line a URI reference, if one would.
+    repair: Option<crate::lenient::Repair>,
 }
 
 impl InvalidUri {
-    pub(crate) const fn new(offset: usize, kind: ErrorKind) -> Self {
-        InvalidUri { offset, kind }
+    /// An error at `offset` (0-based) of the given kind.
+    pub const fn new(offset: usize, kind: ErrorKind) -> Self {
+        InvalidUri {
+            offset,
+            kind,
+            repair: None,
+        }
+    }
+
+    /// The same error, noting the lenient repair that would avoid it.
+    pub const fn with_repair(self, repair: crate::lenient::Repair) -> Self {
+        InvalidUri {
+            repair: Some(repair),
+            ..self
+        }
+    }
+
+    /// The lenient repair that would avoid this error, if one would.
+    pub const fn repair(&self) -> Option<crate::lenient::Repair> {
+        self.repair
     }
 
     /// The 0-based byte offset where the input stops matching the grammar.
@@ -147,7 +170,11 @@ impl InvalidUri {
 
 impl fmt::Display for InvalidUri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte {}", self.kind, self.offset)
+        write!(f, "{} at byte {}", self.kind, self.offset)?;
+        match self.repair {
+            Some(repair) => write!(f, " (--lenient would {})", repair.hint()),
+            None => Ok(()),
+        }
     }
 }
 

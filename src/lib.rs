@@ -36,6 +36,7 @@
 pub mod error;
 pub mod host;
 pub mod ladder;
+pub mod lenient;
 pub mod normalize;
 mod parse;
 pub mod pipeline;

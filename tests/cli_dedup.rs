@@ -165,8 +165,8 @@ fn rejects_file_names_file_line_reason_and_raw_bytes() {
     assert_eq!(
         report,
         format!(
-            "{input}:2\tspace is not allowed in a URI at byte 8\thttp://a b/\n\
-             {input}:4\tinvalid percent-encoding at byte 9\thttp://c/%zz\n"
+            "{input}:2\tspace is not allowed in a URI at byte 8 (--lenient would percent-encode it)\thttp://a b/\n\
+             {input}:4\tinvalid percent-encoding at byte 9 (--lenient would write the '%' as %25)\thttp://c/%zz\n"
         )
     );
 }
@@ -342,7 +342,9 @@ fn normalize_writes_one_line_per_accepted_line_in_order() {
     assert_eq!(run.stdout, "http://a/b\nhttp://a/~\n");
     assert_eq!(
         run.stderr.lines().next(),
-        Some("<stdin>:2: space is not allowed in a URI at byte 4")
+        Some(
+            "<stdin>:2: space is not allowed in a URI at byte 4 (--lenient would percent-encode it)"
+        )
     );
     assert_eq!(stats["unique"].as_u64(), Some(2));
 }

@@ -3,6 +3,7 @@
 
 pub mod cmd;
 pub mod engine;
+pub mod mapper;
 
 use std::fmt;
 use std::io;

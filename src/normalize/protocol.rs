@@ -3,8 +3,8 @@
 //! bundled in presets that are only lists of names.
 //!
 //! Every transform works on the scheme rung's output, for the schemes it
-//! makes sense for (http, https, ws, wss); any other URI passes through
-//! unchanged. Transforms never re-encode a byte they do not mean to change,
+//! makes sense for (http, https, ws, wss, with a host); any other URI passes
+//! through unchanged. Transforms never re-encode a byte they do not mean to change,
 //! and they apply in one fixed order, so the result is a fixed point.
 
 use std::fmt;
@@ -42,8 +42,8 @@ impl Transform {
     /// Every transform, in the order they apply.
     pub const ALL: [Transform; 17] = [
         Transform::DropUserinfo,
-        Transform::Ipv4Numeric,
         Transform::HostTrailingDot,
+        Transform::Ipv4Numeric,
         Transform::StripWww,
         Transform::HttpsUpgrade,
         Transform::DropSessionIds,
@@ -343,7 +343,10 @@ impl Protocol {
     pub(crate) fn write(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> u32 {
         let start = out.len();
         let mut fired = 0u32;
-        let web = matches!(uri.scheme(), Some("http" | "https" | "ws" | "wss"));
+        // Web URIs with a host: `http:/a` (no authority) is no URL a
+        // crawler fetches, and its path has to keep the `/.` guard.
+        let web = matches!(uri.scheme(), Some("http" | "https" | "ws" | "wss"))
+            && uri.authority().is_some();
         let on = |t: Transform| web && self.contains(t);
         let mut note = |t: Transform, changed: bool| {
             if changed {
@@ -378,15 +381,16 @@ impl Protocol {
             let host_start = out.len();
             out.extend_from_slice(host.as_bytes());
             if uri.host_kind() == Some(HostKind::RegName) {
+                // Every root dot, first: `a..` must not become `a.` and then `a`.
+                if on(Transform::HostTrailingDot) {
+                    let before = out.len();
+                    while out.len() > host_start + 1 && out.ends_with(b".") {
+                        out.pop();
+                    }
+                    note(Transform::HostTrailingDot, out.len() != before);
+                }
                 if on(Transform::Ipv4Numeric) {
                     note(Transform::Ipv4Numeric, ipv4_numeric(out, host_start));
-                }
-                if on(Transform::HostTrailingDot)
-                    && out.len() > host_start + 1
-                    && out.ends_with(b".")
-                {
-                    out.pop();
-                    note(Transform::HostTrailingDot, true);
                 }
                 if on(Transform::StripWww) {
                     note(Transform::StripWww, strip_www(out, host_start));

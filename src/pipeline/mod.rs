@@ -19,6 +19,7 @@ pub mod worker;
 pub mod writer;
 
 use std::io::{self, Write};
+use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::Instant;
@@ -34,12 +35,44 @@ use stats::Stats;
 use worker::{Buffers, Processed, key_hasher, process};
 use writer::RejectSink;
 
+/// What a [`LineMapper`] made of a line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Mapped {
+    /// The key (what lines are compared by): the line itself when `None`,
+    /// else these bytes of the mapper's `out`.
+    pub key: Option<Range<usize>>,
+    /// What to write for the line, when it is not the key: bytes of `out`.
+    pub output: Option<Range<usize>>,
+    /// Things the mapper did, as bits named by [`LineMapper::note_names`]
+    /// (counted in the stats).
+    pub notes: u32,
+}
+
+impl Mapped {
+    /// The key is the line, unchanged.
+    pub fn unchanged() -> Mapped {
+        Mapped::default()
+    }
+
+    /// The key, and what is written, is `out[range]`.
+    pub fn key(range: Range<usize>) -> Mapped {
+        Mapped {
+            key: Some(range),
+            ..Mapped::default()
+        }
+    }
+}
+
 /// Turns one line into its key.
 pub trait LineMapper: Sync {
-    /// Appends the key of `line` to `out` and returns `true`, or returns
-    /// `false` when the key is `line` itself (leaving `out` as it was), or
-    /// says why the line is rejected (leaving `out` as it was).
-    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<bool, InvalidUri>;
+    /// Appends what it makes of `line` to `out` and says where it is, or says
+    /// why the line is rejected (leaving `out` as it was).
+    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Mapped, InvalidUri>;
+
+    /// The names of the bits of [`Mapped::notes`].
+    fn note_names(&self) -> &[&'static str] {
+        &[]
+    }
 }
 
 /// What to write for the lines.
@@ -130,6 +163,7 @@ pub fn run(
         .map(|i| i.bytes().unwrap_or_default())
         .collect();
     let mut writer = Writer::new(inputs, options);
+    writer.note_names = mapper.note_names().to_vec();
     let progress = progress_bar(inputs, options.progress);
     let dedup = matches!(options.mode, Mode::Dedup(_));
 
@@ -299,6 +333,8 @@ struct Writer<'i> {
     order: Vec<u16>,
     /// Output lines gathered for one large write.
     pending: Vec<u8>,
+    /// The names of the mapper's note bits.
+    note_names: Vec<&'static str>,
 }
 
 /// How much output to gather before a write.
@@ -320,6 +356,7 @@ impl<'i> Writer<'i> {
             lines_before: 0,
             order: Vec::new(),
             pending: Vec::with_capacity(WRITE_BYTES + 4096),
+            note_names: Vec::new(),
         }
     }
 
@@ -347,12 +384,12 @@ impl<'i> Writer<'i> {
         }
         for (i, a) in p.accepted.iter().enumerate() {
             let bytes = match self.mode {
-                Mode::Map => p.key(a),
+                Mode::Map => p.output(a),
                 Mode::Dedup(_) if !p.first[i].load(Ordering::Relaxed) => {
                     self.stats.duplicates += 1;
                     continue;
                 }
-                Mode::Dedup(Emit::Canonical) => p.key(a),
+                Mode::Dedup(Emit::Canonical) => p.output(a),
                 Mode::Dedup(Emit::First) => p.line(a.line),
                 Mode::Dedup(Emit::Count) => {
                     // Counts are known only at the end: see `finish`.
@@ -363,6 +400,11 @@ impl<'i> Writer<'i> {
             };
             self.stats.unique += 1;
             self.emit(&[bytes], out)?;
+        }
+        for (bit, name) in self.note_names.iter().enumerate() {
+            if p.notes[bit] > 0 {
+                *self.stats.repaired.entry(name).or_default() += p.notes[bit];
+            }
         }
         self.stats.passed += p.passed;
         self.stats.blank += p.blank;

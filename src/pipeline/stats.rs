@@ -15,6 +15,8 @@ pub struct Stats {
     pub blank: u64,
     /// Rejected lines by reason.
     pub rejected: RejectCounts,
+    /// Lines the mapper repaired, by repair (a line may count under several).
+    pub repaired: RejectCounts,
     /// Invalid lines kept at the string rung (`--invalid pass`); they are
     /// also counted as unique or duplicate.
     pub passed: u64,
@@ -50,6 +52,7 @@ impl Stats {
         object.insert("rejected".into(), json!(self.rejected_total()));
         object.insert("rejected_by_reason".into(), json!(self.rejected));
         object.insert("passed".into(), json!(self.passed));
+        object.insert("repaired".into(), json!(self.repaired));
         object.insert("unique".into(), json!(self.unique));
         object.insert("duplicates".into(), json!(self.duplicates));
         object.insert("bytes_in".into(), json!(self.bytes_in));

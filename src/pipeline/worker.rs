@@ -47,6 +47,8 @@ pub struct Accepted {
     pub hash: u64,
     /// The key in the arena, or `None` when the key is the line itself.
     pub key: Option<Span>,
+    /// What to write, in the arena, when it is not the key.
+    pub output: Option<Span>,
     /// The line as read, without its ending.
     pub line: Span,
     /// 0-based index of the line in its chunk.
@@ -73,6 +75,8 @@ pub struct Processed<'a> {
     pub passed: u64,
     /// Lines in the chunk, blank ones included.
     pub lines: u32,
+    /// How many lines had each of the mapper's note bits.
+    pub notes: [u64; 32],
     /// When deduplicating: indices into `accepted` grouped by shard, in
     /// input order within each shard; shard `s` has
     /// `by_shard[shard_starts[s]..shard_starts[s + 1]]`.
@@ -89,6 +93,14 @@ impl Processed<'_> {
         match accepted.key {
             Some(span) => span.of(&self.arena),
             None => accepted.line.of(&self.chunk.bytes),
+        }
+    }
+
+    /// What to write for an accepted line: its output, or else its key.
+    pub fn output(&self, accepted: &Accepted) -> &[u8] {
+        match accepted.output {
+            Some(span) => span.of(&self.arena),
+            None => self.key(accepted),
         }
     }
 
@@ -189,6 +201,7 @@ pub fn process<'a>(
     } = buffers;
     let mut blank = 0;
     let mut passed = 0;
+    let mut notes = [0u64; 32];
     let mut index = 0u32;
     // Only deduplication needs hashes; mapping writes every line anyway.
     let hash = |key: &[u8]| hasher.map_or(0, |h| h.hash_one(key));
@@ -213,15 +226,22 @@ pub fn process<'a>(
                 index,
             });
         } else {
-            let key_start = arena.len();
             match mapper.map_line(line, &mut arena) {
-                Ok(changed) => {
-                    let key = changed.then(|| Span::new(key_start, arena.len()));
-                    let key_bytes = if changed { &arena[key_start..] } else { line };
+                Ok(mapped) => {
+                    let span = |r: std::ops::Range<usize>| Span::new(r.start, r.end);
+                    let key_bytes = match &mapped.key {
+                        Some(r) => &arena[r.clone()],
+                        None => line,
+                    };
+                    let hash = hash(key_bytes);
+                    for (bit, count) in notes.iter_mut().enumerate() {
+                        *count += u64::from(mapped.notes >> bit & 1);
+                    }
                     accepted.push(Accepted {
-                        hash: hash(key_bytes),
-                        key,
-                        line: span,
+                        hash,
+                        key: mapped.key.map(span),
+                        output: mapped.output.map(span),
+                        line: Span::new(pos, pos + line.len()),
                         index,
                     });
                 }
@@ -230,6 +250,7 @@ pub fn process<'a>(
                     accepted.push(Accepted {
                         hash: hash(line),
                         key: None,
+                        output: None,
                         line: span,
                         index,
                     });
@@ -256,6 +277,7 @@ pub fn process<'a>(
         blank,
         passed,
         lines: index,
+        notes,
         by_shard,
         shard_starts,
         first,

@@ -4,7 +4,7 @@ use clap::Args;
 use serde_json::json;
 use urinorm::pipeline::{Emit, Mode};
 
-use super::normalize::{KeyFormat, NormalizeLines, RungArgs};
+use super::normalize::{ColumnArgs, RungArgs};
 use crate::cli::engine::{DefaultRejects, RunArgs, execute};
 use crate::cli::{Error, Outcome};
 
@@ -12,9 +12,8 @@ use crate::cli::{Error, Outcome};
 pub struct DedupArgs {
     #[command(flatten)]
     pub rung: RungArgs,
-    /// The key lines are deduplicated on, and written with --emit canonical/count.
-    #[arg(long, value_enum, default_value_t = KeyFormat::Canonical)]
-    pub key: KeyFormat,
+    #[command(flatten)]
+    pub columns: ColumnArgs,
     /// What to write for each class: its canonical form, its first original
     /// line (what a crawler frontier fetches), or `N<TAB>canonical`.
     #[arg(long, value_enum, default_value_t = Emit::Canonical)]
@@ -24,10 +23,7 @@ pub struct DedupArgs {
 }
 
 pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
-    let mapper = NormalizeLines {
-        normalizer: args.rung.normalizer()?,
-        key: args.key,
-    };
+    let mapper = args.columns.mapper(args.rung.normalizer()?)?;
     let emit = format!("{:?}", args.emit).to_lowercase();
     let extra = [
         ("command", json!("dedup")),

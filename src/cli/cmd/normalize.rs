@@ -2,14 +2,14 @@
 
 use clap::Args;
 use serde_json::json;
+use urinorm::UriRef;
 use urinorm::normalize::protocol::{PRESETS, Preset, Protocol, Transform};
 use urinorm::normalize::{Normalizer, Rung};
+use urinorm::pipeline::Mode;
 use urinorm::pipeline::input::InputError;
-use urinorm::pipeline::{LineMapper, Mode};
-use urinorm::surt::write_surt;
-use urinorm::{InvalidUri, UriRef};
 
 use crate::cli::engine::{DefaultRejects, RunArgs, execute};
+use crate::cli::mapper::{Columns, KeyFormat, NormalizeLines};
 use crate::cli::{Error, Outcome};
 
 /// The rung and transform flags, shared by every command that normalizes.
@@ -75,57 +75,105 @@ impl RungArgs {
     }
 }
 
-/// What a line's key is: its canonical form, or that form as a SURT.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum KeyFormat {
-    #[default]
-    Canonical,
-    /// `com,example,www)/path?query`, for web archive (CDX) tooling.
-    Surt,
-}
-
 #[derive(Args, Debug)]
 pub struct NormalizeArgs {
     #[command(flatten)]
     pub rung: RungArgs,
-    /// The key written for each line.
-    #[arg(long, value_enum, default_value_t = KeyFormat::Canonical)]
-    pub key: KeyFormat,
+    #[command(flatten)]
+    pub columns: ColumnArgs,
     #[command(flatten)]
     pub run: RunArgs,
 }
 
-/// A [`Normalizer`] as the engine's line mapper, writing canonical or SURT keys.
-pub struct NormalizeLines {
-    pub normalizer: Normalizer,
+/// Which column holds the URI, and what is done to it first; shared by
+/// `normalize` and `dedup`.
+#[derive(Args, Debug, Default, Clone)]
+pub struct ColumnArgs {
+    /// The key written for each line: its canonical form, or a SURT.
+    #[arg(long, value_enum, default_value_t = KeyFormat::Canonical)]
     pub key: KeyFormat,
+    /// Normalize this column (1-based) and keep the others byte for byte.
+    #[arg(long, value_name = "N")]
+    pub field: Option<usize>,
+    /// The column separator for --field (one byte; default tab).
+    #[arg(long, value_name = "C", default_value = "\t")]
+    pub delimiter: String,
+    /// Deduplicate on these normalized columns together (e.g. 1,2 for a
+    /// page-link edge); default: the --field column.
+    #[arg(long, value_name = "N,M", value_delimiter = ',')]
+    pub key_fields: Vec<usize>,
+    /// Resolve the --field column against the URI in this column first (RFC 3986 §5.2).
+    #[arg(long, value_name = "M")]
+    pub base_field: Option<usize>,
+    /// Resolve every URI against this base first (RFC 3986 §5.2).
+    #[arg(long, value_name = "URI", conflicts_with = "base_field")]
+    pub base: Option<String>,
+    /// Repair what browsers repair (RFC 3986 Appendix C): surrounding
+    /// whitespace, <...> and quotes, spaces and non-ASCII percent-encoded,
+    /// a lone '%'. Each repair is counted in the stats.
+    #[arg(long)]
+    pub lenient: bool,
 }
 
-impl LineMapper for NormalizeLines {
-    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<bool, InvalidUri> {
-        if self.key == KeyFormat::Canonical {
-            return self.normalizer.normalize_if_changed(line, out);
+impl ColumnArgs {
+    /// The mapper these flags and `normalizer` describe.
+    pub fn mapper(&self, normalizer: Normalizer) -> Result<NormalizeLines, Error> {
+        let delimiter = match self.delimiter.as_str() {
+            "\\t" | "\t" => b'\t',
+            d if d.len() == 1 => d.as_bytes()[0],
+            d => {
+                return Err(Error::Usage(format!(
+                    "--delimiter takes one byte, not '{d}'"
+                )));
+            }
+        };
+        let column = |n: usize, flag: &str| {
+            n.checked_sub(1)
+                .ok_or_else(|| Error::Usage(format!("{flag} counts columns from 1")))
+        };
+        let field = self.field.map(|n| column(n, "--field")).transpose()?;
+        let base_field = self
+            .base_field
+            .map(|n| column(n, "--base-field"))
+            .transpose()?;
+        let key_fields = self
+            .key_fields
+            .iter()
+            .map(|&n| column(n, "--key-fields"))
+            .collect::<Result<Vec<_>, _>>()?;
+        if field.is_none() && (base_field.is_some() || !key_fields.is_empty()) {
+            return Err(Error::Usage(
+                "--base-field and --key-fields need --field".into(),
+            ));
         }
-        CANONICAL.with_borrow_mut(|canonical| {
-            canonical.clear();
-            self.normalizer.normalize_into(line, canonical)?;
-            let uri = UriRef::parse_bytes(canonical).expect("canonical forms are valid references");
-            write_surt(&uri, out);
-            Ok(true)
+        if let Some(base) = &self.base {
+            let uri = UriRef::parse(base).map_err(|e| {
+                Error::Usage(format!("the base '{base}' is not a URI reference: {e}"))
+            })?;
+            if uri.is_relative() {
+                return Err(Error::Usage(format!(
+                    "the base '{base}' has no scheme (RFC 3986 §5.1)"
+                )));
+            }
+        }
+        let columns = Columns {
+            field,
+            delimiter,
+            key_fields,
+            base_field,
+            base: self.base.clone(),
+            lenient: self.lenient,
+        };
+        Ok(NormalizeLines {
+            normalizer,
+            key: self.key,
+            columns,
         })
     }
 }
 
-thread_local! {
-    /// The canonical form a SURT key is made from: reused, not allocated per line.
-    static CANONICAL: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 pub fn run(args: &NormalizeArgs) -> Result<Outcome, Error> {
-    let mapper = NormalizeLines {
-        normalizer: args.rung.normalizer()?,
-        key: args.key,
-    };
+    let mapper = args.columns.mapper(args.rung.normalizer()?)?;
     let extra = [
         ("command", json!("normalize")),
         ("rung", json!(args.rung.rung().name())),

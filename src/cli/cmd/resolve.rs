@@ -2,7 +2,7 @@
 
 use clap::Args;
 use serde_json::json;
-use urinorm::pipeline::{LineMapper, Mode};
+use urinorm::pipeline::{LineMapper, Mapped, Mode};
 use urinorm::resolve::{SchemeRule, resolve_into};
 use urinorm::{InvalidUri, UriRef};
 
@@ -29,10 +29,11 @@ struct ResolveLines<'a> {
 }
 
 impl LineMapper for ResolveLines<'_> {
-    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<bool, InvalidUri> {
+    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Mapped, InvalidUri> {
         let reference = UriRef::parse_bytes(line)?;
+        let start = out.len();
         resolve_into(&self.base, &reference, self.rule, out)?;
-        Ok(true)
+        Ok(Mapped::key(start..out.len()))
     }
 }
 

@@ -1,0 +1,278 @@
+//! Lenient repairs: what browsers and crawlers do to text that is almost a
+//! URI (RFC 3986 Appendix C, and the WHATWG habit of percent-encoding what
+//! cannot stand where it is). Each repair has a name, so a run can count
+//! them, and a strict run can say which repair would have saved a line.
+//!
+//! A line that is already a valid URI reference is never changed.
+
+use crate::error::InvalidUri;
+use crate::table::{HEX_UPPER, REG_NAME, hex_value};
+use crate::uri::UriRef;
+
+/// One repair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Repair {
+    /// Whitespace around the URI removed (Appendix C).
+    TrimWhitespace,
+    /// `<…>`, `"…"`, `'…'` or a leading `URL:` removed (Appendix C).
+    Unwrap,
+    /// Whitespace and line breaks inside a `<…>`-wrapped URI removed (Appendix C).
+    EmbeddedWhitespace,
+    /// Spaces, non-ASCII bytes (as UTF-8) and characters not allowed where
+    /// they stand percent-encoded.
+    PercentEncode,
+    /// A `%` not followed by two hex digits written as `%25`.
+    LonePercent,
+}
+
+impl Repair {
+    /// Every repair, in the order they apply.
+    pub const ALL: [Repair; 5] = [
+        Repair::TrimWhitespace,
+        Repair::Unwrap,
+        Repair::EmbeddedWhitespace,
+        Repair::PercentEncode,
+        Repair::LonePercent,
+    ];
+
+    /// The repair's name in stats and messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Repair::TrimWhitespace => "trim-whitespace",
+            Repair::Unwrap => "unwrap",
+            Repair::EmbeddedWhitespace => "embedded-whitespace",
+            Repair::PercentEncode => "percent-encode",
+            Repair::LonePercent => "lone-percent",
+        }
+    }
+
+    /// What the repair does, for a message: "--lenient would …".
+    pub const fn hint(self) -> &'static str {
+        match self {
+            Repair::TrimWhitespace => "trim the surrounding whitespace",
+            Repair::Unwrap => "unwrap it from <>, quotes or URL:",
+            Repair::EmbeddedWhitespace => "remove the whitespace inside <...>",
+            Repair::PercentEncode => "percent-encode it",
+            Repair::LonePercent => "write the '%' as %25",
+        }
+    }
+
+    /// The bit of this repair in a set.
+    pub const fn bit(self) -> u32 {
+        1 << self as u32
+    }
+}
+
+/// Repairs `text`, appending the result to `out`; returns the set of
+/// repairs made (as [`Repair::bit`]s). When `text` is already a valid URI
+/// reference, nothing is appended and the set is empty.
+///
+/// ```
+/// use urinorm::lenient::{Repair, repair};
+/// let mut out = Vec::new();
+/// let done = repair(b"  \"http://example.com/a b\"  ", &mut out);
+/// assert_eq!(out, b"http://example.com/a%20b");
+/// assert_ne!(done & Repair::Unwrap.bit(), 0);
+/// ```
+pub fn repair(text: &[u8], out: &mut Vec<u8>) -> u32 {
+    if UriRef::parse_bytes(text).is_ok() {
+        return 0;
+    }
+    let mut done = 0;
+    let mut note = |r: Repair, changed: bool| {
+        if changed {
+            done |= r.bit();
+        }
+    };
+    let trimmed = text.trim_ascii();
+    note(Repair::TrimWhitespace, trimmed.len() != text.len());
+    let (unwrapped, angle) = unwrap(trimmed);
+    note(Repair::Unwrap, unwrapped.len() != trimmed.len());
+    let start = out.len();
+    // Inside <…>, whitespace is line wrapping, not part of the URI.
+    for &b in unwrapped {
+        if angle && b.is_ascii_whitespace() {
+            note(Repair::EmbeddedWhitespace, true);
+        } else {
+            out.push(b);
+        }
+    }
+    let encoded = percent_encode(out, start);
+    note(Repair::PercentEncode, encoded.0);
+    note(Repair::LonePercent, encoded.1);
+    done
+}
+
+/// Removes one layer of `<…>`, `"…"` or `'…'`, and a leading `URL:`
+/// (Appendix C). Says whether the wrapping was `<…>`.
+fn unwrap(text: &[u8]) -> (&[u8], bool) {
+    let (inner, angle) = match text {
+        [b'<', inner @ .., b'>'] => (inner, true),
+        [b'"', inner @ .., b'"'] | [b'\'', inner @ .., b'\''] => (inner, false),
+        _ => (text, false),
+    };
+    let inner = inner.trim_ascii();
+    let without_label = match inner.get(..4) {
+        Some(label) if label.eq_ignore_ascii_case(b"URL:") => inner[4..].trim_ascii(),
+        _ => inner,
+    };
+    (without_label, angle)
+}
+
+/// Percent-encodes in place, in `out[start..]`: spaces, controls, non-ASCII
+/// bytes, the ASCII characters no URI holds (`"<>\^`{|}`), `[`/`]` outside
+/// the authority, a second `#`; and writes a `%` not followed by two hex
+/// digits as `%25`. Returns (percent-encoded something, fixed a lone `%`).
+fn percent_encode(out: &mut Vec<u8>, start: usize) -> (bool, bool) {
+    let text = out.split_off(start);
+    let authority = authority_range(&text);
+    let (mut encoded, mut lone) = (false, false);
+    let mut seen_hash = false;
+    for (i, &b) in text.iter().enumerate() {
+        let in_authority = authority.contains(&i);
+        let keep = match b {
+            b'%' => {
+                let triplet = text.get(i + 1).and_then(|&h| hex_value(h)).is_some()
+                    && text.get(i + 2).and_then(|&h| hex_value(h)).is_some();
+                if !triplet {
+                    lone = true;
+                }
+                triplet
+            }
+            b'#' => !std::mem::replace(&mut seen_hash, true),
+            b'[' | b']' => in_authority,
+            b':' | b'/' | b'?' | b'@' => true,
+            _ => REG_NAME.allows(b),
+        };
+        if keep {
+            out.push(b);
+        } else {
+            encoded |= b != b'%';
+            out.extend_from_slice(&[
+                b'%',
+                HEX_UPPER[usize::from(b >> 4)],
+                HEX_UPPER[usize::from(b & 15)],
+            ]);
+        }
+    }
+    (encoded, lone)
+}
+
+/// Where the authority is in `text` (after `scheme://` or a leading `//`).
+fn authority_range(text: &[u8]) -> std::ops::Range<usize> {
+    let scheme_end = text
+        .iter()
+        .position(|&b| b == b':')
+        .filter(|&n| {
+            n > 0
+                && text[0].is_ascii_alphabetic()
+                && text[1..n]
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b))
+        })
+        .map_or(0, |n| n + 1);
+    if !text[scheme_end..].starts_with(b"//") {
+        return 0..0;
+    }
+    let start = scheme_end + 2;
+    let end = text[start..]
+        .iter()
+        .position(|b| b"/?#".contains(b))
+        .map_or(text.len(), |n| start + n);
+    start..end
+}
+
+/// For a strict run: why `text` was rejected, naming the repair that would
+/// fix it when one would. `error` is the parser's own reason.
+pub fn explain_rejection(text: &[u8], error: InvalidUri) -> InvalidUri {
+    let mut repaired = Vec::new();
+    let done = repair(text, &mut repaired);
+    if done == 0 || UriRef::parse_bytes(&repaired).is_err() {
+        return error;
+    }
+    let first = Repair::ALL
+        .into_iter()
+        .find(|r| done & r.bit() != 0)
+        .unwrap_or(Repair::PercentEncode);
+    error.with_repair(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repaired(text: &str) -> (String, Vec<&'static str>) {
+        let mut out = Vec::new();
+        let done = repair(text.as_bytes(), &mut out);
+        let names = Repair::ALL
+            .into_iter()
+            .filter(|r| done & r.bit() != 0)
+            .map(Repair::name)
+            .collect();
+        (String::from_utf8(out).unwrap(), names)
+    }
+
+    #[test]
+    fn each_repair() {
+        assert_eq!(
+            repaired(" http://a/ \t"),
+            ("http://a/".into(), vec!["trim-whitespace"])
+        );
+        assert_eq!(
+            repaired("<http://a/>"),
+            ("http://a/".into(), vec!["unwrap"])
+        );
+        assert_eq!(
+            repaired("\"http://a/\""),
+            ("http://a/".into(), vec!["unwrap"])
+        );
+        // "URL:http://a/" alone is a valid reference (scheme "URL"), left as is.
+        assert_eq!(
+            repaired("URL: http://a/"),
+            ("http://a/".into(), vec!["unwrap"])
+        );
+        assert_eq!(
+            repaired("<URL:http://a/b\n   c>"),
+            ("http://a/bc".into(), vec!["unwrap", "embedded-whitespace"])
+        );
+        assert_eq!(
+            repaired("http://a/b c"),
+            ("http://a/b%20c".into(), vec!["percent-encode"])
+        );
+        assert_eq!(
+            repaired("http://a/é"),
+            ("http://a/%C3%A9".into(), vec!["percent-encode"])
+        );
+        assert_eq!(
+            repaired("http://a/{x}|[y]"),
+            ("http://a/%7Bx%7D%7C%5By%5D".into(), vec!["percent-encode"])
+        );
+        assert_eq!(
+            repaired("http://a/#x#y"),
+            ("http://a/#x%23y".into(), vec!["percent-encode"])
+        );
+        assert_eq!(
+            repaired("http://a/100%"),
+            ("http://a/100%25".into(), vec!["lone-percent"])
+        );
+        assert_eq!(
+            repaired("http://[::1]/ x"),
+            ("http://[::1]/%20x".into(), vec!["percent-encode"])
+        );
+    }
+
+    #[test]
+    fn valid_references_are_never_changed() {
+        for valid in [
+            "http://a/%20",
+            "a b".replace(' ', "%20").as_str(),
+            "",
+            "#",
+            "http://[::1]/",
+        ] {
+            let mut out = Vec::new();
+            assert_eq!(repair(valid.as_bytes(), &mut out), 0, "{valid}");
+            assert!(out.is_empty());
+        }
+    }
+}
