@@ -182,6 +182,47 @@ fn authority_range(text: &[u8]) -> std::ops::Range<usize> {
     start..end
 }
 
+/// The URI references delimited in running text as RFC 3986 Appendix C
+/// describes: inside `<…>` or `"…"`, with a `URL:` label and the whitespace
+/// of line breaks removed. Candidates that are not absolute URIs once
+/// extracted are skipped.
+///
+/// ```
+/// let text = b"see <http://a.example/x\n   y> or \"ftp://b.example/\".";
+/// assert_eq!(urinorm::lenient::extract_delimited(text), [b"http://a.example/xy".to_vec(), b"ftp://b.example/".to_vec()]);
+/// ```
+pub fn extract_delimited(text: &[u8]) -> Vec<Vec<u8>> {
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        let close = match text[i] {
+            b'<' => b'>',
+            b'"' => b'"',
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let Some(len) = text[i + 1..].iter().position(|&b| b == close) else {
+            break;
+        };
+        let inner = &text[i + 1..i + 1 + len];
+        let (unwrapped, _) = unwrap(inner.trim_ascii());
+        let uri: Vec<u8> = unwrapped
+            .iter()
+            .copied()
+            .filter(|b| !b.is_ascii_whitespace())
+            .collect();
+        if UriRef::parse_bytes(&uri).is_ok_and(|u| !u.is_relative()) {
+            found.push(uri);
+            i += len + 2;
+        } else {
+            i += 1;
+        }
+    }
+    found
+}
+
 /// For a strict run: why `text` was rejected, naming the repair that would
 /// fix it when one would. `error` is the parser's own reason.
 pub fn explain_rejection(text: &[u8], error: InvalidUri) -> InvalidUri {
