@@ -112,7 +112,7 @@ pub fn steps(options: &Options) -> Vec<Step> {
 fn attributed() -> Vec<Transform> {
     Transform::ALL
         .into_iter()
-        .filter(|t| PRESETS.iter().any(|p| p.transforms.contains(t)))
+        .filter(|t| PRESETS.iter().any(|p| p.transforms().any(|u| u == *t)))
         .collect()
 }
 

@@ -331,7 +331,12 @@ impl FromNames for Preset {
     fn from_names(names: &[&str]) -> Vec<Transform> {
         names
             .iter()
-            .flat_map(|n| n.parse::<Preset>().unwrap().transforms.iter().copied())
+            .flat_map(|n| {
+                n.parse::<Preset>()
+                    .unwrap()
+                    .transforms()
+                    .collect::<Vec<_>>()
+            })
             .collect()
     }
 }

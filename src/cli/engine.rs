@@ -6,14 +6,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::Value;
-use urinorm::pipeline::input::Input;
 use urinorm::pipeline::stats::Stats;
 use urinorm::pipeline::writer::{
     EXAMPLES, Output, RejectExamples, RejectSink, RejectsToFile, RejectsToStderr,
 };
 use urinorm::pipeline::{self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError};
 
-use super::{Error, Outcome, input_names};
+use super::{Error, Outcome, open_inputs, thread_count};
 
 /// Flags of every command that reads lines in bulk.
 #[derive(Args, Debug)]
@@ -61,19 +60,8 @@ pub fn execute(
     default_rejects: DefaultRejects,
     extra: &[(&str, Value)],
 ) -> Result<Outcome, Error> {
-    let inputs = input_names(&args.files)
-        .into_iter()
-        .map(Input::open)
-        .collect::<Result<Vec<_>, _>>()?;
-    let threads = match args.threads {
-        Some(0) => {
-            return Err(Error::Usage(
-                "-j takes a number of threads of at least 1".into(),
-            ));
-        }
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let inputs = open_inputs(&args.files)?;
+    let threads = thread_count(args.threads)?;
     let output_name = args
         .output
         .as_ref()

@@ -10,7 +10,7 @@ use std::io;
 
 use clap::{Parser, Subcommand};
 
-use urinorm::pipeline::input::InputError;
+use urinorm::pipeline::input::{Input, InputError, STDIN};
 
 /// Normalize and deduplicate URIs in bulk, to the letter of RFC 3986.
 #[derive(Parser, Debug)]
@@ -104,11 +104,23 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
     }
 }
 
-/// The inputs named on the command line; none means standard input.
-pub fn input_names(files: &[String]) -> Vec<&str> {
-    if files.is_empty() {
-        vec![urinorm::pipeline::input::STDIN]
-    } else {
-        files.iter().map(String::as_str).collect()
+/// Opens the inputs named on the command line; none means standard input.
+pub fn open_inputs(files: &[String]) -> Result<Vec<Input>, Error> {
+    let stdin = [STDIN.to_string()];
+    let names = if files.is_empty() { &stdin[..] } else { files };
+    Ok(names
+        .iter()
+        .map(|n| Input::open(n))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// The worker threads `-j` asks for; all cores when it is not given.
+pub fn thread_count(requested: Option<usize>) -> Result<usize, Error> {
+    match requested {
+        Some(0) => Err(Error::Usage(
+            "-j takes a number of threads of at least 1".into(),
+        )),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
     }
 }

@@ -160,14 +160,25 @@ impl FromStr for Transform {
     }
 }
 
-/// A named list of transforms.
+/// A named list of transforms: those of the preset it extends, and its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Preset {
     pub name: &'static str,
     pub doc: &'static str,
-    pub transforms: &'static [Transform],
+    /// The transforms of the preset this one extends (none for a base preset).
+    pub extends: &'static [Transform],
+    /// The transforms it adds.
+    pub adds: &'static [Transform],
 }
 
+impl Preset {
+    /// Every transform of the preset.
+    pub fn transforms(&self) -> impl Iterator<Item = Transform> + '_ {
+        self.extends.iter().chain(self.adds).copied()
+    }
+}
+
+/// What is never a false merge for http(s).
 const SAFE: &[Transform] = &[
     Transform::DropFragment,
     Transform::DropEmptyQuery,
@@ -183,18 +194,14 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "safe",
         doc: "what is never a false merge for http(s)",
-        transforms: SAFE,
+        extends: &[],
+        adds: SAFE,
     },
     Preset {
         name: "aggressive",
         doc: "safe, plus the merges crawlers commonly accept",
-        transforms: &[
-            Transform::DropFragment,
-            Transform::DropEmptyQuery,
-            Transform::DropTrackingParams,
-            Transform::DropSessionIds,
-            Transform::Ipv4Numeric,
-            Transform::HostTrailingDot,
+        extends: SAFE,
+        adds: &[
             Transform::StripWww,
             Transform::HttpsUpgrade,
             Transform::DropIndexFile,
@@ -278,7 +285,7 @@ impl From<Preset> for Protocol {
             on: 0,
             tracking: TRACKING_PARAMS.iter().map(|s| s.to_string()).collect(),
         };
-        preset.transforms.iter().for_each(|&t| p.add(t));
+        preset.transforms().for_each(|t| p.add(t));
         p
     }
 }

@@ -6,9 +6,8 @@ use clap::Args;
 use serde_json::json;
 use urinorm::ladder::{self, Options, Report};
 use urinorm::normalize::protocol::Transform;
-use urinorm::pipeline::input::Input;
 
-use crate::cli::{Error, Outcome, input_names};
+use crate::cli::{Error, Outcome, open_inputs, thread_count};
 
 #[derive(Args, Debug)]
 pub struct LadderArgs {
@@ -39,19 +38,8 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
             "--sample takes a fraction above 0 and at most 1".into(),
         ));
     }
-    let inputs = input_names(&args.files)
-        .into_iter()
-        .map(Input::open)
-        .collect::<Result<Vec<_>, _>>()?;
-    let threads = match args.threads {
-        Some(0) => {
-            return Err(Error::Usage(
-                "-j takes a number of threads of at least 1".into(),
-            ));
-        }
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let inputs = open_inputs(&args.files)?;
+    let threads = thread_count(args.threads)?;
     let options = Options {
         examples: args.examples,
         sample: args.sample,

@@ -29,7 +29,7 @@ pub fn listing() -> String {
     }
     text += "\nPresets (--preset NAME):\n\n";
     for preset in PRESETS {
-        let names: Vec<_> = preset.transforms.iter().map(|t| t.name()).collect();
+        let names: Vec<_> = preset.transforms().map(|t| t.name()).collect();
         text += &format!(
             "  {:<width$}  {}: {}\n",
             preset.name,
