@@ -39,6 +39,8 @@ pub struct Options {
     /// One more step: the aggressive preset plus this transform.
     pub with: Option<Transform>,
     pub threads: usize,
+    /// Show a progress bar on standard error (when it is a terminal).
+    pub progress: bool,
 }
 
 /// A class new at a step: equal there, two distinct spellings below.
@@ -181,6 +183,7 @@ pub fn run(inputs: &[Input], options: &Options) -> Result<Report, InputError> {
         .map_err(|e| InputError::new("<threads>", std::io::Error::other(e)))?;
 
     let chunks = chunk_ranges(&sources);
+    let progress = crate::pipeline::progress_bar(inputs, options.progress);
     let mut classes: Vec<HashMap<Print, Class, PrintHasher>> =
         steps.iter().map(|_| HashMap::default()).collect();
     let mut alone: Vec<HashSet<Print, PrintHasher>> =
@@ -209,6 +212,12 @@ pub fn run(inputs: &[Input], options: &Options) -> Result<Report, InputError> {
                 })
                 .collect()
         });
+        progress.inc(
+            batch
+                .iter()
+                .map(|&(_, start, end)| (end - start) as u64)
+                .sum(),
+        );
         for chunk in &printed {
             lines_seen += chunk.positions.len() as u64;
             blank += chunk.blank;
@@ -240,6 +249,7 @@ pub fn run(inputs: &[Input], options: &Options) -> Result<Report, InputError> {
         });
     }
 
+    progress.finish_and_clear();
     let mut reports: Vec<StepReport> = Vec::with_capacity(steps.len());
     for (s, step) in steps.iter().enumerate() {
         let distinct = classes[s].len() as u64;

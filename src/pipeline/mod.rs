@@ -300,7 +300,7 @@ fn dedup_batch(set: &mut DedupSet, batch: &[Processed<'_>], maps: &[&[u8]]) {
 const PREFETCH_AHEAD: usize = 8;
 
 /// A bar of bytes read, on standard error when it is a terminal.
-fn progress_bar(inputs: &[Input], enabled: bool) -> ProgressBar {
+pub(crate) fn progress_bar(inputs: &[Input], enabled: bool) -> ProgressBar {
     use std::io::IsTerminal;
     if !enabled || !io::stderr().is_terminal() {
         return ProgressBar::hidden();

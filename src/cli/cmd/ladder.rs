@@ -30,6 +30,9 @@ pub struct LadderArgs {
     /// Worker threads (default: all cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
@@ -45,6 +48,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         sample: args.sample,
         with: args.with,
         threads,
+        progress: !args.quiet,
     };
     let report = ladder::run(&inputs, &options)?;
     let text = if args.json {
