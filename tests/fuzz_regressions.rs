@@ -71,3 +71,69 @@ fn aggressive_protocol_rung_is_idempotent_on_a_dot_guarded_path() {
         assert_eq!(twice, once, "{input:?} -> {once:?} -> {twice:?}");
     }
 }
+
+/// Target `normalize`, invariant "normalizing the output again gives the
+/// same output" at the protocol rung with `aggressive` plus `decode-safe`
+/// (minimized by `cargo fuzz tmin`). `sort-query` sorts the parameters by
+/// their bytes before `decode-safe` decodes them: `%3AZt` sorts before `'`
+/// (`%` < `'`), then becomes `:Zt`, which sorts after it, so the second
+/// pass reorders: `httP://?%3aZt&'` -> `https:///?:Zt&'` -> `https:///?'&:Zt`.
+#[test]
+fn sort_query_and_decode_safe_are_idempotent_together() {
+    let aggressive = PRESETS.iter().find(|p| p.name == "aggressive").unwrap();
+    let mut protocol = Protocol::from(*aggressive);
+    protocol.add(urinorm::normalize::protocol::Transform::DecodeSafe);
+    let n = Normalizer::with_protocol(protocol);
+    let input: &[u8] = b"httP://?%3aZt&'";
+    let mut once = Vec::new();
+    n.normalize_into(input, &mut once).unwrap();
+    let mut twice = Vec::new();
+    n.normalize_into(&once, &mut twice).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&twice),
+        String::from_utf8_lossy(&once),
+        "{:?} -> {:?} -> {:?}",
+        String::from_utf8_lossy(input),
+        String::from_utf8_lossy(&once),
+        String::from_utf8_lossy(&twice)
+    );
+}
+
+/// Target `normalize`, invariant "normalizing the output again gives the
+/// same output" at the protocol rung with the `aggressive` preset (found with
+/// decode-safe, drop-empty-params and lowercase-path added; the preset alone
+/// fails too). `ipv4-numeric` runs before `strip-www`, so a host that is a
+/// numeric IPv4 address only once `www.` is gone is rewritten by the second
+/// pass: `http://www.06.0200/` -> `https://06.0200/` -> `https://6.0.0.128/`,
+/// and, as minimized, `http://www.0.0` -> `https://0.0/` -> `https://0.0.0.0/`.
+#[test]
+fn strip_www_then_ipv4_numeric_is_idempotent() {
+    let aggressive = PRESETS.iter().find(|p| p.name == "aggressive").unwrap();
+    let n = Normalizer::with_protocol(Protocol::from(*aggressive));
+    for input in ["http://www.0.0", "http://www.06.0200/"] {
+        let once = n.normalize(input).unwrap();
+        let twice = n.normalize(&once).unwrap();
+        assert_eq!(twice, once, "{input:?} -> {once:?} -> {twice:?}");
+    }
+}
+
+/// Target `normalize`, invariant "normalizing the output again gives the
+/// same output" at the protocol rung with the `aggressive` preset (found with
+/// decode-safe, drop-empty-params and lowercase-path added; the preset alone
+/// fails too). `strip-www` drops one leading `www.` when two labels remain,
+/// and what remains can start with `www.` again, which the second pass
+/// drops: `https://www.www.e.p` -> `https://www.e.p/` -> `https://e.p/`
+/// (found as `https://www.www.ule.php?profession=Accountants`).
+#[test]
+fn strip_www_is_idempotent_on_a_doubled_www_label() {
+    let aggressive = PRESETS.iter().find(|p| p.name == "aggressive").unwrap();
+    let n = Normalizer::with_protocol(Protocol::from(*aggressive));
+    for input in [
+        "https://www.www.e.p",
+        "https://www.www.ule.php?profession=Accountants",
+    ] {
+        let once = n.normalize(input).unwrap();
+        let twice = n.normalize(&once).unwrap();
+        assert_eq!(twice, once, "{input:?} -> {once:?} -> {twice:?}");
+    }
+}

@@ -43,8 +43,8 @@ impl Transform {
     pub const ALL: [Transform; 17] = [
         Transform::DropUserinfo,
         Transform::HostTrailingDot,
-        Transform::Ipv4Numeric,
         Transform::StripWww,
+        Transform::Ipv4Numeric,
         Transform::HttpsUpgrade,
         Transform::DropSessionIds,
         Transform::CollapseSlashes,
@@ -396,11 +396,12 @@ impl Protocol {
                     }
                     note(Transform::HostTrailingDot, out.len() != before);
                 }
-                if on(Transform::Ipv4Numeric) {
-                    note(Transform::Ipv4Numeric, ipv4_numeric(out, host_start));
-                }
                 if on(Transform::StripWww) {
                     note(Transform::StripWww, strip_www(out, host_start));
+                }
+                // After strip-www: `www.0.0` is numeric only without its `www.`.
+                if on(Transform::Ipv4Numeric) {
+                    note(Transform::Ipv4Numeric, ipv4_numeric(out, host_start));
                 }
             }
             if let Some(port) = uri.port() {
@@ -518,6 +519,25 @@ impl Protocol {
     /// The query transforms: parameters are dropped, sorted and re-joined
     /// with their bytes untouched.
     fn write_query(&self, query: &[u8], out: &mut Vec<u8>, note: &mut impl FnMut(Transform, bool)) {
+        // Decode first, so that sorting sees the bytes it leaves behind
+        // (`%3A` sorts before `'`, `:` after it).
+        QUERY.with_borrow_mut(|decoded| {
+            decoded.clear();
+            decoded.extend_from_slice(query);
+            if self.contains(Transform::DecodeSafe) {
+                note(Transform::DecodeSafe, decode_safe(decoded, 0, QUERY_SAFE));
+            }
+            self.write_params(decoded, out, note);
+        });
+    }
+
+    /// The parameter transforms on a (decoded) query, written to `out`.
+    fn write_params(
+        &self,
+        query: &[u8],
+        out: &mut Vec<u8>,
+        note: &mut impl FnMut(Transform, bool),
+    ) {
         PARAMS.with_borrow_mut(|params| {
             params.clear();
             let mut from = 0;
@@ -547,21 +567,19 @@ impl Protocol {
                 params.sort_by_key(|p| param_name(param(p)));
                 note(Transform::SortQuery, !sorted);
             }
-            let start = out.len();
             for (i, p) in params.iter().enumerate() {
                 if i > 0 {
                     out.push(b'&');
                 }
                 out.extend_from_slice(param(p));
             }
-            if self.contains(Transform::DecodeSafe) {
-                note(Transform::DecodeSafe, decode_safe(out, start, QUERY_SAFE));
-            }
         });
     }
 }
 
 thread_local! {
+    /// The query being rewritten, decoded: reused, not allocated per URI.
+    static QUERY: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     /// The parameters of the query being rewritten, as ranges: reused, so
     /// that rewriting allocates nothing per URI.
     static PARAMS: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
@@ -685,17 +703,16 @@ fn drop_index_file(out: &mut Vec<u8>, start: usize) -> bool {
 /// `www.` as the first label, when at least two labels remain after it
 /// (`www.example.com`, not `www.com`; `www2.` and `www1355544.` are untouched).
 fn strip_www(out: &mut Vec<u8>, host_start: usize) -> bool {
-    let host = &out[host_start..];
-    let rest = match host.strip_prefix(b"www.") {
-        Some(rest) => rest,
-        None => return false,
-    };
-    let labels = rest.split(|&b| b == b'.').filter(|l| !l.is_empty()).count();
-    if labels < 2 {
-        return false;
+    let mut changed = false;
+    // `www.www.example.com` loses both: a fixed point needs every one.
+    while let Some(rest) = out[host_start..].strip_prefix(b"www.") {
+        if rest.split(|&b| b == b'.').filter(|l| !l.is_empty()).count() < 2 {
+            break;
+        }
+        out.drain(host_start..host_start + 4);
+        changed = true;
     }
-    out.drain(host_start..host_start + 4);
-    true
+    changed
 }
 
 /// RFC 3986 §7.4: the numeric host forms that resolvers accept (decimal,
