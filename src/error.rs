@@ -71,6 +71,8 @@ pub enum ErrorKind {
     LineTooLong,
     /// The line has fewer columns than `--field`, `--key-fields` or `--base-field` name.
     MissingField,
+    /// A bug in urinorm stopped this line (reported, and counted, never lost).
+    InternalError,
 }
 
 impl ErrorKind {
@@ -107,6 +109,7 @@ impl ErrorKind {
             ErrorKind::PortOutOfRange => "port is out of range (0 to 65535)",
             ErrorKind::LineTooLong => "line longer than --max-line-bytes",
             ErrorKind::MissingField => "line has fewer fields than the options name",
+            ErrorKind::InternalError => "internal error in urinorm (a bug: please report the line)",
         }
     }
 }

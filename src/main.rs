@@ -9,6 +9,15 @@ mod cli;
 use cli::Cli;
 
 fn main() -> ExitCode {
+    // A panic is a bug: one sentence, no backtrace. The engine turns one in a
+    // worker into that line's rejection, so the run still accounts for it.
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("urinorm: internal error{location} (a bug: please report it)");
+    }));
     let cli = Cli::parse();
     match cli::run(cli) {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

@@ -226,7 +226,17 @@ pub fn process<'a>(
                 index,
             });
         } else {
-            match mapper.map_line(line, &mut arena) {
+            // A bug in the mapper must not lose the line or the run: a panic
+            // becomes this line's rejection, with its file and line number.
+            let arena_len = arena.len();
+            let mapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                mapper.map_line(line, &mut arena)
+            }))
+            .unwrap_or_else(|_| {
+                arena.truncate(arena_len);
+                Err(InvalidUri::new(0, ErrorKind::InternalError))
+            });
+            match mapped {
                 Ok(mapped) => {
                     let span = |r: std::ops::Range<usize>| Span::new(r.start, r.end);
                     let key_bytes = match &mapped.key {
@@ -281,5 +291,51 @@ pub fn process<'a>(
         by_shard,
         shard_starts,
         first,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::reader::ChunkBytes;
+    use crate::pipeline::{Mapped, Mode};
+
+    /// A mapper with a bug: it panics on one line.
+    struct Buggy;
+
+    impl LineMapper for Buggy {
+        fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Mapped, InvalidUri> {
+            out.extend_from_slice(b"partial");
+            assert!(line != b"boom", "a bug");
+            out.truncate(out.len() - 7);
+            Ok(Mapped::unchanged())
+        }
+    }
+
+    #[test]
+    fn a_panicking_mapper_rejects_its_line_and_loses_nothing() {
+        let chunk = Chunk {
+            source: 0,
+            offset: 0,
+            bytes: ChunkBytes::Borrowed(b"a\nboom\nb\n"),
+        };
+        let options = Options {
+            mode: Mode::Map,
+            invalid: Invalid::Reject,
+            threads: 1,
+            progress: false,
+            max_line_bytes: 100,
+        };
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let p = process(chunk, Buffers::default(), &Buggy, None, &options);
+        std::panic::set_hook(hook);
+        assert_eq!(p.accepted.len(), 2);
+        assert_eq!(p.rejected.len(), 1);
+        assert_eq!(
+            (p.rejected[0].index, p.rejected[0].error.kind()),
+            (1, ErrorKind::InternalError)
+        );
+        assert!(p.arena.is_empty(), "the partial write was undone");
     }
 }
