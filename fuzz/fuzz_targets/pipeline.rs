@@ -1,0 +1,257 @@
+//! `pipeline`: the whole engine on arbitrary bytes read as lines. The bytes
+//! are written to a temporary file, opened with `Input::open` (memory-mapped)
+//! and run through `pipeline::run` with a `LineMapper` over the scheme rung's
+//! `Normalizer` (`map_line` = `normalize_if_changed`), `Invalid::Reject`, one
+//! thread, into a `Vec<u8>`, rejects into a counting `RejectSink`. For
+//! `Mode::Dedup(Emit::Canonical)` and `Mode::Map` on every input, and one of
+//! `Mode::Dedup(Emit::First)`, `Mode::Dedup(Emit::Count)` or `Mode::Map`
+//! with a 48-byte line limit (by input length mod 3):
+//! - `stats.balances()`: lines = unique + duplicates + rejected + blank;
+//! - the output has exactly `stats.unique` lines;
+//! - the sink saw `stats.rejected_total()` lines, with increasing line numbers;
+//! - Dedup: the output lines are pairwise distinct (for `first`, their
+//!   canonical forms are); Map: every output line is the normalization of
+//!   an input line;
+//! - and the whole output equals a model computed line by line here
+//!   (LF/CRLF, leading BOM, last line without newline, blank lines skipped,
+//!   lines longer than the limit rejected, first occurrence wins), with the
+//!   same counts.
+#![no_main]
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use libfuzzer_sys::fuzz_target;
+use urinorm::InvalidUri;
+use urinorm::normalize::{Normalizer, Rung};
+use urinorm::pipeline::input::Input;
+use urinorm::pipeline::writer::RejectSink;
+use urinorm::pipeline::{self, Emit, Invalid, LineMapper, MAX_LINE_BYTES, Mapped, Mode, Options};
+
+struct Lines(Normalizer);
+
+impl LineMapper for Lines {
+    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Mapped, InvalidUri> {
+        let start = out.len();
+        Ok(match self.0.normalize_if_changed(line, out)? {
+            true => Mapped::key(start..out.len()),
+            false => Mapped::unchanged(),
+        })
+    }
+}
+
+#[derive(Default)]
+struct Count {
+    n: u64,
+    last_line: u64,
+    finished: u32,
+}
+
+impl RejectSink for Count {
+    fn reject(
+        &mut self,
+        _input: &str,
+        line: u64,
+        _error: &InvalidUri,
+        raw: &[u8],
+    ) -> io::Result<()> {
+        assert!(line > self.last_line, "reject line numbers not increasing");
+        assert!(!raw.contains(&b'\n'));
+        self.last_line = line;
+        self.n += 1;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.finished += 1;
+        Ok(())
+    }
+}
+
+/// The model: each line of the input, `None` when blank, else the
+/// normalizer's result (or an error for a line longer than `max`).
+type Model = Vec<(Vec<u8>, Option<Result<Vec<u8>, ()>>)>;
+
+fn model(data: &[u8], n: &Normalizer, max: usize) -> Model {
+    let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
+    let mut pieces: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    if pieces.last().is_some_and(|p| p.is_empty()) {
+        pieces.pop();
+    }
+    pieces
+        .into_iter()
+        .map(|p| {
+            let line = p.strip_suffix(b"\r").unwrap_or(p);
+            let key = (!line.is_empty()).then(|| {
+                let mut out = Vec::new();
+                if line.len() > max {
+                    return Err(());
+                }
+                n.normalize_into(line, &mut out)
+                    .map(|_| out)
+                    .map_err(|_| ())
+            });
+            (line.to_vec(), key)
+        })
+        .collect()
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+fuzz_target!(|data: &[u8]| {
+    let normalizer = Normalizer::new(Rung::Scheme);
+    let mapper = Lines(normalizer.clone());
+    let path = std::env::temp_dir().join(format!(
+        "urinorm-fuzz-pipeline-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&path, data).unwrap();
+    let input = Input::open(path.to_str().unwrap()).unwrap();
+    let inputs = [input];
+
+    // Dedup(Canonical) and Map always, with the default line limit; then,
+    // chosen by the input's length (each run of the engine builds a thread
+    // pool, so five per input would be slow), Dedup(First), Dedup(Count),
+    // or Map with a 48-byte limit (longer lines are rejected).
+    let third = [
+        (Mode::Dedup(Emit::First), MAX_LINE_BYTES),
+        (Mode::Dedup(Emit::Count), MAX_LINE_BYTES),
+        (Mode::Map, 48),
+    ][data.len() % 3];
+    let runs = [
+        (Mode::Dedup(Emit::Canonical), MAX_LINE_BYTES),
+        (Mode::Map, MAX_LINE_BYTES),
+        third,
+    ];
+    for (mode, max_line_bytes) in runs {
+        let lines = model(data, &normalizer, max_line_bytes);
+        let blank = lines.iter().filter(|(_, k)| k.is_none()).count() as u64;
+        let rejected = lines
+            .iter()
+            .filter(|(_, k)| matches!(k, Some(Err(_))))
+            .count() as u64;
+        let accepted: Vec<(&[u8], &[u8])> = lines
+            .iter()
+            .filter_map(|(l, k)| match k {
+                Some(Ok(key)) => Some((&l[..], &key[..])),
+                _ => None,
+            })
+            .collect();
+        let keys: HashSet<&[u8]> = accepted.iter().map(|&(_, k)| k).collect();
+
+        let options = Options {
+            mode,
+            invalid: Invalid::Reject,
+            threads: 1,
+            progress: false,
+            max_line_bytes,
+        };
+        let mut out = Vec::new();
+        let mut sink = Count::default();
+        let stats = pipeline::run(&inputs, &mapper, &options, &mut out, &mut sink)
+            .unwrap_or_else(|e| panic!("{mode:?}: run failed: {e:?}"));
+
+        assert!(
+            stats.balances(),
+            "{mode:?}: counts do not balance: {stats:?}"
+        );
+        assert_eq!(
+            sink.n,
+            stats.rejected_total(),
+            "{mode:?}: rejects reported vs counted"
+        );
+        assert_eq!(sink.finished, 1, "{mode:?}: RejectSink::finish calls");
+        assert!(
+            out.is_empty() || out.ends_with(b"\n"),
+            "{mode:?}: output ends mid-line"
+        );
+        let out_lines: Vec<&[u8]> = if out.is_empty() {
+            Vec::new()
+        } else {
+            out[..out.len() - 1].split(|&b| b == b'\n').collect()
+        };
+        assert_eq!(
+            out_lines.len() as u64,
+            stats.unique,
+            "{mode:?}: output lines vs stats.unique"
+        );
+
+        // The model's counts.
+        assert_eq!(stats.lines, lines.len() as u64, "{mode:?}: lines");
+        assert_eq!(stats.blank, blank, "{mode:?}: blank");
+        assert_eq!(stats.rejected_total(), rejected, "{mode:?}: rejected");
+        assert_eq!(stats.passed, 0);
+
+        match mode {
+            Mode::Map => {
+                for line in &out_lines {
+                    assert!(
+                        keys.contains(line),
+                        "Map: output line {:?} is no input line's normalization",
+                        String::from_utf8_lossy(line)
+                    );
+                }
+                let expected: Vec<&[u8]> = accepted.iter().map(|&(_, k)| k).collect();
+                assert_eq!(out_lines, expected, "Map: output vs model");
+                assert_eq!(stats.duplicates, 0);
+            }
+            Mode::Dedup(emit) => {
+                let mut seen = HashSet::new();
+                let mut firsts: Vec<(&[u8], &[u8])> = Vec::new();
+                let mut counts: HashMap<&[u8], u64> = HashMap::new();
+                for &(line, key) in &accepted {
+                    if seen.insert(key) {
+                        firsts.push((line, key));
+                    }
+                    *counts.entry(key).or_default() += 1;
+                }
+                assert_eq!(
+                    stats.unique,
+                    firsts.len() as u64,
+                    "{mode:?}: unique vs model"
+                );
+                assert_eq!(stats.duplicates, (accepted.len() - firsts.len()) as u64);
+                let expected: Vec<Vec<u8>> = match emit {
+                    Emit::Canonical => firsts.iter().map(|&(_, k)| k.to_vec()).collect(),
+                    Emit::First => firsts.iter().map(|&(l, _)| l.to_vec()).collect(),
+                    Emit::Count => firsts
+                        .iter()
+                        .map(|&(_, k)| [format!("{}\t", counts[k]).as_bytes(), k].concat())
+                        .collect(),
+                };
+                // Pairwise distinct (for `first`, by canonical form).
+                let distinct: HashSet<Vec<u8>> = out_lines
+                    .iter()
+                    .map(|l| match emit {
+                        Emit::First => normalizer
+                            .normalize(std::str::from_utf8(l).unwrap())
+                            .unwrap()
+                            .into_bytes(),
+                        _ => l.to_vec(),
+                    })
+                    .collect();
+                assert_eq!(
+                    distinct.len(),
+                    out_lines.len(),
+                    "{mode:?}: output lines not distinct"
+                );
+                let got: Vec<Vec<u8>> = out_lines.iter().map(|l| l.to_vec()).collect();
+                assert!(
+                    got == expected,
+                    "{mode:?}: output vs model:\n got {:?}\nwant {:?}",
+                    got.iter()
+                        .map(|l| String::from_utf8_lossy(l))
+                        .collect::<Vec<_>>(),
+                    expected
+                        .iter()
+                        .map(|l| String::from_utf8_lossy(l))
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
+    }
+    drop(inputs);
+    let _ = std::fs::remove_file(&path);
+});

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Builds fuzz/corpus/<target>/ from ../testdata: one file per line for
+# parse and normalize, base\nreference pairs for resolve, chunks of 50 lines
+# for pipeline. Files are named by the SHA-1 of their contents, so running it
+# again adds nothing twice. Needs python3.
+set -euo pipefail
+cd "$(dirname "$0")"
+python3 - <<'PY'
+import hashlib, json, os, random
+
+T = "../testdata"
+C = "../testdata/conformance"
+
+def read_lines(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return [l.rstrip(b"\r") for l in data.split(b"\n") if l.rstrip(b"\r")]
+
+def tsv(path):
+    rows = []
+    header = None
+    for l in read_lines(path):
+        if l.startswith(b"#"):
+            continue
+        cols = l.split(b"\t")
+        if header is None:
+            header = cols
+            continue
+        rows.append(dict(zip(header, cols)))
+    return rows
+
+def load_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+def b(s):
+    return s.encode("utf-8") if isinstance(s, str) else s
+
+sample = read_lines(f"{T}/sample/urls.txt")
+
+singles = list(sample)
+pairs = []
+
+# RFC 3986 §5.4 and iri-string resolution vectors: base and reference.
+for path in (f"{C}/rfc3986_section5.4_examples.tsv", f"{C}/iri-string/iri_string_resolve.tsv"):
+    for row in tsv(path):
+        base, ref = row.get(b"base"), row.get(b"reference")
+        if base is None or ref is None:
+            continue
+        singles += [base, ref]
+        pairs.append(base + b"\n" + ref)
+
+# fluent-uri: normalization inputs, and IP hosts (as written and in a URI).
+for row in tsv(f"{C}/fluent-uri/fluent_uri_normalize.tsv"):
+    singles.append(row[b"input"])
+for row in tsv(f"{C}/fluent-uri/fluent_uri_parse_ip.tsv"):
+    ip = row[b"input"]
+    singles.append(ip)
+    singles.append(b"http://" + (b"[" + ip + b"]" if row[b"kind"] == b"ipv6" else ip) + b"/")
+
+# iri-string component vectors: the composed reference.
+with open(f"{C}/iri-string/iri_string_components_normalize.jsonl", encoding="utf-8") as f:
+    for l in f:
+        if l.strip():
+            singles.append(b(json.loads(l)["composed"]))
+
+# urlcanon.
+singles += [b(s) for s in load_json(f"{C}/urlcanon/idempotence.json")]
+singles += [b(k) for k in load_json(f"{C}/urlcanon/parsing.json")]
+singles += [b"http://" + b(k) + b"/" for k in load_json(f"{C}/urlcanon/funky_ipv4.json")]
+for group in load_json(f"{C}/urlcanon/path_dots.json").values():
+    for k in group:
+        singles.append(b"http://a" + b(k) if b(k).startswith(b"/") else b(k))
+for name in ("surt.json", "ssurt.json"):
+    for group in load_json(f"{C}/urlcanon/{name}").values():
+        singles += [b(k) for k in group]
+
+# WPT: URL inputs with their bases, IDNA inputs as hosts.
+for name in ("urltestdata.json", "wpt_urltestdata_ip_host_subset.json"):
+    for case in load_json(f"{C}/wpt-url/{name}"):
+        if not isinstance(case, dict) or "input" not in case:
+            continue
+        singles.append(b(case["input"]))
+        if case.get("base"):
+            singles.append(b(case["base"]))
+            pairs.append(b(case["base"]) + b"\n" + b(case["input"]))
+for case in load_json(f"{C}/wpt-url/toascii.json"):
+    if isinstance(case, dict) and "input" in case:
+        singles.append(b"http://" + b(case["input"]) + b"/")
+
+# Resolution pairs from the sample: some lines as bases for the §5.4 references.
+rng = random.Random(3986)
+refs = [row[b"reference"] for row in tsv(f"{C}/rfc3986_section5.4_examples.tsv")]
+for base in rng.sample(sample, 200):
+    for ref in rng.sample(refs, 5):
+        pairs.append(base + b"\n" + ref)
+
+def write(target, items, max_len):
+    d = f"corpus/{target}"
+    os.makedirs(d, exist_ok=True)
+    n = 0
+    for item in items:
+        if not item or len(item) > max_len:
+            continue
+        name = hashlib.sha1(item).hexdigest()
+        p = os.path.join(d, name)
+        if not os.path.exists(p):
+            with open(p, "wb") as f:
+                f.write(item)
+            n += 1
+    print(f"corpus/{target}: {len(os.listdir(d))} files ({n} new)")
+
+# Newlines inside a JSON string would make one seed two lines: drop them for
+# the one-line targets.
+singles = [s for s in singles if b"\n" not in s]
+write("parse", singles, 4096)
+write("normalize", singles, 4096)
+write("resolve", pairs, 4096)
+
+# Pipeline: chunks of 50 lines (LF), some with CRLF, a BOM, blank lines,
+# repeats and no final newline, to reach every path of the line reader.
+lines = sample + singles[len(sample):]
+chunks = []
+for i in range(0, len(lines), 50):
+    part = lines[i:i + 50]
+    chunks.append(b"\n".join(part) + b"\n")
+for k in range(40):
+    part = rng.sample(lines, 50)
+    part += rng.sample(part, 10)  # duplicates
+    rng.shuffle(part)
+    sep = b"\r\n" if k % 2 else b"\n"
+    body = sep.join(part) + (sep if k % 3 else b"") + b"\n" * (k % 4 == 0)
+    chunks.append((b"\xef\xbb\xbf" if k % 5 == 0 else b"") + body)
+write("pipeline", chunks, 16384)
+PY
