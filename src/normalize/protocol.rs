@@ -13,7 +13,7 @@ use std::str::FromStr;
 use std::cell::RefCell;
 
 use super::scheme::{self, Scheme, lowercase_outside_triplets};
-use crate::table::hex_value;
+use super::syntax::decode_triplets;
 use crate::uri::{HostKind, UriRef};
 
 /// One named transform of the protocol rung.
@@ -808,26 +808,5 @@ const FRAGMENT_SAFE: &[u8] = b"!$&'()*+,;=:@?/";
 
 /// Decodes `%XX` triplets of `safe` characters in `out[start..]`.
 fn decode_safe(out: &mut Vec<u8>, start: usize, safe: &[u8]) -> bool {
-    let mut write = start;
-    let mut read = start;
-    let end = out.len();
-    while read < end {
-        let byte = out[read];
-        if byte == b'%' && read + 2 < end {
-            let value = hex_value(out[read + 1])
-                .zip(hex_value(out[read + 2]))
-                .map(|(h, l)| h << 4 | l);
-            if let Some(value) = value.filter(|v| safe.contains(v)) {
-                out[write] = value;
-                write += 1;
-                read += 3;
-                continue;
-            }
-        }
-        out[write] = byte;
-        write += 1;
-        read += 1;
-    }
-    out.truncate(write);
-    write != end
+    decode_triplets(out, start, |value| safe.contains(&value))
 }

@@ -5,9 +5,10 @@
 
 use idna::AsciiDenyList;
 
+use super::syntax::decode_triplets;
 use super::{Changes, Rule};
 use crate::error::ErrorKind;
-use crate::table::{REG_NAME, hex_value};
+use crate::table::REG_NAME;
 
 /// What urinorm knows of one scheme.
 #[derive(Debug)]
@@ -154,24 +155,8 @@ fn host_to_ascii(
 
 /// Decodes the `%XX` triplets of bytes 0x80 and above (UTF-8 sequences).
 fn decode_non_ascii(host: &[u8]) -> Vec<u8> {
-    let mut decoded = Vec::with_capacity(host.len());
-    let mut i = 0;
-    while i < host.len() {
-        let value = match host.get(i..i + 3) {
-            Some([b'%', hi, lo]) => hex_value(*hi).zip(hex_value(*lo)).map(|(h, l)| h << 4 | l),
-            _ => None,
-        };
-        match value.filter(|&v| v >= 0x80) {
-            Some(v) => {
-                decoded.push(v);
-                i += 3;
-            }
-            None => {
-                decoded.push(host[i]);
-                i += 1;
-            }
-        }
-    }
+    let mut decoded = host.to_vec();
+    decode_triplets(&mut decoded, 0, |value| value >= 0x80);
     decoded
 }
 

@@ -59,6 +59,37 @@ pub fn push_component(out: &mut Vec<u8>, bytes: &[u8], has_percent: bool, change
     }
 }
 
+/// Decodes, in place in `out[start..]`, each `%XX` triplet whose value
+/// `decode` accepts; says whether any was decoded. Shared by the scheme
+/// rung (UTF-8 in a host) and the protocol rung (`decode-safe`).
+pub(crate) fn decode_triplets(
+    out: &mut Vec<u8>,
+    start: usize,
+    decode: impl Fn(u8) -> bool,
+) -> bool {
+    let end = out.len();
+    let (mut read, mut write) = (start, start);
+    while read < end {
+        let value = match out.get(read..read + 3) {
+            Some([b'%', hi, lo]) => hex_value(*hi).zip(hex_value(*lo)).map(|(h, l)| h << 4 | l),
+            _ => None,
+        };
+        match value.filter(|&v| decode(v)) {
+            Some(v) => {
+                out[write] = v;
+                read += 3;
+            }
+            None => {
+                out[write] = out[read];
+                read += 1;
+            }
+        }
+        write += 1;
+    }
+    out.truncate(write);
+    write != end
+}
+
 /// A hex digit's value; the parser has checked that it is one.
 fn hex_digit(byte: u8) -> u8 {
     debug_assert!(byte.is_ascii_hexdigit());
