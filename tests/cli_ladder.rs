@@ -136,3 +136,34 @@ fn table_fits_80_columns_and_sampling_says_it_estimates() {
     let bad = urinorm(&["ladder", "--sample", "2"], &input);
     assert_eq!(bad.code, 2);
 }
+
+#[test]
+fn attribution_equals_dedup_with_each_transform_alone() {
+    use urinorm::normalize::protocol::{PRESETS, Transform};
+    let mut input = input();
+    input.extend_from_slice(
+        b"http://www.a.example/x/index.html\nhttp://a.example/x/\nhttp://a.example/x?b=1&a=2\n\
+          http://a.example/x?a=2&b=1\nhttp://a.example/x?\nhttp://a.example//x\nhttp://a.example/x#f\n\
+          http://a.example/x\nhttp://a.example/x/index.html\n",
+    );
+    let run = urinorm(&["ladder", "--json"], &input);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let scheme = dedup_count(&["--rung", "scheme"], &input) as i64;
+    let attribution = report["attribution"].as_array().unwrap();
+    let mut merging = 0;
+    for row in attribution {
+        let name = row["transform"].as_str().unwrap();
+        // The safe preset without its own transforms, plus this one.
+        let mut flags = vec!["--preset".to_string(), "safe".to_string()];
+        for t in PRESETS[0].transforms().filter(|t| t.name() != name) {
+            flags.extend(["--without".to_string(), t.name().to_string()]);
+        }
+        flags.extend(["--with".to_string(), name.to_string()]);
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let alone = dedup_count(&flags, &input) as i64;
+        assert_eq!(row["merges"].as_i64().unwrap(), scheme - alone, "{name}");
+        merging += usize::from(scheme > alone);
+        assert!(name.parse::<Transform>().is_ok());
+    }
+    assert!(merging >= 7, "{merging} transforms merge something here");
+}

@@ -362,3 +362,74 @@ proptest! {
         }
     }
 }
+
+/// Web URLs built from the pieces the transforms work on.
+fn web_url() -> impl Strategy<Value = String> {
+    use proptest::collection::vec;
+    let scheme = prop_oneof![Just("http"), Just("https"), Just("ws"), Just("HTTP")];
+    let userinfo = prop_oneof![Just(""), Just("user:pw@"), Just("@")];
+    let host = prop_oneof![
+        Just("www.example.com"),
+        Just("example.com."),
+        Just("0x7f.1"),
+        Just("127.0.0.1"),
+        Just("www.www.a.b"),
+        Just("www.b"),
+        Just("[::1]"),
+        Just("Www.x.org"),
+        Just("%77ww.a.b"),
+    ];
+    let port = prop_oneof![Just(""), Just(":80"), Just(":443"), Just(":8080")];
+    let segment = prop_oneof![
+        Just(""),
+        Just("a"),
+        Just("index.html"),
+        Just("x;jsessionid=0123456789abcdef0123"),
+        Just("(S(abcdefghijklmnop1234))"),
+        Just("%41b"),
+        Just("B.c"),
+        Just(".."),
+        Just("%40"),
+    ];
+    let path = vec(segment, 0..5).prop_map(|s| s.iter().map(|s| format!("/{s}")).collect());
+    let param = prop_oneof![
+        Just("utm_source=x"),
+        Just("b=2"),
+        Just("a="),
+        Just(""),
+        Just("sid=0123456789abcdef01"),
+        Just("%61=1"),
+        Just("gclid=z"),
+    ];
+    let query = prop_oneof![
+        Just(String::new()),
+        vec(param, 0..4).prop_map(|p| format!("?{}", p.join("&"))),
+    ];
+    let fragment = prop_oneof![Just(""), Just("#"), Just("#top"), Just("#%41")];
+    (scheme, userinfo, host, port, path, query, fragment).prop_map(
+        |(scheme, userinfo, host, port, path, query, fragment): (_, _, _, _, String, String, _)| {
+            format!("{scheme}://{userinfo}{host}{port}{path}{query}{fragment}")
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// `candidates` is conservative: a transform it leaves out leaves the
+    /// scheme-rung form as it is.
+    #[test]
+    fn candidates_never_leave_out_a_change(
+        input in prop_oneof![web_url(), reference().prop_map(|p| p.compose())],
+    ) {
+        let Ok(form) = Normalizer::new(Rung::Scheme).normalize(&input) else {
+            return Ok(());
+        };
+        let uri = urinorm::UriRef::parse(&form).unwrap();
+        for t in Transform::ALL {
+            if !urinorm::normalize::protocol::candidates(&uri).any(|c| c == t) {
+                prop_assert_eq!(only(&[t]).normalize(&form).unwrap(), form.clone(), "{}", t);
+            }
+        }
+    }
+}

@@ -266,12 +266,21 @@ impl Normalizer {
     /// Appends the canonical form of `input` to `out` and says which rules
     /// changed it. On error `out` is left as it was.
     pub fn normalize_into(&self, input: &[u8], out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
-        let uri = UriRef::parse_bytes(input)?;
-        if self.is_canonical(&uri) {
-            out.extend_from_slice(input);
+        self.normalize_parsed(&UriRef::parse_bytes(input)?, out)
+    }
+
+    /// [`Normalizer::normalize_into`] for a reference already parsed, so
+    /// that callers working one line at several rungs parse it once.
+    pub(crate) fn normalize_parsed(
+        &self,
+        uri: &UriRef<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<Changes, InvalidUri> {
+        if self.is_canonical(uri) {
+            out.extend_from_slice(uri.as_str().as_bytes());
             return Ok(Changes::default());
         }
-        self.write_or_restore(&uri, out)
+        self.write_or_restore(uri, out)
     }
 
     /// Like [`Normalizer::normalize_into`], but appends only when the

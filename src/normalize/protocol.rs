@@ -350,10 +350,7 @@ impl Protocol {
     pub(crate) fn write(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> u32 {
         let start = out.len();
         let mut fired = 0u32;
-        // Web URIs with a host: `http:/a` (no authority) is no URL a
-        // crawler fetches, and its path has to keep the `/.` guard.
-        let web = matches!(uri.scheme(), Some("http" | "https" | "ws" | "wss"))
-            && uri.authority().is_some();
+        let web = is_web(uri);
         let on = |t: Transform| web && self.contains(t);
         let mut note = |t: Transform, changed: bool| {
             if changed {
@@ -499,15 +496,12 @@ impl Protocol {
         start: usize,
         note: &mut impl FnMut(Transform, bool),
     ) -> bool {
-        let path = &out[start..];
-        if self.contains(Transform::TrailingSlashAdd) && !path.is_empty() && !path.ends_with(b"/") {
-            let last = &path[path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1)..];
-            if !last.contains(&b'.') {
-                out.push(b'/');
-                note(Transform::TrailingSlashAdd, true);
-                return true;
-            }
+        if self.contains(Transform::TrailingSlashAdd) && wants_trailing_slash(&out[start..]) {
+            out.push(b'/');
+            note(Transform::TrailingSlashAdd, true);
+            return true;
         }
+        let path = &out[start..];
         if self.contains(Transform::TrailingSlashRemove) && path.len() > 1 && path.ends_with(b"/") {
             out.pop();
             note(Transform::TrailingSlashRemove, true);
@@ -685,19 +679,30 @@ const INDEX_FILES: &[&str] = &[
 ];
 
 fn drop_index_file(out: &mut Vec<u8>, start: usize) -> bool {
-    let path = &out[start..];
-    let Some(slash) = path.iter().rposition(|&b| b == b'/') else {
+    let Some(slash) = index_file_slash(&out[start..]) else {
         return false;
     };
+    out.truncate(start + slash + 1);
+    true
+}
+
+/// Where the `/` before a last segment that is an index file stands.
+fn index_file_slash(path: &[u8]) -> Option<usize> {
+    let slash = path.iter().rposition(|&b| b == b'/')?;
     let last = &path[slash + 1..];
-    if INDEX_FILES
+    INDEX_FILES
         .iter()
         .any(|f| last.eq_ignore_ascii_case(f.as_bytes()))
-    {
-        out.truncate(start + slash + 1);
-        return true;
+        .then_some(slash)
+}
+
+/// Whether `trailing-slash=add` adds one: a path whose last segment has no `.`.
+fn wants_trailing_slash(path: &[u8]) -> bool {
+    if path.is_empty() || path.ends_with(b"/") {
+        return false;
     }
-    false
+    let last = &path[path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1)..];
+    !last.contains(&b'.')
 }
 
 /// `www.` as the first label, when at least two labels remain after it
@@ -713,6 +718,55 @@ fn strip_www(out: &mut Vec<u8>, host_start: usize) -> bool {
         changed = true;
     }
     changed
+}
+
+/// The transforms that may change `uri` (in its scheme-rung form) each on
+/// its own: a cheap, conservative test, so a transform left out certainly
+/// leaves `uri` as it is. It looks for what each one works on (a userinfo, a
+/// `www.` label, a `%`, a query, …), so most forms rule out most transforms
+/// at a glance.
+///
+/// ```
+/// use urinorm::UriRef;
+/// use urinorm::normalize::protocol::{Transform, candidates};
+/// let uri = UriRef::parse("https://example.com/a.html?q=1")?;
+/// let may: Vec<Transform> = candidates(&uri).collect();
+/// assert_eq!(may, [Transform::DropSessionIds, Transform::DropTrackingParams, Transform::DropEmptyParams]);
+/// # Ok::<(), urinorm::InvalidUri>(())
+/// ```
+pub fn candidates<'a>(uri: &'a UriRef<'_>) -> impl Iterator<Item = Transform> + 'a {
+    let web = is_web(uri);
+    let host = uri.host().unwrap_or_default().as_bytes();
+    let path = uri.path().as_bytes();
+    let query = uri.query().map(str::as_bytes);
+    let has_params = query.is_some_and(|q| !q.is_empty());
+    Transform::ALL.into_iter().filter(move |t| {
+        web && match t {
+            Transform::DropUserinfo => uri.userinfo().is_some(),
+            Transform::HostTrailingDot => host.ends_with(b"."),
+            Transform::StripWww => host.starts_with(b"www."),
+            Transform::Ipv4Numeric => parse_numeric_ipv4(host).is_some(),
+            Transform::HttpsUpgrade => matches!(uri.scheme(), Some("http" | "ws")),
+            Transform::DropSessionIds => has_params || path.contains(&b';') || path.contains(&b'('),
+            Transform::CollapseSlashes => path.windows(2).any(|w| w == b"//"),
+            Transform::DropIndexFile => index_file_slash(path).is_some(),
+            Transform::TrailingSlashAdd => wants_trailing_slash(path),
+            Transform::TrailingSlashRemove => path.len() > 1 && path.ends_with(b"/"),
+            Transform::LowercasePath => crate::swar::has_ascii_uppercase(path),
+            Transform::DecodeSafe => uri.has_percent_encoding(),
+            Transform::DropTrackingParams | Transform::DropEmptyParams => has_params,
+            Transform::SortQuery => query.is_some_and(|q| q.contains(&b'&')),
+            Transform::DropEmptyQuery => query == Some(b""),
+            Transform::DropFragment => uri.fragment().is_some(),
+        }
+    })
+}
+
+/// Whether the protocol transforms apply: web URIs with a host. `http:/a`
+/// (no authority) is no URL a crawler fetches, and its path has to keep the
+/// `/.` guard.
+fn is_web(uri: &UriRef<'_>) -> bool {
+    matches!(uri.scheme(), Some("http" | "https" | "ws" | "wss")) && uri.authority().is_some()
 }
 
 /// RFC 3986 §7.4: the numeric host forms that resolvers accept (decimal,

@@ -134,10 +134,17 @@ pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// The lines of `bytes` with their 1-based numbers: LF or CRLF endings
 /// removed, a last line without a newline kept, a leading BOM ignored.
 pub fn lines(bytes: &[u8]) -> Lines<'_> {
-    Lines {
-        rest: bytes.strip_prefix(BOM).unwrap_or(bytes),
-        number: 0,
-    }
+    lines_at(bytes, 0)
+}
+
+/// The lines of a piece of an input that starts `offset` bytes in: as
+/// [`lines`], but a BOM is ignored only at offset 0, where it is one.
+pub fn lines_at(bytes: &[u8], offset: usize) -> Lines<'_> {
+    let rest = match offset {
+        0 => bytes.strip_prefix(BOM).unwrap_or(bytes),
+        _ => bytes,
+    };
+    Lines { rest, number: 0 }
 }
 
 /// The iterator of [`lines`].
