@@ -33,6 +33,7 @@
 //! # Ok::<(), urinorm::InvalidUri>(())
 //! ```
 
+pub mod cleanup;
 pub mod error;
 pub mod host;
 pub mod ladder;

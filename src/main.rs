@@ -18,6 +18,13 @@ fn main() -> ExitCode {
             .unwrap_or_default();
         eprintln!("urinorm: internal error{location} (a bug: please report it)");
     }));
+    // Ctrl-C (or a TERM or HUP signal) removes the temporary files first:
+    // the spill's partitions and the unfinished `-o` file.
+    let _ = ctrlc::set_handler(|| {
+        urinorm::cleanup::remove_all();
+        eprintln!("urinorm: interrupted; temporary files removed");
+        std::process::exit(130);
+    });
     let cli = Cli::parse();
     match cli::run(cli) {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

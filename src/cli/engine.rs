@@ -43,6 +43,61 @@ pub struct RunArgs {
     pub max_line_bytes: usize,
 }
 
+/// How much memory the dedup set may take, and where it spills past that.
+#[derive(Args, Debug, Default)]
+pub struct MemoryArgs {
+    /// Bound the set of distinct keys to SIZE (e.g. 512M, 4G; default half
+    /// the physical memory). Past it, new keys spill to partition files on
+    /// disk: the output is the same bytes, only slower.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory_limit: Option<u64>,
+    /// Where spill files go (default: the system's temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
+}
+
+impl MemoryArgs {
+    fn limit(&self) -> u64 {
+        self.memory_limit.unwrap_or_else(default_memory_limit)
+    }
+
+    fn temp_dir(&self) -> PathBuf {
+        self.temp_dir.clone().unwrap_or_else(std::env::temp_dir)
+    }
+}
+
+/// Half the physical memory (from /proc/meminfo), or 4 GiB where that
+/// cannot be read: room for the rest of the run and for other programs.
+fn default_memory_limit() -> u64 {
+    let total_kib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        });
+    total_kib.map_or(4 << 30, |kib| kib * 1024 / 2)
+}
+
+/// A size such as `4096`, `64K`, `512M`, `4G` or `1T` (powers of 1024; a
+/// trailing `B` or `iB` is allowed).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let upper = text.trim().to_ascii_uppercase();
+    let number = upper.trim_end_matches("IB").trim_end_matches('B');
+    let (digits, shift) = match number.as_bytes().last() {
+        Some(b'K') => (&number[..number.len() - 1], 10),
+        Some(b'M') => (&number[..number.len() - 1], 20),
+        Some(b'G') => (&number[..number.len() - 1], 30),
+        Some(b'T') => (&number[..number.len() - 1], 40),
+        _ => (number, 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("'{text}' is not a size such as 512M or 4G"))
+}
+
 /// Where rejected lines are reported when `--rejects` is not given.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum DefaultRejects {
@@ -53,8 +108,11 @@ pub enum DefaultRejects {
 }
 
 /// Runs the engine with `mapper` as the command line says.
+///
+/// `memory` bounds the dedup set (deduplicating commands only).
 pub fn execute(
     args: &RunArgs,
+    memory: Option<&MemoryArgs>,
     mapper: &dyn LineMapper,
     mode: Mode,
     default_rejects: DefaultRejects,
@@ -93,11 +151,14 @@ pub fn execute(
         threads,
         progress: !args.quiet,
         max_line_bytes: args.max_line_bytes,
+        memory_limit: memory.map(MemoryArgs::limit),
+        temp_dir: memory.map_or_else(std::env::temp_dir, MemoryArgs::temp_dir),
     };
     let stats = pipeline::run(&inputs, mapper, &options, output.writer(), rejects).map_err(
         |e| match e {
             RunError::Input(e) => Error::Input(e),
             RunError::Internal(message) => Error::Usage(format!("internal error: {message}")),
+            RunError::Spill(e) => Error::Spill(e),
             RunError::Output(source) => write_error(source),
             RunError::Rejects(source) => Error::Output {
                 name: args

@@ -59,6 +59,8 @@ pub enum Error {
     Output { name: String, source: io::Error },
     /// The command line asks for something that cannot be done.
     Usage(String),
+    /// Deduplicating past the memory limit failed on disk.
+    Spill(urinorm::pipeline::spill::SpillError),
 }
 
 impl Error {
@@ -82,6 +84,7 @@ impl fmt::Display for Error {
             Error::Input(e) => e.fmt(f),
             Error::Output { name, source } => write!(f, "cannot write '{name}': {source}"),
             Error::Usage(message) => f.write_str(message),
+            Error::Spill(e) => e.fmt(f),
         }
     }
 }

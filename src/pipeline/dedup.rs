@@ -248,19 +248,10 @@ impl Shard {
         if self.slots.is_full() {
             self.slots.grow();
         }
-        let len = u32::try_from(key.bytes.len()).expect("a key shorter than 4 GiB");
-        let empty = match self
-            .slots
-            .probe(hash, len, |data| self.key_of(data, len, maps) == key.bytes)
-        {
-            Ok(found) => {
-                if self.counting {
-                    self.counts[self.slots.slots[found].data as usize] += 1;
-                }
-                return false;
-            }
-            Err(empty) => empty,
+        let Err(empty) = self.count(hash, key.bytes, maps) else {
+            return false;
         };
+        let len = key.bytes.len() as u32;
         let place = match key.in_map {
             Some((source, offset)) => Place::new(true, source as usize, offset),
             None => {
@@ -282,6 +273,35 @@ impl Shard {
         };
         self.slots.len += 1;
         true
+    }
+
+    /// Like [`Shard::insert`], but never adds a class: counts the key when
+    /// its class is there, and says whether it was. A set that has reached
+    /// its memory limit is used so, while new keys go elsewhere.
+    pub fn count_if_present(&mut self, hash: u64, key: Key<'_>, maps: &[&[u8]]) -> bool {
+        self.count(hash, key.bytes, maps).is_ok()
+    }
+
+    /// Finds the class of `key` and counts one more line in it, or says
+    /// which empty slot it belongs in.
+    fn count(&mut self, hash: u64, key: &[u8], maps: &[&[u8]]) -> Result<(), usize> {
+        let len = u32::try_from(key.len()).expect("a key shorter than 4 GiB");
+        let found = self
+            .slots
+            .probe(hash, len, |data| self.key_of(data, len, maps) == key)?;
+        if self.counting {
+            self.counts[self.slots.slots[found].data as usize] += 1;
+        }
+        Ok(())
+    }
+
+    /// The bytes the shard holds: its table, its copied keys and, when
+    /// counting, its classes' order and sizes (capacity, not use).
+    pub fn memory_bytes(&self) -> usize {
+        self.slots.slots.len() * size_of::<Slot>()
+            + self.arena.blocks.iter().map(Vec::capacity).sum::<usize>()
+            + self.ordered.capacity() * size_of::<(Place, u32)>()
+            + self.counts.capacity() * size_of::<u64>()
     }
 
     /// Makes room for `classes` classes, so that growing rarely rehashes
@@ -373,6 +393,11 @@ impl DedupSet {
     /// How many distinct keys.
     pub fn len(&self) -> usize {
         self.shards.iter().map(Shard::len).sum()
+    }
+
+    /// The bytes the set holds, all shards together.
+    pub fn memory_bytes(&self) -> usize {
+        self.shards.iter().map(Shard::memory_bytes).sum()
     }
 
     /// Whether no key was added.

@@ -10,17 +10,23 @@
 //! ```
 //! Workers run one batch ahead of the consumer, so the serial part (dedup
 //! and writing) overlaps with the parallel part.
+//!
+//! With a memory limit, a set that reaches it takes no new key: from then
+//! on, lines of classes it does not hold go to the [`spill`] (partition
+//! files by hash), which is deduplicated partition by partition at the end
+//! and merged back in input order after what the set wrote: the same bytes.
 
 pub mod dedup;
 pub mod input;
 pub mod reader;
+pub mod spill;
 pub mod stats;
 pub mod worker;
 pub mod writer;
 
 use std::io::{self, Write};
 use std::ops::Range;
-use std::sync::atomic::Ordering;
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -31,8 +37,9 @@ use crate::error::InvalidUri;
 use dedup::{DedupSet, shard_of};
 use input::{Input, InputError};
 use reader::{Chunk, Chunks};
+use spill::{Spill, SpillError};
 use stats::Stats;
-use worker::{Buffers, Processed, key_hasher, process};
+use worker::{Buffers, Fate, Processed, key_hasher, process};
 use writer::RejectSink;
 
 /// What a [`LineMapper`] made of a line.
@@ -114,6 +121,10 @@ pub struct Options {
     pub progress: bool,
     /// Longer lines are rejected (never truncated).
     pub max_line_bytes: usize,
+    /// When deduplicating: the bytes the set of keys may take. Past it, new
+    /// keys spill to partition files under `temp_dir` (same output).
+    pub memory_limit: Option<u64>,
+    pub temp_dir: PathBuf,
 }
 
 /// The default `max_line_bytes`: far above any URL a browser sends, far
@@ -128,6 +139,8 @@ pub enum RunError {
     Output(io::Error),
     /// Writing the rejects report failed.
     Rejects(io::Error),
+    /// Writing or reading the spill files failed (a full disk, say).
+    Spill(SpillError),
     /// A bug: the run cannot be completed.
     Internal(String),
 }
@@ -153,11 +166,24 @@ pub fn run(
     out: &mut dyn Write,
     rejects: &mut dyn RejectSink,
 ) -> Result<Stats, RunError> {
-    let started = Instant::now();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)
         .build()
         .map_err(|e| RunError::Input(InputError::new("<threads>", io::Error::other(e))))?;
+    run_on(&pool, inputs, mapper, options, out, rejects)
+}
+
+/// [`run`] on a thread pool the caller keeps (`options.threads` then only
+/// sizes the batches), for callers that run the engine many times.
+pub fn run_on(
+    pool: &rayon::ThreadPool,
+    inputs: &[Input],
+    mapper: &dyn LineMapper,
+    options: &Options,
+    out: &mut dyn Write,
+    rejects: &mut dyn RejectSink,
+) -> Result<Stats, RunError> {
+    let started = Instant::now();
     let maps: Vec<&[u8]> = inputs
         .iter()
         .map(|i| i.bytes().unwrap_or_default())
@@ -171,7 +197,6 @@ pub fn run(
         let (sender, receiver) = mpsc::sync_channel::<Result<Batch<'_>, InputError>>(1);
         let (recycle, recycled) = mpsc::channel::<Buffers>();
         let maps = &maps;
-        let pool = &pool;
         let producer = scope.spawn(move || {
             let hasher = key_hasher();
             let hasher = dedup.then_some(&hasher);
@@ -179,6 +204,9 @@ pub fn run(
             let mut chunks = Chunks::new(inputs);
             let batch_len = options.threads.max(1) * CHUNKS_PER_THREAD;
             let mut reserved = false;
+            // Once the set reaches the memory limit it takes no new key:
+            // lines of classes not in it are spilled from then on.
+            let mut full = false;
             loop {
                 let batch = match read_batch(&mut chunks, batch_len) {
                     Ok(batch) if batch.is_empty() => return set,
@@ -198,11 +226,14 @@ pub fn run(
                         .collect()
                 });
                 if dedup && !reserved {
-                    set.reserve(expected_lines(inputs, &batch));
+                    set.reserve(expected_lines(inputs, &batch, options.memory_limit));
                     reserved = true;
                 }
                 if dedup {
-                    pool.install(|| dedup_batch(&mut set, &batch, maps));
+                    pool.install(|| dedup_batch(&mut set, &batch, maps, full));
+                    full = options
+                        .memory_limit
+                        .is_some_and(|limit| set.memory_bytes() as u64 > limit);
                 }
                 if sender.send(Ok(batch)).is_err() {
                     return set; // the writer stopped
@@ -213,7 +244,7 @@ pub fn run(
             for batch in receiver.iter() {
                 for processed in batch.map_err(RunError::Input)? {
                     progress.inc(processed.chunk.bytes.len() as u64);
-                    writer.write(&processed, out, rejects)?;
+                    writer.write(&processed, options, out, rejects)?;
                     // The producer may have stopped; the buffers then just go.
                     let _ = recycle.send(Buffers::from(processed));
                 }
@@ -229,7 +260,11 @@ pub fn run(
         RunError::Internal("a worker thread panicked; no output can be trusted".into())
     })?;
     result?;
-    writer.finish(&set, &maps, out, rejects)?;
+    writer.finish_in_memory(&set, &maps, out)?;
+    drop(set);
+    writer.finish_spill(pool, options, out)?;
+    writer.flush(out)?;
+    rejects.finish().map_err(RunError::Rejects)?;
     let mut stats = writer.stats;
     stats.seconds = started.elapsed().as_secs_f64();
     debug_assert!(stats.balances(), "{stats:?}");
@@ -239,8 +274,14 @@ pub fn run(
 /// The number of lines the whole input likely has, from the first batch,
 /// capped: room for that many keys is reserved up front so the dedup tables
 /// never grow by copying. Standard input has no known size: nothing then.
-fn expected_lines(inputs: &[Input], first_batch: &[Processed<'_>]) -> usize {
-    const CAP: usize = 1 << 26;
+fn expected_lines(
+    inputs: &[Input],
+    first_batch: &[Processed<'_>],
+    memory_limit: Option<u64>,
+) -> usize {
+    // Never more than a quarter of the memory limit in reserved slots (of
+    // about 26 bytes a key at most 5/8 full).
+    let cap = memory_limit.map_or(1 << 26, |limit| (limit / 4 / 26).min(1 << 26) as usize);
     let sizes: Option<usize> = inputs.iter().map(|i| i.bytes().map(<[u8]>::len)).sum();
     let (lines, bytes) = first_batch.iter().fold((0, 0), |(l, b), p| {
         (l + p.lines as usize, b + p.chunk.bytes.len())
@@ -248,7 +289,7 @@ fn expected_lines(inputs: &[Input], first_batch: &[Processed<'_>]) -> usize {
     match sizes {
         // Most inputs repeat some lines: room for three in four to be
         // distinct; a shard that needs more grows.
-        Some(total) if bytes > 0 => (total / bytes).saturating_mul(lines).min(CAP) / 4 * 3,
+        Some(total) if bytes > 0 => (total / bytes).saturating_mul(lines).min(cap) / 4 * 3,
         _ => 0,
     }
 }
@@ -270,7 +311,10 @@ fn read_batch<'a>(chunks: &mut Chunks<'a>, len: usize) -> Result<Vec<Chunk<'a>>,
 /// up a line, it asks for the table slot of the line 2 × [`PREFETCH_AHEAD`]
 /// places on, and for the key bytes that slot points to for the line
 /// [`PREFETCH_AHEAD`] places on, so the cache misses of a large set overlap.
-fn dedup_batch(set: &mut DedupSet, batch: &[Processed<'_>], maps: &[&[u8]]) {
+///
+/// A `full` set takes no new key: a line whose class it does not hold is
+/// [`Fate::Spilled`].
+fn dedup_batch(set: &mut DedupSet, batch: &[Processed<'_>], maps: &[&[u8]], full: bool) {
     set.shards_mut()
         .par_iter_mut()
         .enumerate()
@@ -289,8 +333,13 @@ fn dedup_batch(set: &mut DedupSet, batch: &[Processed<'_>], maps: &[&[u8]]) {
                 }
                 let p = &batch[c];
                 let accepted = &p.accepted[i];
-                let first = shard.insert(accepted.hash, p.dedup_key(accepted), maps);
-                p.first[i].store(first, Ordering::Relaxed);
+                let key = p.dedup_key(accepted);
+                let fate = match full {
+                    false if shard.insert(accepted.hash, key, maps) => Fate::First,
+                    true if !shard.count_if_present(accepted.hash, key, maps) => Fate::Spilled,
+                    _ => Fate::Duplicate,
+                };
+                p.set_fate(i, fate);
             }
         });
 }
@@ -335,6 +384,8 @@ struct Writer<'i> {
     pending: Vec<u8>,
     /// The names of the mapper's note bits.
     note_names: Vec<&'static str>,
+    /// The lines the full set could not take, once there are any.
+    spill: Option<Spill>,
 }
 
 /// How much output to gather before a write.
@@ -357,12 +408,14 @@ impl<'i> Writer<'i> {
             order: Vec::new(),
             pending: Vec::with_capacity(WRITE_BYTES + 4096),
             note_names: Vec::new(),
+            spill: None,
         }
     }
 
     fn write(
         &mut self,
         p: &Processed<'_>,
+        options: &Options,
         out: &mut dyn Write,
         rejects: &mut dyn RejectSink,
     ) -> Result<(), RunError> {
@@ -383,16 +436,25 @@ impl<'i> Writer<'i> {
                 .map_err(RunError::Rejects)?;
         }
         for (i, a) in p.accepted.iter().enumerate() {
-            let bytes = match self.mode {
-                Mode::Map => p.output(a),
-                Mode::Dedup(_) if !p.first[i].load(Ordering::Relaxed) => {
+            let emit = match self.mode {
+                Mode::Map => None,
+                Mode::Dedup(emit) => Some(emit),
+            };
+            // Mapping writes every line; dedup, what the set decided.
+            let bytes = match emit.map(|emit| (emit, p.fate(i))) {
+                None => p.output(a),
+                Some((_, Fate::Duplicate)) => {
                     self.stats.duplicates += 1;
                     continue;
                 }
-                Mode::Dedup(Emit::Canonical) => p.output(a),
-                Mode::Dedup(Emit::First) => p.line(a.line),
-                Mode::Dedup(Emit::Count) => {
-                    // Counts are known only at the end: see `finish`.
+                Some((emit, Fate::Spilled)) => {
+                    self.spill_line(p, a, emit, options)?;
+                    continue;
+                }
+                Some((Emit::Canonical, Fate::First)) => p.output(a),
+                Some((Emit::First, Fate::First)) => p.line(a.line),
+                Some((Emit::Count, Fate::First)) => {
+                    // Counts are known only at the end: see `finish_in_memory`.
                     self.stats.unique += 1;
                     self.order.push(shard_of(a.hash) as u16);
                     continue;
@@ -426,6 +488,63 @@ impl<'i> Writer<'i> {
         Ok(())
     }
 
+    /// Writes a line the full set could not take to the spill (made on the
+    /// first such line), with what to write if it is the first of its class.
+    fn spill_line(
+        &mut self,
+        p: &Processed<'_>,
+        a: &worker::Accepted,
+        emit: Emit,
+        options: &Options,
+    ) -> Result<(), RunError> {
+        let spill = match &mut self.spill {
+            Some(spill) => spill,
+            None => {
+                let limit = options.memory_limit.unwrap_or(u64::MAX);
+                let rest = self.total_bytes().map_or(0, |t| t - self.stats.bytes_in);
+                let spill = Spill::create(&options.temp_dir, rest, limit).map_err(|error| {
+                    RunError::Spill(SpillError {
+                        dir: options.temp_dir.clone(),
+                        written: 0,
+                        needed: None,
+                        error,
+                    })
+                })?;
+                self.spill.insert(spill)
+            }
+        };
+        let output = match emit {
+            Emit::Canonical => a.output.map(|span| span.of(&p.arena)),
+            // The line itself, unless it is the key.
+            Emit::First => a.key.map(|_| p.line(a.line)),
+            Emit::Count => None,
+        };
+        let pushed = spill.push(a.hash, p.key(a), output);
+        pushed.map_err(|e| RunError::Spill(self.with_estimate(e)))
+    }
+
+    /// The inputs' total size, when every input is a file.
+    fn total_bytes(&self) -> Option<u64> {
+        self.inputs
+            .iter()
+            .map(|i| i.bytes().map(|b| b.len() as u64))
+            .sum()
+    }
+
+    /// A spill error, with the space the whole spill would need, projected
+    /// from the share of the input read: the partitions, then as much again
+    /// at most for the survivors.
+    fn with_estimate(&self, mut error: SpillError) -> SpillError {
+        let (Some(total), read) = (self.total_bytes(), self.stats.bytes_in) else {
+            return error;
+        };
+        if read > 0 {
+            let projected = (error.written as f64 * total as f64 / read as f64) as u64;
+            error.needed = Some(projected.saturating_mul(2));
+        }
+        error
+    }
+
     fn flush(&mut self, out: &mut dyn Write) -> Result<(), RunError> {
         self.stats.bytes_out += self.pending.len() as u64;
         out.write_all(&self.pending).map_err(RunError::Output)?;
@@ -433,20 +552,66 @@ impl<'i> Writer<'i> {
         Ok(())
     }
 
-    fn finish(
+    /// For `--emit count`, the classes of the set with their sizes: they
+    /// come before any spilled class, whose first lines are later.
+    fn finish_in_memory(
         &mut self,
         set: &DedupSet,
         maps: &[&[u8]],
         out: &mut dyn Write,
-        rejects: &mut dyn RejectSink,
     ) -> Result<(), RunError> {
         if self.mode == Mode::Dedup(Emit::Count) {
             let order = std::mem::take(&mut self.order);
             for (key, count) in set.classes_in_order(&order, maps) {
-                self.emit(&[count.to_string().as_bytes(), b"\t", key], out)?;
+                self.write_class(key, count, out)?;
             }
         }
-        self.flush(out)?;
-        rejects.finish().map_err(RunError::Rejects)
+        Ok(())
+    }
+
+    /// The spilled classes, deduplicated partition by partition, in input
+    /// order. Call once the set is dropped: this uses the memory it held.
+    fn finish_spill(
+        &mut self,
+        pool: &rayon::ThreadPool,
+        options: &Options,
+        out: &mut dyn Write,
+    ) -> Result<(), RunError> {
+        let Some(spill) = self.spill.take() else {
+            return Ok(());
+        };
+        let limit = options.memory_limit.unwrap_or(u64::MAX);
+        let mut survivors = 0u64;
+        let mut write_error = None;
+        let finished = spill.finish(pool, limit, |output, count| {
+            survivors += 1;
+            self.write_class(output, count, out).map_err(|e| {
+                write_error = Some(e);
+                io::Error::other("the output could not be written")
+            })
+        });
+        if let Some(e) = write_error {
+            return Err(e);
+        }
+        let spilled = finished.map_err(|e| RunError::Spill(self.with_estimate(e)))?;
+        self.stats.unique += survivors;
+        self.stats.duplicates += spilled.records - survivors;
+        self.stats.spill = Some(spilled);
+        Ok(())
+    }
+
+    /// One class: its output, or for `--emit count` its size and key.
+    fn write_class(
+        &mut self,
+        output: &[u8],
+        count: u64,
+        out: &mut dyn Write,
+    ) -> Result<(), RunError> {
+        match self.mode {
+            Mode::Dedup(Emit::Count) => {
+                self.emit(&[count.to_string().as_bytes(), b"\t", output], out)
+            }
+            _ => self.emit(&[output], out),
+        }
     }
 }

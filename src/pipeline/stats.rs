@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde_json::{Map, Value, json};
 
+use super::spill::SpillStats;
 use super::writer::RejectCounts;
 
 /// The counts of one run.
@@ -30,6 +31,8 @@ pub struct Stats {
     pub threads: usize,
     /// Whether the run deduplicated (otherwise every accepted line was written).
     pub deduplicated: bool,
+    /// When the keys outgrew the memory limit: what went to disk, and where.
+    pub spill: Option<SpillStats>,
 }
 
 impl Stats {
@@ -59,6 +62,17 @@ impl Stats {
         object.insert("bytes_out".into(), json!(self.bytes_out));
         object.insert("seconds".into(), json!(self.seconds));
         object.insert("threads".into(), json!(self.threads));
+        if let Some(spill) = &self.spill {
+            object.insert(
+                "spill".into(),
+                json!({
+                    "dir": spill.dir.display().to_string(),
+                    "records": spill.records,
+                    "bytes": spill.bytes,
+                    "partitions": spill.partitions,
+                }),
+            );
+        }
         for (key, value) in extra {
             object.insert((*key).to_string(), value.clone());
         }
@@ -95,6 +109,17 @@ impl fmt::Display for Stats {
             f,
             " in {:.2} s ({:.0} MB/s, {} threads)",
             self.seconds, mb_per_s, self.threads
-        )
+        )?;
+        if let Some(spill) = &self.spill {
+            write!(
+                f,
+                "; over the memory limit: spilled {} lines ({:.1} MiB, {} partition files) to {}",
+                spill.records,
+                spill.bytes as f64 / (1 << 20) as f64,
+                spill.partitions,
+                spill.dir.display()
+            )?;
+        }
+        Ok(())
     }
 }

@@ -2,7 +2,7 @@
 //! [`LineMapper`] into the chunk's arena) and its hash, the rejected lines
 //! with their reasons, and the blank lines counted.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::dedup::{Key, SHARDS, shard_of};
 use super::input::{BOM, strip_cr};
@@ -82,12 +82,44 @@ pub struct Processed<'a> {
     /// `by_shard[shard_starts[s]..shard_starts[s + 1]]`.
     pub by_shard: Vec<u32>,
     pub shard_starts: Vec<u32>,
-    /// When deduplicating: whether each accepted line is the first of its
-    /// class, set by the dedup stage.
-    pub first: Vec<AtomicBool>,
+    /// When deduplicating: each accepted line's [`Fate`], set by the dedup
+    /// stage (as its `u8`).
+    pub fate: Vec<AtomicU8>,
+}
+
+/// What the dedup stage made of an accepted line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Fate {
+    /// Its class was seen before.
+    Duplicate,
+    /// The first line of its class.
+    First,
+    /// Not in the set, which is full: it goes to the spill, which decides.
+    Spilled,
+}
+
+impl Fate {
+    fn from_u8(n: u8) -> Fate {
+        match n {
+            0 => Fate::Duplicate,
+            1 => Fate::First,
+            _ => Fate::Spilled,
+        }
+    }
 }
 
 impl Processed<'_> {
+    /// The fate of accepted line `i`.
+    pub fn fate(&self, i: usize) -> Fate {
+        Fate::from_u8(self.fate[i].load(Ordering::Relaxed))
+    }
+
+    /// Sets the fate of accepted line `i` (each line is set by one shard's task).
+    pub fn set_fate(&self, i: usize, fate: Fate) {
+        self.fate[i].store(fate as u8, Ordering::Relaxed);
+    }
+
     /// The key of an accepted line.
     pub fn key(&self, accepted: &Accepted) -> &[u8] {
         match accepted.key {
@@ -156,7 +188,7 @@ pub struct Buffers {
     rejected: Vec<Rejected>,
     by_shard: Vec<u32>,
     shard_starts: Vec<u32>,
-    first: Vec<AtomicBool>,
+    fate: Vec<AtomicU8>,
 }
 
 impl From<Processed<'_>> for Buffers {
@@ -167,14 +199,14 @@ impl From<Processed<'_>> for Buffers {
             rejected: p.rejected,
             by_shard: p.by_shard,
             shard_starts: p.shard_starts,
-            first: p.first,
+            fate: p.fate,
         };
         buffers.arena.clear();
         buffers.accepted.clear();
         buffers.rejected.clear();
         buffers.by_shard.clear();
         buffers.shard_starts.clear();
-        buffers.first.clear();
+        buffers.fate.clear();
         buffers
     }
 }
@@ -197,7 +229,7 @@ pub fn process<'a>(
         mut rejected,
         mut by_shard,
         mut shard_starts,
-        mut first,
+        mut fate,
     } = buffers;
     let mut blank = 0;
     let mut passed = 0;
@@ -277,7 +309,11 @@ pub fn process<'a>(
     }
     if hasher.is_some() {
         group_by_shard(&accepted, &mut by_shard, &mut shard_starts);
-        first.extend(accepted.iter().map(|_| AtomicBool::new(false)));
+        fate.extend(
+            accepted
+                .iter()
+                .map(|_| AtomicU8::new(Fate::Duplicate as u8)),
+        );
     }
     Processed {
         chunk,
@@ -290,7 +326,7 @@ pub fn process<'a>(
         notes,
         by_shard,
         shard_starts,
-        first,
+        fate,
     }
 }
 
@@ -325,6 +361,8 @@ mod tests {
             threads: 1,
             progress: false,
             max_line_bytes: 100,
+            memory_limit: None,
+            temp_dir: std::env::temp_dir(),
         };
         let hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));

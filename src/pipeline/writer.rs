@@ -21,6 +21,8 @@ pub enum Output {
     File {
         writer: BufWriter<NamedTempFile>,
         path: PathBuf,
+        /// Removed by the signal handler if the run is interrupted.
+        registered: crate::cleanup::Registered,
     },
     /// A path that is not a regular file (a device, a pipe): written in place.
     Special(BufWriter<File>),
@@ -63,6 +65,7 @@ impl Output {
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
         let temp = builder.tempfile_in(dir)?;
         Ok(Output::File {
+            registered: crate::cleanup::register(temp.path()),
             writer: BufWriter::with_capacity(BUFFER_BYTES, temp),
             path: path.to_path_buf(),
         })
@@ -82,10 +85,15 @@ impl Output {
         match self {
             Output::Stdout(mut w) => w.flush(),
             Output::Special(mut w) => w.flush(),
-            Output::File { writer, path } => {
+            Output::File {
+                writer,
+                path,
+                registered,
+            } => {
                 let temp = writer.into_inner().map_err(|e| e.into_error())?;
                 temp.as_file().sync_all()?;
                 temp.persist(&path).map_err(|e| e.error)?;
+                drop(registered);
                 Ok(())
             }
         }

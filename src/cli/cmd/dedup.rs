@@ -5,7 +5,7 @@ use serde_json::json;
 use urinorm::pipeline::{Emit, Mode};
 
 use super::normalize::{ColumnArgs, RungArgs};
-use crate::cli::engine::{DefaultRejects, RunArgs, execute};
+use crate::cli::engine::{DefaultRejects, MemoryArgs, RunArgs, execute};
 use crate::cli::{Error, Outcome};
 
 #[derive(Args, Debug)]
@@ -18,6 +18,8 @@ pub struct DedupArgs {
     /// line (what a crawler frontier fetches), or `N<TAB>canonical`.
     #[arg(long, value_enum, default_value_t = Emit::Canonical)]
     pub emit: Emit,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -32,6 +34,7 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
     ];
     execute(
         &args.run,
+        Some(&args.memory),
         &mapper,
         Mode::Dedup(args.emit),
         DefaultRejects::Summarized,

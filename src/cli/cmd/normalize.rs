@@ -180,6 +180,7 @@ pub fn run(args: &NormalizeArgs) -> Result<Outcome, Error> {
     ];
     execute(
         &args.run,
+        None,
         &mapper,
         Mode::Map,
         DefaultRejects::EachOnStderr,

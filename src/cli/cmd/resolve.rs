@@ -60,6 +60,7 @@ pub fn run(args: &ResolveArgs) -> Result<Outcome, Error> {
     let extra = [("command", json!("resolve")), ("base", json!(args.base))];
     execute(
         &args.run,
+        None,
         &ResolveLines { base, rule },
         Mode::Map,
         DefaultRejects::EachOnStderr,

@@ -1,0 +1,520 @@
+//! External dedup, for more distinct keys than memory holds: the lines the
+//! in-memory set could not take are streamed into partition files by bits of
+//! their key's hash, each partition is deduplicated in memory on its own
+//! (every copy of a key lands in the same one), and the survivors come back
+//! in input order by a k-way merge on their sequence numbers.
+//!
+//! It knows records, not URIs: a record is a sequence number (input order), a
+//! hash, a key, and the bytes to write when the key is the first of its class.
+
+use std::collections::hash_map::Entry;
+use std::collections::{BinaryHeap, HashMap};
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+/// Each partition file's write buffer.
+const BUFFER_BYTES: usize = 64 << 10;
+
+/// Each survivor run's read buffer in the merge (there may be thousands).
+const MERGE_BUFFER_BYTES: usize = 8 << 10;
+
+/// At most this many partitions at the first level (file handles are
+/// limited); a partition still too big is split again.
+const MAX_PARTITIONS: usize = 256;
+const MIN_PARTITIONS: usize = 16;
+
+/// A record's fixed part: sequence number, hash, key length, output length.
+const HEADER_BYTES: usize = 8 + 8 + 4 + 4;
+
+/// An output length saying "the output is the key".
+const SAME_AS_KEY: u32 = u32::MAX;
+
+/// What the summary says about a spill.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SpillStats {
+    /// The directory the partition files were in (removed since).
+    pub dir: PathBuf,
+    pub records: u64,
+    pub bytes: u64,
+    /// Partition files written, splits included.
+    pub partitions: u64,
+}
+
+/// The partition files being written.
+pub struct Spill {
+    dir: tempfile::TempDir,
+    partitions: Vec<BufWriter<File>>,
+    /// How many top bits of the hash choose a partition.
+    bits: u32,
+    next_sequence: u64,
+    stats: SpillStats,
+    _registered: crate::cleanup::Registered,
+}
+
+/// A spill that could not be written or read back.
+#[derive(Debug)]
+pub struct SpillError {
+    pub dir: PathBuf,
+    /// Bytes written to it before the error.
+    pub written: u64,
+    /// About how many bytes the whole spill needs, when that can be told.
+    pub needed: Option<u64>,
+    pub error: io::Error,
+}
+
+impl std::fmt::Display for SpillError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mib = |n: u64| n as f64 / (1 << 20) as f64;
+        write!(
+            f,
+            "cannot spill to '{}': {} ({:.1} MiB written",
+            self.dir.display(),
+            self.error,
+            mib(self.written)
+        )?;
+        if let Some(needed) = self.needed {
+            write!(f, ", about {:.1} MiB needed in all", mib(needed))?;
+        }
+        write!(
+            f,
+            "); choose a disk with room with --temp-dir, or raise --memory-limit"
+        )
+    }
+}
+
+impl std::error::Error for SpillError {}
+
+impl Spill {
+    /// A new spill in a fresh directory under `temp_dir`, with about
+    /// `expected_bytes / memory_limit` partitions, so that each one fits the
+    /// limit when deduplicated.
+    pub fn create(temp_dir: &Path, expected_bytes: u64, memory_limit: u64) -> io::Result<Spill> {
+        let dir = tempfile::Builder::new()
+            .prefix("urinorm-spill-")
+            .tempdir_in(temp_dir)?;
+        let registered = crate::cleanup::register(dir.path());
+        let wanted = (expected_bytes / memory_limit.max(1)).saturating_mul(2) as usize;
+        let count = wanted
+            .next_power_of_two()
+            .clamp(MIN_PARTITIONS, MAX_PARTITIONS);
+        let partitions = (0..count)
+            .map(|p| {
+                let file = File::create(dir.path().join(format!("p{p}")))?;
+                Ok(BufWriter::with_capacity(BUFFER_BYTES, file))
+            })
+            .collect::<io::Result<_>>()?;
+        Ok(Spill {
+            stats: SpillStats {
+                dir: dir.path().to_path_buf(),
+                partitions: count as u64,
+                ..SpillStats::default()
+            },
+            dir,
+            partitions,
+            bits: count.trailing_zeros(),
+            next_sequence: 0,
+            _registered: registered,
+        })
+    }
+
+    /// Adds one line, in input order: its key's hash, its key, and what to
+    /// write if it is the first of its class (`None`: the key).
+    pub fn push(&mut self, hash: u64, key: &[u8], output: Option<&[u8]>) -> Result<(), SpillError> {
+        let partition = partition_of(hash, 0, self.bits);
+        let sequence = self.next_sequence;
+        self.next_sequence += 1;
+        let written = write_record(&mut self.partitions[partition], sequence, hash, key, output)
+            .map_err(|error| self.error(error))?;
+        self.stats.records += 1;
+        self.stats.bytes += written as u64;
+        Ok(())
+    }
+
+    /// The bytes written so far.
+    pub fn bytes(&self) -> u64 {
+        self.stats.bytes
+    }
+
+    fn error(&self, error: io::Error) -> SpillError {
+        SpillError {
+            dir: self.stats.dir.clone(),
+            written: self.stats.bytes,
+            needed: None,
+            error,
+        }
+    }
+
+    /// Deduplicates the partitions on `pool`, as many at a time as it has
+    /// threads, within `memory_limit` together, then calls `emit(output,
+    /// class size)` for the first line of every class, in input order.
+    /// Removes the files.
+    pub fn finish(
+        mut self,
+        pool: &rayon::ThreadPool,
+        memory_limit: u64,
+        mut emit: impl FnMut(&[u8], u64) -> io::Result<()>,
+    ) -> Result<SpillStats, SpillError> {
+        let flushed: io::Result<()> = self.partitions.iter_mut().try_for_each(Write::flush);
+        flushed.map_err(|e| self.error(e))?;
+        let paths: Vec<PathBuf> = (0..self.partitions.len())
+            .map(|p| self.dir.path().join(format!("p{p}")))
+            .collect();
+        self.partitions.clear();
+        let per_partition = (memory_limit / pool.current_num_threads().max(1) as u64).max(1);
+        let bits = self.bits;
+        let done: Vec<io::Result<(Vec<PathBuf>, u64)>> = pool.install(|| {
+            paths
+                .par_iter()
+                .map(|path| deduplicate(path, bits, per_partition))
+                .collect()
+        });
+        let mut runs = Vec::new();
+        for result in done {
+            let (survivors, splits) = result.map_err(|e| self.error(e))?;
+            runs.extend(survivors);
+            self.stats.partitions += splits;
+        }
+        merge(&runs, &mut emit).map_err(|e| self.error(e))?;
+        Ok(self.stats)
+    }
+}
+
+/// The partition of `hash` among `2^bits`, from the bits below the top `used`.
+fn partition_of(hash: u64, used: u32, bits: u32) -> usize {
+    if bits == 0 {
+        return 0;
+    }
+    ((hash << used) >> (64 - bits)) as usize
+}
+
+fn write_record(
+    out: &mut impl Write,
+    sequence: u64,
+    hash: u64,
+    key: &[u8],
+    output: Option<&[u8]>,
+) -> io::Result<usize> {
+    let key_len = u32::try_from(key.len()).map_err(io::Error::other)?;
+    let output_len = match output {
+        Some(o) => u32::try_from(o.len())
+            .ok()
+            .filter(|&n| n != SAME_AS_KEY)
+            .ok_or_else(|| io::Error::other("an output line of 4 GiB"))?,
+        None => SAME_AS_KEY,
+    };
+    out.write_all(&sequence.to_le_bytes())?;
+    out.write_all(&hash.to_le_bytes())?;
+    out.write_all(&key_len.to_le_bytes())?;
+    out.write_all(&output_len.to_le_bytes())?;
+    out.write_all(key)?;
+    let output = output.unwrap_or_default();
+    out.write_all(output)?;
+    Ok(HEADER_BYTES + key.len() + output.len())
+}
+
+/// A record's fixed part: sequence number, hash, key length, and output
+/// length unless the output is the key.
+struct Header {
+    sequence: u64,
+    hash: u64,
+    key_len: usize,
+    output_len: Option<usize>,
+}
+
+impl Header {
+    fn read(bytes: &[u8; HEADER_BYTES]) -> Header {
+        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        Header {
+            sequence: u64_at(0),
+            hash: u64_at(8),
+            key_len: u32_at(16) as usize,
+            output_len: Some(u32_at(20))
+                .filter(|&n| n != SAME_AS_KEY)
+                .map(|n| n as usize),
+        }
+    }
+}
+
+/// One record, borrowed from a partition's bytes.
+struct Record<'a> {
+    sequence: u64,
+    key: &'a [u8],
+    output: Option<&'a [u8]>,
+}
+
+/// The records of a partition file read whole.
+fn records(bytes: &[u8]) -> impl Iterator<Item = io::Result<Record<'_>>> {
+    let mut rest = bytes;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let truncated =
+            || io::Error::new(io::ErrorKind::UnexpectedEof, "a spill file is cut short");
+        if rest.len() < HEADER_BYTES {
+            return Some(Err(truncated()));
+        }
+        let header = Header::read(rest[..HEADER_BYTES].try_into().unwrap());
+        let key_end = HEADER_BYTES + header.key_len;
+        let end = key_end + header.output_len.unwrap_or(0);
+        if rest.len() < end {
+            return Some(Err(truncated()));
+        }
+        let record = Record {
+            sequence: header.sequence,
+            key: &rest[HEADER_BYTES..key_end],
+            output: header.output_len.map(|_| &rest[key_end..end]),
+        };
+        rest = &rest[end..];
+        Some(Ok(record))
+    })
+}
+
+/// Deduplicates one partition file into survivor runs (each in input
+/// order), splitting it by further hash bits first when it is larger than
+/// `limit`. Returns the runs and how many split files were made. Removes
+/// the partition file.
+fn deduplicate(path: &Path, used: u32, limit: u64) -> io::Result<(Vec<PathBuf>, u64)> {
+    let size = std::fs::metadata(path)?.len();
+    if size == 0 {
+        std::fs::remove_file(path)?;
+        return Ok((Vec::new(), 0));
+    }
+    // Twice the file: its bytes, and the table over them. Past 64 bits used
+    // the keys cannot be told apart by hash: keep them together.
+    if size.saturating_mul(2) > limit && used < 64 - SPLIT_BITS {
+        return split(path, used, limit);
+    }
+    let bytes = std::fs::read(path)?;
+    let mut classes: HashMap<&[u8], usize, ahash::RandomState> = HashMap::default();
+    let mut survivors: Vec<(u64, &[u8], u64)> = Vec::new();
+    for record in records(&bytes) {
+        let record = record?;
+        match classes.entry(record.key) {
+            Entry::Occupied(class) => survivors[*class.get()].2 += 1,
+            Entry::Vacant(slot) => {
+                slot.insert(survivors.len());
+                survivors.push((record.sequence, record.output.unwrap_or(record.key), 1));
+            }
+        }
+    }
+    let run = suffixed(path, ".run");
+    let mut out = BufWriter::with_capacity(BUFFER_BYTES, File::create(&run)?);
+    for (sequence, output, size) in survivors {
+        write_record(&mut out, sequence, size, output, None)?;
+    }
+    out.flush()?;
+    std::fs::remove_file(path)?;
+    Ok((vec![run], 0))
+}
+
+/// How many more hash bits a split uses.
+const SPLIT_BITS: u32 = 4;
+
+/// Splits a partition by the next hash bits, then deduplicates each part.
+fn split(path: &Path, used: u32, limit: u64) -> io::Result<(Vec<PathBuf>, u64)> {
+    let parts: Vec<PathBuf> = (0..1 << SPLIT_BITS)
+        .map(|p| suffixed(path, &format!(".{p}")))
+        .collect();
+    {
+        let mut writers = parts
+            .iter()
+            .map(|p| Ok(BufWriter::with_capacity(BUFFER_BYTES, File::create(p)?)))
+            .collect::<io::Result<Vec<_>>>()?;
+        let mut reader = BufReader::with_capacity(BUFFER_BYTES, File::open(path)?);
+        while let Some(record) = read_record(&mut reader)? {
+            let part = partition_of(record.1, used, SPLIT_BITS);
+            write_record(
+                &mut writers[part],
+                record.0,
+                record.1,
+                &record.2,
+                record.3.as_deref(),
+            )?;
+        }
+        for w in &mut writers {
+            w.flush()?;
+        }
+    }
+    std::fs::remove_file(path)?;
+    let mut runs = Vec::new();
+    let mut made = parts.len() as u64;
+    for part in &parts {
+        let (part_runs, part_made) = deduplicate(part, used + SPLIT_BITS, limit)?;
+        runs.extend(part_runs);
+        made += part_made;
+    }
+    Ok((runs, made))
+}
+
+/// `path` with `suffix` added to its name (`p3` → `p3.7`, `p3.7.run`), so
+/// that the files of a split never share a name.
+fn suffixed(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// One owned record, read from a stream: sequence, hash, key, output.
+type OwnedRecord = (u64, u64, Vec<u8>, Option<Vec<u8>>);
+
+fn read_record(reader: &mut impl Read) -> io::Result<Option<OwnedRecord>> {
+    let mut header = [0u8; HEADER_BYTES];
+    match reader.read_exact(&mut header[..1]) {
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        other => other?,
+    }
+    reader.read_exact(&mut header[1..])?;
+    let header = Header::read(&header);
+    let mut key = vec![0; header.key_len];
+    reader.read_exact(&mut key)?;
+    let output = match header.output_len {
+        None => None,
+        Some(n) => {
+            let mut output = vec![0; n];
+            reader.read_exact(&mut output)?;
+            Some(output)
+        }
+    };
+    Ok(Some((header.sequence, header.hash, key, output)))
+}
+
+/// Merges survivor runs (each in input order) by sequence number, calling
+/// `emit(output, class size)`; removes them.
+fn merge(runs: &[PathBuf], emit: &mut impl FnMut(&[u8], u64) -> io::Result<()>) -> io::Result<()> {
+    let mut readers = runs
+        .iter()
+        .map(|p| Ok(BufReader::with_capacity(MERGE_BUFFER_BYTES, File::open(p)?)))
+        .collect::<io::Result<Vec<_>>>()?;
+    // A min-heap on (sequence, run) holding each run's next record.
+    let mut heads = BinaryHeap::new();
+    let mut current: Vec<Option<OwnedRecord>> = Vec::with_capacity(readers.len());
+    for (r, reader) in readers.iter_mut().enumerate() {
+        let record = read_record(reader)?;
+        if let Some(record) = &record {
+            heads.push(std::cmp::Reverse((record.0, r)));
+        }
+        current.push(record);
+    }
+    while let Some(std::cmp::Reverse((_, r))) = heads.pop() {
+        // A survivor record carries its class's size where a hash would be.
+        let (_, size, output, _) = current[r].take().expect("a run's head is loaded");
+        emit(&output, size)?;
+        if let Some(record) = read_record(&mut readers[r])? {
+            heads.push(std::cmp::Reverse((record.0, r)));
+            current[r] = Some(record);
+        }
+    }
+    drop(readers);
+    for run in runs {
+        std::fs::remove_file(run)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The naive oracle: each key's first output and class size, in input order.
+    fn first_occurrences(lines: &[(Vec<u8>, Vec<u8>)]) -> Vec<(Vec<u8>, u64)> {
+        let mut out: Vec<(Vec<u8>, u64)> = Vec::new();
+        let mut index: HashMap<&[u8], usize> = HashMap::new();
+        for (key, output) in lines {
+            match index.get(&key[..]) {
+                Some(&i) => out[i].1 += 1,
+                None => {
+                    index.insert(key, out.len());
+                    out.push((output.clone(), 1));
+                }
+            }
+        }
+        out
+    }
+
+    /// Keys with few distinct hashes (so partitions are uneven and splits
+    /// meet equal hashes), outputs that are the key or not.
+    fn lines(n: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
+        (0..n)
+            .map(|i| {
+                let k = i * 7919 % 3001;
+                let key = format!("http://example.com/{k}").into_bytes();
+                let output = match k % 3 {
+                    0 => key.clone(),
+                    _ => format!("out {k} {i}").into_bytes(),
+                };
+                (key, output)
+            })
+            .collect()
+    }
+
+    fn spill_all(
+        lines: &[(Vec<u8>, Vec<u8>)],
+        limit: u64,
+        hash: impl Fn(&[u8]) -> u64,
+    ) -> (Vec<(Vec<u8>, u64)>, SpillStats) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spill = Spill::create(dir.path(), 0, limit).unwrap();
+        for (key, output) in lines {
+            let output = (output != key).then_some(&output[..]);
+            spill.push(hash(key), key, output).unwrap();
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let mut got = Vec::new();
+        let stats = spill
+            .finish(&pool, limit, |output, size| {
+                got.push((output.to_vec(), size));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "files left behind"
+        );
+        (got, stats)
+    }
+
+    #[test]
+    fn agrees_with_first_occurrences_in_memory_and_when_split() {
+        let lines = lines(5_000);
+        let expected = first_occurrences(&lines);
+        let hasher = ahash::RandomState::with_seeds(1, 2, 3, 4);
+        for limit in [1 << 30, 32 << 10] {
+            let (got, stats) = spill_all(&lines, limit, |k| hasher.hash_one(k));
+            assert_eq!(got, expected, "limit {limit}");
+            assert_eq!(stats.records, 5_000);
+            if limit < 1 << 20 {
+                assert!(
+                    stats.partitions > MIN_PARTITIONS as u64,
+                    "limit {limit}: no split"
+                );
+            }
+        }
+        // All keys on a handful of hashes: splitting cannot separate them,
+        // and must stop rather than recurse forever.
+        let (got, _) = spill_all(&lines, 32 << 10, |k| hasher.hash_one(k) % 3);
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn errors_name_the_directory_and_the_space_needed() {
+        let error = SpillError {
+            dir: PathBuf::from("/mnt/small"),
+            written: 3 << 20,
+            needed: Some(40 << 20),
+            error: io::Error::new(io::ErrorKind::StorageFull, "No space left on device"),
+        };
+        assert_eq!(
+            error.to_string(),
+            "cannot spill to '/mnt/small': No space left on device (3.0 MiB written, about 40.0 MiB needed in all); choose a disk with room with --temp-dir, or raise --memory-limit"
+        );
+    }
+}
