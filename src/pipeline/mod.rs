@@ -205,8 +205,14 @@ pub fn run_on(
             let batch_len = options.threads.max(1) * CHUNKS_PER_THREAD;
             let mut reserved = false;
             // Once the set reaches the memory limit it takes no new key:
-            // lines of classes not in it are spilled from then on.
-            let mut full = false;
+            // lines of classes not in it are spilled from then on. (A limit
+            // below an empty set's tables spills every line.)
+            let over_limit = |set: &DedupSet| {
+                options
+                    .memory_limit
+                    .is_some_and(|limit| set.memory_bytes() as u64 > limit)
+            };
+            let mut full = over_limit(&set);
             loop {
                 let batch = match read_batch(&mut chunks, batch_len) {
                     Ok(batch) if batch.is_empty() => return set,
@@ -225,15 +231,13 @@ pub fn run_on(
                         .map(|(chunk, buffers)| process(chunk, buffers, mapper, hasher, options))
                         .collect()
                 });
-                if dedup && !reserved {
+                if dedup && !reserved && !full {
                     set.reserve(expected_lines(inputs, &batch, options.memory_limit));
                     reserved = true;
                 }
                 if dedup {
                     pool.install(|| dedup_batch(&mut set, &batch, maps, full));
-                    full = options
-                        .memory_limit
-                        .is_some_and(|limit| set.memory_bytes() as u64 > limit);
+                    full = over_limit(&set);
                 }
                 if sender.send(Ok(batch)).is_err() {
                     return set; // the writer stopped
@@ -270,6 +274,19 @@ pub fn run_on(
     debug_assert!(stats.balances(), "{stats:?}");
     Ok(stats)
 }
+
+/// The memory a spill's partitions are sized and deduplicated within: the
+/// limit, but never below [`MIN_SPILL_MEMORY`]. Splitting partitions that
+/// small would cost a file per few lines (and file creation is slow on many
+/// disks) to save memory no one is short of.
+fn spill_limit(options: &Options) -> u64 {
+    options
+        .memory_limit
+        .unwrap_or(u64::MAX)
+        .max(MIN_SPILL_MEMORY)
+}
+
+const MIN_SPILL_MEMORY: u64 = 64 << 20;
 
 /// The number of lines the whole input likely has, from the first batch,
 /// capped: room for that many keys is reserved up front so the dedup tables
@@ -500,7 +517,7 @@ impl<'i> Writer<'i> {
         let spill = match &mut self.spill {
             Some(spill) => spill,
             None => {
-                let limit = options.memory_limit.unwrap_or(u64::MAX);
+                let limit = spill_limit(options);
                 let rest = self.total_bytes().map_or(0, |t| t - self.stats.bytes_in);
                 let spill = Spill::create(&options.temp_dir, rest, limit).map_err(|error| {
                     RunError::Spill(SpillError {
@@ -580,7 +597,7 @@ impl<'i> Writer<'i> {
         let Some(spill) = self.spill.take() else {
             return Ok(());
         };
-        let limit = options.memory_limit.unwrap_or(u64::MAX);
+        let limit = spill_limit(options);
         let mut survivors = 0u64;
         let mut write_error = None;
         let finished = spill.finish(pool, limit, |output, count| {
