@@ -1,11 +1,15 @@
 //! `pipeline`: the whole engine on arbitrary bytes read as lines. The bytes
-//! are written to a temporary file, opened with `Input::open` (memory-mapped)
-//! and run through `pipeline::run` with a `LineMapper` over the scheme rung's
-//! `Normalizer` (`map_line` = `normalize_if_changed`), `Invalid::Reject`, one
-//! thread, into a `Vec<u8>`, rejects into a counting `RejectSink`. For
-//! `Mode::Dedup(Emit::Canonical)` and `Mode::Map` on every input, and one of
-//! `Mode::Dedup(Emit::First)`, `Mode::Dedup(Emit::Count)` or `Mode::Map`
-//! with a 48-byte line limit (by input length mod 3):
+//! are written to a temporary file (in /dev/shm when there is one), opened
+//! with `Input::open` (memory-mapped) and run through `pipeline::run_on` (on
+//! one thread pool kept for the whole campaign) with a `LineMapper` over the
+//! scheme rung's `Normalizer` (`map_line` = `normalize_if_changed`),
+//! `Invalid::Reject`, into a `Vec<u8>`, rejects into a counting
+//! `RejectSink`. For `Mode::Dedup(Emit::Canonical)` and `Mode::Map` on every
+//! input, and one of `Mode::Dedup(Emit::First)`, `Mode::Dedup(Emit::Count)`
+//! or `Mode::Map` with a 48-byte line limit (by input length mod 3); one
+//! dedup run of each input twice, in memory and with a 1-byte memory limit
+//! (every line spilled to partition files), which must give the same bytes
+//! and counts:
 //! - `stats.balances()`: lines = unique + duplicates + rejected + blank;
 //! - the output has exactly `stats.unique` lines;
 //! - the sink saw `stats.rejected_total()` lines, with increasing line numbers;
@@ -20,6 +24,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io;
+use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use libfuzzer_sys::fuzz_target;
@@ -99,10 +105,22 @@ fn model(data: &[u8], n: &Normalizer, max: usize) -> Model {
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
+/// One pool for the campaign: building one per input would be most of the time.
+fn pool() -> &'static rayon::ThreadPool {
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap())
+}
+
+/// Where temporary files go: memory, when the machine has a tmpfs there.
+fn temp_dir() -> PathBuf {
+    let shm = PathBuf::from("/dev/shm");
+    if shm.is_dir() { shm } else { std::env::temp_dir() }
+}
+
 fuzz_target!(|data: &[u8]| {
     let normalizer = Normalizer::new(Rung::Scheme);
     let mapper = Lines(normalizer.clone());
-    let path = std::env::temp_dir().join(format!(
+    let path = temp_dir().join(format!(
         "urinorm-fuzz-pipeline-{}-{}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
@@ -125,7 +143,31 @@ fuzz_target!(|data: &[u8]| {
         (Mode::Map, MAX_LINE_BYTES),
         third,
     ];
-    for (mode, max_line_bytes) in runs {
+    // One dedup run a input is repeated with spilling (by length, so every
+    // mode gets its turn).
+    let spilled_run = [0, 2][data.len() / 3 % 2];
+    for (r, (mode, max_line_bytes)) in runs.into_iter().enumerate() {
+        let out = check_run(data, &inputs, &mapper, &normalizer, mode, max_line_bytes, None);
+        if r == spilled_run && matches!(mode, Mode::Dedup(_)) {
+            let spilled = check_run(data, &inputs, &mapper, &normalizer, mode, max_line_bytes, Some(1));
+            assert!(out == spilled, "{mode:?}: the spilled output differs");
+        }
+    }
+    drop(inputs);
+    let _ = std::fs::remove_file(&path);
+});
+
+/// One run of the engine, checked against the model; returns its output.
+fn check_run(
+    data: &[u8],
+    inputs: &[Input],
+    mapper: &Lines,
+    normalizer: &Normalizer,
+    mode: Mode,
+    max_line_bytes: usize,
+    memory_limit: Option<u64>,
+) -> Vec<u8> {
+    {
         let lines = model(data, &normalizer, max_line_bytes);
         let blank = lines.iter().filter(|(_, k)| k.is_none()).count() as u64;
         let rejected = lines
@@ -147,11 +189,16 @@ fuzz_target!(|data: &[u8]| {
             threads: 1,
             progress: false,
             max_line_bytes,
+            memory_limit,
+            temp_dir: temp_dir(),
         };
         let mut out = Vec::new();
         let mut sink = Count::default();
-        let stats = pipeline::run(&inputs, &mapper, &options, &mut out, &mut sink)
+        let stats = pipeline::run_on(pool(), inputs, mapper, &options, &mut out, &mut sink)
             .unwrap_or_else(|e| panic!("{mode:?}: run failed: {e:?}"));
+        if memory_limit.is_some() && stats.unique > 0 {
+            assert!(stats.spill.is_some(), "{mode:?}: a 1-byte limit did not spill");
+        }
 
         assert!(
             stats.balances(),
@@ -251,7 +298,6 @@ fuzz_target!(|data: &[u8]| {
                 );
             }
         }
+        out
     }
-    drop(inputs);
-    let _ = std::fs::remove_file(&path);
-});
+}
