@@ -103,7 +103,11 @@ impl<'a> StringArray<'a> {
                 length,
                 offset: 0,
                 validity: None,
-                offsets: Offsets::Small(&[0]),
+                offsets: if large {
+                    Offsets::Large(&[0])
+                } else {
+                    Offsets::Small(&[0])
+                },
                 data: &[],
             });
         }

@@ -99,21 +99,6 @@ impl PyNormalizer {
         Ok(PyNormalizer { normalizer })
     }
 
-    /// The rung it normalizes to.
-    #[getter]
-    fn rung(&self) -> &'static str {
-        self.normalizer.rung().name()
-    }
-
-    /// The protocol rung's transforms, in the order they apply (empty below that rung).
-    #[getter]
-    fn transforms(&self) -> Vec<&'static str> {
-        self.normalizer
-            .protocol()
-            .map(|p| p.transforms().map(Transform::name).collect())
-            .unwrap_or_default()
-    }
-
     /// The canonical form of `uri`; raises InvalidUri.
     fn normalize(&self, py: Python<'_>, uri: &str) -> PyResult<String> {
         self.normalizer
