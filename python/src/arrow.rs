@@ -187,16 +187,21 @@ impl fmt::Display for TooLarge {
     }
 }
 
+/// An offsets buffer, 32- or 64-bit: typed, so that it is aligned as Arrow
+/// requires.
+enum OffsetsOut {
+    Small(Vec<i32>),
+    Large(Vec<i64>),
+}
+
 /// The buffers of an Arrow string array being written: one value per
 /// input, null where the input was null or not a URI reference.
 pub struct Batch {
-    /// Native-endian offsets, 32- or 64-bit.
-    pub offsets: Vec<u8>,
-    pub data: Vec<u8>,
+    offsets: OffsetsOut,
+    data: Vec<u8>,
     /// The validity bitmap, least significant bit first.
-    pub validity: Vec<u8>,
-    pub nulls: usize,
-    pub large: bool,
+    validity: Vec<u8>,
+    nulls: usize,
     length: usize,
 }
 
@@ -204,16 +209,19 @@ impl Batch {
     /// An empty batch for `capacity` values of about `bytes` bytes in all
     /// (canonical forms are about as long as their inputs).
     pub fn new(capacity: usize, bytes: usize, large: bool) -> Batch {
-        let width = if large { 8 } else { 4 };
+        let offsets = if large {
+            OffsetsOut::Large(Vec::with_capacity(capacity + 1))
+        } else {
+            OffsetsOut::Small(Vec::with_capacity(capacity + 1))
+        };
         let mut batch = Batch {
-            offsets: Vec::with_capacity((capacity + 1) * width),
+            offsets,
             data: Vec::with_capacity(bytes),
             validity: Vec::with_capacity(capacity.div_ceil(8)),
             nulls: 0,
-            large,
             length: 0,
         };
-        batch.push_offset(0);
+        batch.push_offset();
         batch
     }
 
@@ -238,26 +246,77 @@ impl Batch {
             self.nulls += 1;
         }
         self.length += 1;
-        self.push_offset(self.data.len());
+        self.push_offset();
     }
 
-    fn push_offset(&mut self, offset: usize) {
-        if self.large {
-            self.offsets
-                .extend_from_slice(&(offset as i64).to_ne_bytes());
-        } else {
+    fn push_offset(&mut self) {
+        let end = self.data.len();
+        match &mut self.offsets {
+            OffsetsOut::Large(offsets) => offsets.push(end as i64),
             // Past i32::MAX the batch is refused in `finish`; the offset
             // written meanwhile is never read.
-            self.offsets
-                .extend_from_slice(&(offset.min(i32::MAX as usize) as i32).to_ne_bytes());
+            OffsetsOut::Small(offsets) => offsets.push(end.min(i32::MAX as usize) as i32),
         }
     }
 
-    /// The finished buffers, unless 32-bit offsets overflowed.
-    pub fn finish(self) -> Result<Batch, TooLarge> {
-        if !self.large && self.data.len() > i32::MAX as usize {
+    /// The finished array, unless 32-bit offsets overflowed.
+    pub fn finish(self) -> Result<Keys, TooLarge> {
+        if matches!(self.offsets, OffsetsOut::Small(_)) && self.data.len() > i32::MAX as usize {
             return Err(TooLarge);
         }
-        Ok(self)
+        Ok(Keys(self))
+    }
+}
+
+/// A finished batch, which Python reads in place: pyarrow wraps each buffer
+/// with `foreign_buffer(address, size, base=keys)`, which keeps this object
+/// alive as long as the array, so the keys are never copied. Nothing
+/// changes the buffers once the object exists.
+#[pyclass(frozen, module = "urinorm._urinorm")]
+pub struct Keys(Batch);
+
+/// A buffer's address and size in bytes, as `foreign_buffer` takes them.
+fn address<T>(buffer: &[T]) -> (usize, usize) {
+    (buffer.as_ptr() as usize, std::mem::size_of_val(buffer))
+}
+
+#[pymethods]
+impl Keys {
+    /// The number of values.
+    fn __len__(&self) -> usize {
+        self.0.length
+    }
+
+    /// How many are null.
+    #[getter]
+    fn null_count(&self) -> usize {
+        self.0.nulls
+    }
+
+    /// Whether the offsets are 64-bit (a `large_string` array).
+    #[getter]
+    fn large(&self) -> bool {
+        matches!(self.0.offsets, OffsetsOut::Large(_))
+    }
+
+    /// `(address, size)` of the validity bitmap.
+    #[getter]
+    fn validity(&self) -> (usize, usize) {
+        address(&self.0.validity)
+    }
+
+    /// `(address, size)` of the offsets.
+    #[getter]
+    fn offsets(&self) -> (usize, usize) {
+        match &self.0.offsets {
+            OffsetsOut::Small(offsets) => address(offsets),
+            OffsetsOut::Large(offsets) => address(offsets),
+        }
+    }
+
+    /// `(address, size)` of the bytes of the keys.
+    #[getter]
+    fn data(&self) -> (usize, usize) {
+        address(&self.0.data)
     }
 }

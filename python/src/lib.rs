@@ -12,7 +12,7 @@ mod arrow;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyCapsule, PyString, PyTuple};
+use pyo3::types::{PyCapsule, PyString};
 
 use urinorm::normalize::protocol::{PRESETS, Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{Normalizer, Rung};
@@ -114,15 +114,14 @@ impl PyNormalizer {
         Ok(String::from_utf8(out).expect("SURT keys of canonical forms are ASCII"))
     }
 
-    /// Normalizes an iterable of `str` or `None`: the buffers of a pyarrow
-    /// string array (offsets, data, validity bitmap) and its null count.
-    /// A `None` or an invalid reference is a null.
+    /// Normalizes an iterable of `str` or `None` into the buffers of an
+    /// Arrow string array; a `None` or an invalid reference is a null.
     fn batch_list<'py>(
         &self,
         py: Python<'py>,
         values: &Bound<'py, PyAny>,
         key: &str,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    ) -> PyResult<arrow::Keys> {
         let surt = parse_key(key)?;
         // The items are kept alive here, so the text borrowed from them
         // stays valid while the loop runs without the GIL.
@@ -153,19 +152,19 @@ impl PyNormalizer {
             }
             batch.finish()
         });
-        batch_buffers(py, batch)
+        keys(batch)
     }
 
     /// Normalizes a pyarrow `string` or `large_string` array (anything with
     /// `__arrow_c_array__`), read in place through the Arrow C data
-    /// interface: the buffers of the result, as [`Self::batch_list`], and
-    /// whether its offsets are 64-bit (they are when the input's are).
+    /// interface, into the buffers of an Arrow string array whose offsets
+    /// are as wide as the input's.
     fn batch_arrow<'py>(
         &self,
         py: Python<'py>,
         array: &Bound<'py, PyAny>,
         key: &str,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    ) -> PyResult<arrow::Keys> {
         let surt = parse_key(key)?;
         let capsules = array.call_method0("__arrow_c_array__")?;
         // Held until the loop is done: the array lives as long as its capsules.
@@ -178,24 +177,13 @@ impl PyNormalizer {
             }
             batch.finish()
         });
-        batch_buffers(py, batch)
+        keys(batch)
     }
 }
 
-/// The batch's buffers as `(offsets, data, validity, null_count, large)`.
-fn batch_buffers<'py>(
-    py: Python<'py>,
-    batch: Result<arrow::Batch, arrow::TooLarge>,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let batch = batch.map_err(|e| PyOverflowError::new_err(e.to_string()))?;
-    (
-        PyBytes::new(py, &batch.offsets),
-        PyBytes::new(py, &batch.data),
-        PyBytes::new(py, &batch.validity),
-        batch.nulls,
-        batch.large,
-    )
-        .into_pyobject(py)
+/// The finished batch for Python, or OverflowError.
+fn keys(batch: Result<arrow::Keys, arrow::TooLarge>) -> PyResult<arrow::Keys> {
+    batch.map_err(|e| PyOverflowError::new_err(e.to_string()))
 }
 
 /// Resolves `reference` against `base` (RFC 3986 §5.2, strict); raises InvalidUri.
@@ -208,6 +196,7 @@ fn resolve(py: Python<'_>, base: &str, reference: &str) -> PyResult<String> {
 fn _urinorm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InvalidUri", m.py().get_type::<InvalidUri>())?;
     m.add_class::<PyNormalizer>()?;
+    m.add_class::<arrow::Keys>()?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("RUNGS", Rung::ALL.map(Rung::name).to_vec())?;

@@ -149,16 +149,19 @@ def _batch_array(pa, normalizer: Normalizer, array: pyarrow.Array, key: str):
     return _arrays(pa, normalizer.batch_arrow(array, key))
 
 
-def _arrays(pa, buffers):
-    offsets, data, validity, nulls, large = buffers
-    # The offsets buffer has one entry more than there are values.
-    count = len(offsets) // (8 if large else 4) - 1
-    valid = pa.py_buffer(validity)
+def _arrays(pa, keys):
+    # The buffers stay where Rust wrote them: each pyarrow buffer keeps
+    # `keys`, their owner, alive.
+    def wrap(address_size):
+        address, size = address_size
+        return pa.foreign_buffer(address, size, base=keys)
+
+    valid = wrap(keys.validity)
     result = pa.Array.from_buffers(
-        pa.large_string() if large else pa.string(),
-        count,
-        [valid, pa.py_buffer(offsets), pa.py_buffer(data)],
-        null_count=nulls,
+        pa.large_string() if keys.large else pa.string(),
+        len(keys),
+        [valid, wrap(keys.offsets), wrap(keys.data)],
+        null_count=keys.null_count,
     )
-    # The mask shares the result's validity bitmap: no copy.
-    return result, pa.Array.from_buffers(pa.bool_(), count, [None, valid])
+    # The mask shares the result's validity bitmap.
+    return result, pa.Array.from_buffers(pa.bool_(), len(keys), [None, valid])

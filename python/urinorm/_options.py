@@ -30,7 +30,7 @@ def names(given: Names | None) -> tuple[str, ...] | None:
 # copies the tracking list, which costs more than normalizing a URI.
 @lru_cache(maxsize=64)
 def _cached(rung, preset, with_, without, tracking_params) -> Normalizer:
-    return Normalizer(rung, preset, with_, without, tracking_params)
+    return Normalizer(rung, preset, names(with_), names(without), names(tracking_params))
 
 
 def normalizer(
@@ -42,4 +42,10 @@ def normalizer(
 ) -> Normalizer:
     """The normalizer for these options; ValueError for an unknown name or
     protocol options under a lower rung."""
-    return _cached(rung, preset, names(with_), names(without), names(tracking_params))
+    try:
+        # The options as given are the key when they can be (str, tuple,
+        # None): one call then costs a dictionary look-up.
+        return _cached(rung, preset, with_, without, tracking_params)
+    except TypeError:
+        # A list is no key: as a tuple it is.
+        return _cached(rung, preset, names(with_), names(without), names(tracking_params))
