@@ -1,13 +1,13 @@
 //! Arrow string arrays in and out, without arrow-rs: a `string` or
 //! `large_string` array is read in place through the Arrow C data interface
 //! (the `__arrow_c_array__` PyCapsules pyarrow 14+ gives), and a result is
-//! written as the three buffers of an Arrow string array, which pyarrow wraps
-//! with `Array.from_buffers`.
+//! written as the three buffers of an Arrow string array, which pyarrow
+//! wraps where they are (`foreign_buffer`, `Array.from_buffers`).
 //!
 //! Why not arrow-rs or pyo3-arrow: the batch loop needs two buffers of one
 //! array type and no compute kernel; the C data interface is a stable ABI of
-//! two `repr(C)` structs, while arrow-rs would add dozens of crates and more
-//! build time than the rest of urinorm to read them.
+//! two `repr(C)` structs, and arrow-rs would bring its crates into the
+//! build to read them.
 
 use std::ffi::{CStr, c_char, c_void};
 use std::fmt;
