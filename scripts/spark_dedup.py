@@ -35,7 +35,9 @@ def read_lines(spark: SparkSession, source: str) -> DataFrame:
     return lines.select(url.alias("url")).filter(F.col("url") != "")
 
 
-def dedup(spark: SparkSession, source: str, destination: str, single_file: bool = False, **options) -> dict:
+def dedup(
+    spark: SparkSession, source: str, destination: str, single_file: bool = False, **options
+) -> dict:
     """Writes the distinct keys of `source`'s lines to the directory
     `destination`; returns the counts (lines, unique, duplicates, rejected).
     `options` are those of :func:`urinorm.spark.normalize_col`."""

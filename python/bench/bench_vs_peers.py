@@ -78,14 +78,23 @@ def main() -> None:
     candidates = [
         ("`urinorm.normalize_batch`, Arrow array, scheme rung", batch(array)),
         ("`urinorm.normalize_batch`, list of str, scheme rung", batch(lines)),
-        ("`urinorm.normalize_batch`, Arrow array, `preset=\"aggressive\"`", batch(array, preset="aggressive")),
-        ("`urinorm.normalize`, one call a line, scheme rung", lambda: each(urinorm.normalize, lines)),
         (
-            "`urinorm.normalize`, one call a line, `preset=\"aggressive\"`",
+            '`urinorm.normalize_batch`, Arrow array, `preset="aggressive"`',
+            batch(array, preset="aggressive"),
+        ),
+        (
+            "`urinorm.normalize`, one call a line, scheme rung",
+            lambda: each(urinorm.normalize, lines),
+        ),
+        (
+            '`urinorm.normalize`, one call a line, `preset="aggressive"`',
             lambda: each(lambda line: urinorm.normalize(line, preset="aggressive"), lines),
         ),
         ("`w3lib.url.canonicalize_url` 2.5", lambda: each(w3lib.url.canonicalize_url, lines)),
-        ("`urlcanon.whatwg` 0.3.1 (parse, canonicalize, serialize)", lambda: each(urlcanon_whatwg, lines)),
+        (
+            "`urlcanon.whatwg` 0.3.1 (parse, canonicalize, serialize)",
+            lambda: each(urlcanon_whatwg, lines),
+        ),
     ]
 
     results = []
@@ -105,7 +114,9 @@ def main() -> None:
     print("| what | lines/s | ns/line | vs w3lib | lines it rejected or raised on |")
     print("|---|---:|---:|---:|---:|")
     for name, rate, failed in results:
-        print(f"| {name} | {rate:,.0f} | {1e9 / rate:,.0f} | {rate / w3lib_rate:.1f}× | {failed:,} |")
+        print(
+            f"| {name} | {rate:,.0f} | {1e9 / rate:,.0f} | {rate / w3lib_rate:.1f}× | {failed:,} |"
+        )
 
 
 if __name__ == "__main__":

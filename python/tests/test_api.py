@@ -61,10 +61,7 @@ def test_trailing_slash_choices_exclude_each_other():
 def test_tracking_params_replace_the_built_in_list():
     uri = "http://a/?ref=x&utm_source=y&src_id=3&k=1"
     assert urinorm.normalize(uri, preset="safe") == "http://a/?ref=x&src_id=3&k=1"
-    assert (
-        urinorm.normalize(uri, tracking_params=["ref", "src_*"])
-        == "http://a/?utm_source=y&k=1"
-    )
+    assert urinorm.normalize(uri, tracking_params=["ref", "src_*"]) == "http://a/?utm_source=y&k=1"
     # A tracking list alone asks for the protocol rung, as --tracking-params does.
     assert urinorm.normalize(uri, tracking_params="ref") == "http://a/?utm_source=y&src_id=3&k=1"
 
@@ -72,7 +69,9 @@ def test_tracking_params_replace_the_built_in_list():
 def test_surt_is_made_from_the_canonical_form():
     assert urinorm.surt("http://www.example.com:8080/a?b#c") == "com,example,www:8080)/a?b#c"
     assert urinorm.surt("HTTP://WWW.Example.com:80") == "com,example,www)/"
-    assert urinorm.surt("http://www.example.com/?utm_source=x", preset="aggressive") == "com,example)/"
+    assert (
+        urinorm.surt("http://www.example.com/?utm_source=x", preset="aggressive") == "com,example)/"
+    )
     assert urinorm.surt("dns:example.com") == "dns:example.com"
 
 
@@ -98,10 +97,19 @@ def test_invalid_uri_has_the_reason_and_offset():
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: urinorm.normalize("http://exa mple.com/"), "space is not allowed in a URI at byte 10"),
-        (lambda: urinorm.normalize("http://a:99999/"), "port is out of range (0 to 65535) at byte 9"),
+        (
+            lambda: urinorm.normalize("http://exa mple.com/"),
+            "space is not allowed in a URI at byte 10",
+        ),
+        (
+            lambda: urinorm.normalize("http://a:99999/"),
+            "port is out of range (0 to 65535) at byte 9",
+        ),
         (lambda: urinorm.surt("http://[::1/"), "IP literal without its closing ']' at byte 7"),
-        (lambda: urinorm.normalize("http://a/é"), "non-ASCII byte is not allowed in a URI at byte 9"),
+        (
+            lambda: urinorm.normalize("http://a/é"),
+            "non-ASCII byte is not allowed in a URI at byte 9",
+        ),
         (lambda: urinorm.resolve("a/b", "c"), "base URI has no scheme at byte 0"),
         (lambda: urinorm.resolve("http://a/", "b c"), "space is not allowed in a URI at byte 1"),
     ],

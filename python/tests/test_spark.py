@@ -8,15 +8,11 @@ import subprocess
 import sys
 
 import pytest
+from pyspark.sql import SparkSession
 
-pyspark = pytest.importorskip("pyspark")
-
-from pyspark.sql import SparkSession  # noqa: E402
-from pyspark.sql import functions as F  # noqa: E402
-
-import urinorm  # noqa: E402
-from conftest import ROOT, SAMPLE  # noqa: E402
-from urinorm.spark import normalize_col  # noqa: E402
+import urinorm
+from conftest import ROOT, SAMPLE
+from urinorm.spark import normalize_col
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +38,10 @@ def spark():
 def cli_dedup(cli):
     """What `urinorm dedup SAMPLE --rung scheme` writes, one key a line."""
     done = subprocess.run(
-        [cli, "dedup", "--quiet", "--rung", "scheme", SAMPLE], capture_output=True, text=True
+        [cli, "dedup", "--quiet", "--rung", "scheme", SAMPLE],
+        check=False,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 1  # 17 lines are not URIs
     return done.stdout.splitlines()
@@ -53,9 +52,9 @@ def test_the_one_line_dedup_job(spark, cli_dedup, udf):
     df = spark.read.text(str(SAMPLE)).withColumnRenamed("value", "url")
     assert df.count() == 5000
 
-    deduped = df.withColumn("canonical", normalize_col("url", rung="scheme", udf=udf)).dropDuplicates(
-        ["canonical"]
-    )
+    deduped = df.withColumn(
+        "canonical", normalize_col("url", rung="scheme", udf=udf)
+    ).dropDuplicates(["canonical"])
     # The 17 lines that are not URIs share the null key: one row among the distinct ones.
     keys = [row.canonical for row in deduped.select("canonical").collect()]
     assert keys.count(None) == 1
@@ -73,9 +72,7 @@ def test_keys_are_those_of_normalize_batch(spark, sample, udf):
     )
     lines = [line for _, line in sample]
     expected, _ = urinorm.normalize_batch(lines, **options)
-    assert {row.value: row.key for row in rows} == dict(
-        zip(lines, expected.to_pylist())
-    )
+    assert {row.value: row.key for row in rows} == dict(zip(lines, expected.to_pylist()))
 
 
 def test_bad_options_fail_on_the_driver():
@@ -96,7 +93,9 @@ def test_the_example_script(spark, cli_dedup, tmp_path):
     # CRLF endings and blank lines, read as urinorm reads them.
     source = tmp_path / "urls.txt"
     source.write_bytes(SAMPLE.read_bytes().replace(b"\n", b"\r\n\r\n"))
-    counts = script.dedup(spark, str(source), str(tmp_path / "out"), single_file=True, rung="scheme")
+    counts = script.dedup(
+        spark, str(source), str(tmp_path / "out"), single_file=True, rung="scheme"
+    )
     assert counts == {"lines": 5000, "unique": 4983, "duplicates": 0, "rejected": 17}
     (part,) = (tmp_path / "out").glob("part-*")
     assert sorted(part.read_text().splitlines()) == sorted(cli_dedup)

@@ -33,26 +33,26 @@ from collections.abc import Iterable
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from ._options import Names
+from ._options import normalizer as _normalizer
 from ._urinorm import PRESETS as _PRESETS
 from ._urinorm import RUNGS as _RUNGS
 from ._urinorm import TRANSFORMS as _TRANSFORMS
-from ._options import Names, normalizer as _normalizer
-from ._urinorm import InvalidUri, Normalizer, __version__
-from ._urinorm import resolve
+from ._urinorm import InvalidUri, Normalizer, __version__, resolve
 
 if TYPE_CHECKING:
     import pyarrow
 
 __all__ = [
-    "InvalidUri",
     "PRESETS",
     "RUNGS",
     "TRANSFORMS",
+    "InvalidUri",
+    "__version__",
     "normalize",
     "normalize_batch",
     "resolve",
     "surt",
-    "__version__",
 ]
 
 #: The rungs of RFC 3986 §6.2, lowest first.
@@ -61,6 +61,7 @@ RUNGS: tuple[str, ...] = tuple(_RUNGS)
 TRANSFORMS: tuple[str, ...] = tuple(_TRANSFORMS)
 #: Each preset's transforms.
 PRESETS = MappingProxyType({name: tuple(ts) for name, ts in _PRESETS})
+
 
 def normalize(
     uri: str,
@@ -125,7 +126,7 @@ def normalize_batch(
     """
     try:
         import pyarrow as pa
-    except ImportError as e:  # pragma: no cover - depends on the environment
+    except ImportError as e:
         raise ImportError(
             "normalize_batch returns pyarrow arrays: pip install pyarrow (or urinorm[arrow])"
         ) from e
@@ -143,9 +144,7 @@ def normalize_batch(
 
 def _batch_array(pa, normalizer: Normalizer, array: pyarrow.Array, key: str):
     if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
-        raise TypeError(
-            f"normalize_batch takes a string or large_string array, not {array.type}"
-        )
+        raise TypeError(f"normalize_batch takes a string or large_string array, not {array.type}")
     return _arrays(pa, normalizer.batch_arrow(array, key))
 
 

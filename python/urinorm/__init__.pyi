@@ -1,7 +1,7 @@
 """Type stubs for urinorm: the public API of urinorm/__init__.py and its extension module."""
 
 from collections.abc import Iterable, Mapping
-from typing import overload
+from typing import TypeAlias, overload
 
 import pyarrow
 
@@ -15,7 +15,7 @@ TRANSFORMS: tuple[str, ...]
 PRESETS: Mapping[str, tuple[str, ...]]
 
 #: One transform name, or several.
-Names = str | Iterable[str]
+Names: TypeAlias = str | Iterable[str]
 
 class InvalidUri(ValueError):
     """The input is not a URI reference (RFC 3986), or its host or port
