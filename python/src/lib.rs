@@ -38,7 +38,8 @@ fn invalid_uri(py: Python<'_>, error: &urinorm::InvalidUri) -> PyErr {
     }
 }
 
-/// What a batch writes for each value: its canonical form or that form's SURT key.
+/// Whether a batch writes SURT keys (`key="surt"`) rather than canonical
+/// forms (`key="canonical"`).
 fn parse_key(key: &str) -> PyResult<bool> {
     match key {
         "canonical" => Ok(false),
