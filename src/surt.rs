@@ -7,7 +7,41 @@
 //! without a host is its own key. What else merges is the rung's business:
 //! the key is made from the canonical form, byte for byte.
 
+use std::cell::RefCell;
+
+use crate::error::InvalidUri;
+use crate::normalize::{Changes, Normalizer};
 use crate::uri::{HostKind, UriRef};
+
+thread_local! {
+    /// The canonical form a key is made from: reused, so that no key allocates.
+    static CANONICAL: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Appends the SURT key of `input`'s canonical form under `normalizer`: the
+/// key `--key surt` writes. On error `out` is left as it was.
+///
+/// ```
+/// use urinorm::normalize::{Normalizer, Rung};
+/// use urinorm::surt::normalize_surt_into;
+/// let mut out = Vec::new();
+/// normalize_surt_into(&Normalizer::new(Rung::Scheme), b"HTTP://WWW.Example.com:80/a", &mut out)?;
+/// assert_eq!(out, b"com,example,www)/a");
+/// # Ok::<(), urinorm::InvalidUri>(())
+/// ```
+pub fn normalize_surt_into(
+    normalizer: &Normalizer,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<Changes, InvalidUri> {
+    CANONICAL.with_borrow_mut(|canonical| {
+        canonical.clear();
+        let changes = normalizer.normalize_into(input, canonical)?;
+        let uri = UriRef::parse_bytes(canonical).expect("canonical forms are valid references");
+        write_surt(&uri, out);
+        Ok(changes)
+    })
+}
 
 /// Appends the SURT key of `uri` to `out`.
 ///

@@ -10,7 +10,7 @@ use urinorm::lenient::{self, Repair};
 use urinorm::normalize::Normalizer;
 use urinorm::pipeline::{LineMapper, Mapped};
 use urinorm::resolve::{SchemeRule, resolve_into};
-use urinorm::surt::write_surt;
+use urinorm::surt::normalize_surt_into;
 use urinorm::{InvalidUri, UriRef};
 
 /// What a line's key is: its canonical form, or that form as a SURT.
@@ -56,11 +56,9 @@ const REPAIR_NAMES: [&str; 5] = [
 
 thread_local! {
     /// Reused buffers, so that no line allocates: a repaired value, a
-    /// resolved reference, a canonical form a SURT is made from, and the
-    /// column boundaries of the line.
+    /// resolved reference, and the column boundaries of the line.
     static REPAIRED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     static RESOLVED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    static CANONICAL: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     static COLUMNS: RefCell<Vec<Range<usize>>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -197,16 +195,9 @@ impl NormalizeLines {
                             .normalize_into(value, out)
                             .map_err(strict_reason)?;
                     }
-                    KeyFormat::Surt => CANONICAL.with_borrow_mut(|canonical| {
-                        canonical.clear();
-                        self.normalizer
-                            .normalize_into(value, canonical)
-                            .map_err(strict_reason)?;
-                        let uri = UriRef::parse_bytes(canonical)
-                            .expect("canonical forms are valid references");
-                        write_surt(&uri, out);
-                        Ok::<(), InvalidUri>(())
-                    })?,
+                    KeyFormat::Surt => {
+                        normalize_surt_into(&self.normalizer, value, out).map_err(strict_reason)?;
+                    }
                 }
                 Ok(notes)
             })

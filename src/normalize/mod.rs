@@ -16,7 +16,7 @@ use crate::error::InvalidUri;
 use crate::resolve::remove_dot_segments;
 use crate::swar;
 use crate::uri::{HostKind, UriRef};
-use protocol::{Protocol, Transform};
+use protocol::{Protocol, ProtocolOptions, Transform};
 
 /// How far up the ladder of §6.2 to go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -55,6 +55,54 @@ impl Rung {
         }
     }
 }
+
+impl Rung {
+    /// The rung a request means: `named` when given, else the default, which
+    /// is scheme, or protocol when `protocol_options` (a preset, transforms,
+    /// a tracking list) are given. Protocol options under a lower named rung
+    /// are an error: they would be silently ignored.
+    ///
+    /// ```
+    /// use urinorm::normalize::Rung;
+    /// assert_eq!(Rung::requested(None, false), Ok(Rung::Scheme));
+    /// assert_eq!(Rung::requested(None, true), Ok(Rung::Protocol));
+    /// assert_eq!(Rung::requested(Some(Rung::Syntax), false), Ok(Rung::Syntax));
+    /// let err = Rung::requested(Some(Rung::Syntax), true).unwrap_err();
+    /// assert_eq!(err.rung, Rung::Syntax);
+    /// ```
+    pub fn requested(
+        named: Option<Rung>,
+        protocol_options: bool,
+    ) -> Result<Rung, NeedsProtocolRung> {
+        match named {
+            Some(rung) if protocol_options && rung != Rung::Protocol => {
+                Err(NeedsProtocolRung { rung })
+            }
+            Some(rung) => Ok(rung),
+            None if protocol_options => Ok(Rung::Protocol),
+            None => Ok(Rung::Scheme),
+        }
+    }
+}
+
+/// Protocol-rung options were given with a lower rung.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NeedsProtocolRung {
+    /// The rung that was named instead.
+    pub rung: Rung,
+}
+
+impl fmt::Display for NeedsProtocolRung {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a preset, added or removed transforms and a tracking list need the protocol rung, not the {} rung",
+            self.rung
+        )
+    }
+}
+
+impl std::error::Error for NeedsProtocolRung {}
 
 impl fmt::Display for Rung {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -242,6 +290,38 @@ impl Normalizer {
             rung: Rung::Protocol,
             protocol,
         }
+    }
+
+    /// The normalizer a request describes: a rung (or the default of
+    /// [`Rung::requested`]) and the protocol rung's options. The command
+    /// line and the Python package build theirs here.
+    ///
+    /// ```
+    /// use urinorm::normalize::protocol::{ProtocolOptions, Transform};
+    /// use urinorm::normalize::{Normalizer, Rung};
+    ///
+    /// let scheme = Normalizer::from_options(None, &ProtocolOptions::default())?;
+    /// assert_eq!(scheme.rung(), Rung::Scheme);
+    ///
+    /// let with = ProtocolOptions { with: &[Transform::StripWww], ..Default::default() };
+    /// let protocol = Normalizer::from_options(None, &with)?;
+    /// assert_eq!(protocol.normalize("http://www.example.com/#top")?, "http://example.com/");
+    ///
+    /// let err = Normalizer::from_options(Some(Rung::Syntax), &with).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "a preset, added or removed transforms and a tracking list need the protocol rung, not the syntax rung"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_options(
+        rung: Option<Rung>,
+        options: &ProtocolOptions<'_>,
+    ) -> Result<Normalizer, NeedsProtocolRung> {
+        Ok(match Rung::requested(rung, !options.is_empty())? {
+            Rung::Protocol => Normalizer::with_protocol(options.protocol()),
+            rung => Normalizer::new(rung),
+        })
     }
 
     /// The rung it normalizes to.

@@ -228,6 +228,57 @@ impl FromStr for Preset {
     }
 }
 
+/// The protocol rung's options as a person gives them: a preset, transforms
+/// added to it and removed from it, and a tracking list to use instead of
+/// [`TRACKING_PARAMS`]. The command line's flags and the Python package's
+/// arguments both become one of these, so both mean the same.
+///
+/// ```
+/// use urinorm::normalize::protocol::{ProtocolOptions, Transform};
+/// let options = ProtocolOptions {
+///     preset: Some("aggressive".parse()?),
+///     without: &[Transform::StripWww],
+///     tracking_list: Some("ref\nsrc_*"),
+///     ..ProtocolOptions::default()
+/// };
+/// let protocol = options.protocol();
+/// assert!(protocol.contains(Transform::SortQuery) && !protocol.contains(Transform::StripWww));
+/// assert!(!options.is_empty() && ProtocolOptions::default().is_empty());
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProtocolOptions<'a> {
+    /// The preset to start from; `safe` when none is given.
+    pub preset: Option<Preset>,
+    /// Transforms turned on, in order, after the preset's.
+    pub with: &'a [Transform],
+    /// Transforms turned off, after `with`.
+    pub without: &'a [Transform],
+    /// The text of a tracking list (see [`Protocol::set_tracking_list`]).
+    pub tracking_list: Option<&'a str>,
+}
+
+impl ProtocolOptions<'_> {
+    /// Whether no option is given: only then may a rung below protocol be asked for.
+    pub fn is_empty(&self) -> bool {
+        self.preset.is_none()
+            && self.with.is_empty()
+            && self.without.is_empty()
+            && self.tracking_list.is_none()
+    }
+
+    /// The transforms and tracking list these options describe.
+    pub fn protocol(&self) -> Protocol {
+        let mut protocol = Protocol::from(self.preset.unwrap_or(PRESETS[0]));
+        self.with.iter().for_each(|&t| protocol.add(t));
+        self.without.iter().for_each(|&t| protocol.remove(t));
+        if let Some(text) = self.tracking_list {
+            protocol.set_tracking_list(text);
+        }
+        protocol
+    }
+}
+
 /// The query parameters `drop-tracking-params` removes by default; a name
 /// ending in `*` is a prefix. Compared without regard to ASCII case.
 pub const TRACKING_PARAMS: &[&str] = &[

@@ -3,8 +3,8 @@
 use clap::Args;
 use serde_json::json;
 use urinorm::UriRef;
-use urinorm::normalize::protocol::{PRESETS, Preset, Protocol, Transform};
-use urinorm::normalize::{Normalizer, Rung};
+use urinorm::normalize::protocol::{Preset, ProtocolOptions, Transform};
+use urinorm::normalize::{NeedsProtocolRung, Normalizer, Rung};
 use urinorm::pipeline::Mode;
 use urinorm::pipeline::input::InputError;
 
@@ -45,33 +45,33 @@ impl RungArgs {
 
     /// The rung the flags ask for.
     pub fn rung(&self) -> Rung {
-        self.rung.unwrap_or(if self.wants_protocol() {
-            Rung::Protocol
-        } else {
-            Rung::Scheme
-        })
+        Rung::requested(self.rung, self.wants_protocol()).unwrap_or_else(|e| e.rung)
     }
 
     /// The normalizer the flags describe.
     pub fn normalizer(&self) -> Result<Normalizer, Error> {
-        let rung = self.rung();
-        if rung != Rung::Protocol {
-            if self.wants_protocol() {
-                return Err(Error::Usage(format!(
-                    "--preset, --with, --without and --tracking-params need the protocol rung, not --rung {rung}"
-                )));
-            }
-            return Ok(Normalizer::new(rung));
-        }
-        let mut protocol = Protocol::from(self.preset.unwrap_or(PRESETS[0]));
-        self.with.iter().for_each(|&t| protocol.add(t));
-        self.without.iter().for_each(|&t| protocol.remove(t));
-        if let Some(path) = &self.tracking_params {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Error::Input(InputError::new(&path.display().to_string(), e)))?;
-            protocol.set_tracking_list(&text);
-        }
-        Ok(Normalizer::with_protocol(protocol))
+        let usage = |e: NeedsProtocolRung| {
+            Error::Usage(format!(
+                "--preset, --with, --without and --tracking-params need the protocol rung, not --rung {}",
+                e.rung
+            ))
+        };
+        // Checked before the tracking list is read: a lower rung never opens it.
+        Rung::requested(self.rung, self.wants_protocol()).map_err(usage)?;
+        let tracking_list = match &self.tracking_params {
+            Some(path) => Some(
+                std::fs::read_to_string(path)
+                    .map_err(|e| Error::Input(InputError::new(&path.display().to_string(), e)))?,
+            ),
+            None => None,
+        };
+        let options = ProtocolOptions {
+            preset: self.preset,
+            with: &self.with,
+            without: &self.without,
+            tracking_list: tracking_list.as_deref(),
+        };
+        Normalizer::from_options(self.rung, &options).map_err(usage)
     }
 }
 

@@ -1,0 +1,322 @@
+//! Arrow string arrays in and out, without arrow-rs: a `string` or
+//! `large_string` array is read in place through the Arrow C data interface
+//! (the `__arrow_c_array__` PyCapsules pyarrow 14+ gives), and a result is
+//! written as the three buffers of an Arrow string array, which pyarrow
+//! wraps where they are (`foreign_buffer`, `Array.from_buffers`).
+//!
+//! Why not arrow-rs or pyo3-arrow: the batch loop needs two buffers of one
+//! array type and no compute kernel; the C data interface is a stable ABI of
+//! two `repr(C)` structs, and arrow-rs would bring its crates into the
+//! build to read them.
+
+use std::ffi::{CStr, c_char, c_void};
+use std::fmt;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+use urinorm::normalize::Normalizer;
+use urinorm::surt::normalize_surt_into;
+
+/// `struct ArrowSchema` of the C data interface.
+#[repr(C)]
+struct ArrowSchema {
+    format: *const c_char,
+    _name: *const c_char,
+    _metadata: *const c_char,
+    _flags: i64,
+    _n_children: i64,
+    _children: *mut *mut ArrowSchema,
+    _dictionary: *mut ArrowSchema,
+    _release: Option<unsafe extern "C" fn(*mut ArrowSchema)>,
+    _private_data: *mut c_void,
+}
+
+/// `struct ArrowArray` of the C data interface.
+#[repr(C)]
+struct ArrowArray {
+    length: i64,
+    _null_count: i64,
+    offset: i64,
+    n_buffers: i64,
+    _n_children: i64,
+    buffers: *mut *const c_void,
+    _children: *mut *mut ArrowArray,
+    _dictionary: *mut ArrowArray,
+    _release: Option<unsafe extern "C" fn(*mut ArrowArray)>,
+    _private_data: *mut c_void,
+}
+
+/// Offsets of either width, as the array stores them.
+enum Offsets<'a> {
+    Small(&'a [i32]),
+    Large(&'a [i64]),
+}
+
+/// A string array borrowed from its capsules: valid while they live, which
+/// the caller ensures by holding them (the capsules release the array when
+/// they are collected, not before; nothing here moves it out).
+pub struct StringArray<'a> {
+    length: usize,
+    /// The array's offset into its buffers (a pyarrow slice has one).
+    offset: usize,
+    validity: Option<&'a [u8]>,
+    offsets: Offsets<'a>,
+    data: &'a [u8],
+}
+
+impl<'a> StringArray<'a> {
+    /// Reads the array the capsules describe; a TypeError unless it is a
+    /// `string` or `large_string` array.
+    pub fn borrow(
+        schema: &'a Bound<'_, PyCapsule>,
+        array: &'a Bound<'_, PyCapsule>,
+    ) -> PyResult<StringArray<'a>> {
+        let schema = schema.pointer_checked(Some(c"arrow_schema"))?;
+        let array = array.pointer_checked(Some(c"arrow_array"))?;
+        // SAFETY: the capsule names promise these structs (the PyCapsule
+        // interface of Arrow), and the capsules, borrowed for 'a, own them.
+        let (schema, array) = unsafe {
+            (
+                schema.cast::<ArrowSchema>().as_ref(),
+                array.cast::<ArrowArray>().as_ref(),
+            )
+        };
+        // SAFETY: `format` is a NUL-terminated string (C data interface).
+        let format = unsafe { CStr::from_ptr(schema.format) };
+        let large = match format.to_bytes() {
+            b"u" => false,
+            b"U" => true,
+            other => {
+                return Err(PyTypeError::new_err(format!(
+                    "normalize_batch takes a string or large_string array, not Arrow format '{}'",
+                    String::from_utf8_lossy(other)
+                )));
+            }
+        };
+        let length = usize::try_from(array.length).expect("an array's length is not negative");
+        let offset = usize::try_from(array.offset).expect("an array's offset is not negative");
+        if length == 0 {
+            // Producers may leave the buffers of an empty array null.
+            return Ok(StringArray {
+                length,
+                offset: 0,
+                validity: None,
+                offsets: if large {
+                    Offsets::Large(&[0])
+                } else {
+                    Offsets::Small(&[0])
+                },
+                data: &[],
+            });
+        }
+        if array.n_buffers != 3 {
+            return Err(PyTypeError::new_err(format!(
+                "a string array has 3 buffers, this one {}",
+                array.n_buffers
+            )));
+        }
+        // SAFETY: a string array has three buffers: validity (may be null),
+        // offsets (offset + length + 1 of them), and data, as long as the
+        // last offset says; all live as long as the array.
+        unsafe {
+            let buffers = std::slice::from_raw_parts(array.buffers, 3);
+            let entries = offset + length + 1;
+            let bits = (offset + length).div_ceil(8);
+            let validity = (!buffers[0].is_null())
+                .then(|| std::slice::from_raw_parts(buffers[0].cast::<u8>(), bits));
+            let (offsets, data_len) = if large {
+                let offsets = std::slice::from_raw_parts(buffers[1].cast::<i64>(), entries);
+                (Offsets::Large(offsets), offsets[entries - 1] as usize)
+            } else {
+                let offsets = std::slice::from_raw_parts(buffers[1].cast::<i32>(), entries);
+                (Offsets::Small(offsets), offsets[entries - 1] as usize)
+            };
+            let data = std::slice::from_raw_parts(buffers[2].cast::<u8>(), data_len);
+            Ok(StringArray {
+                length,
+                offset,
+                validity,
+                offsets,
+                data,
+            })
+        }
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        self.length
+    }
+
+    /// The bytes of all its values, nulls' included.
+    pub fn data_len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Whether its offsets are 64-bit.
+    pub fn large(&self) -> bool {
+        matches!(self.offsets, Offsets::Large(_))
+    }
+
+    /// The bytes of value `i`, `None` when it is null.
+    pub fn value(&self, i: usize) -> Option<&'a [u8]> {
+        let at = self.offset + i;
+        if let Some(validity) = self.validity
+            && validity[at / 8] & (1 << (at % 8)) == 0
+        {
+            return None;
+        }
+        let (start, end) = match self.offsets {
+            Offsets::Small(o) => (o[at] as usize, o[at + 1] as usize),
+            Offsets::Large(o) => (o[at] as usize, o[at + 1] as usize),
+        };
+        Some(&self.data[start..end])
+    }
+}
+
+/// The results are more bytes than 32-bit offsets can address.
+#[derive(Debug)]
+pub struct TooLarge;
+
+impl fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "the results exceed the 2 GiB of a string array: pass a pyarrow large_string array",
+        )
+    }
+}
+
+/// An offsets buffer, 32- or 64-bit: typed, so that it is aligned as Arrow
+/// requires.
+enum OffsetsOut {
+    Small(Vec<i32>),
+    Large(Vec<i64>),
+}
+
+/// The buffers of an Arrow string array being written: one value per
+/// input, null where the input was null or not a URI reference.
+pub struct Batch {
+    offsets: OffsetsOut,
+    data: Vec<u8>,
+    /// The validity bitmap, least significant bit first.
+    validity: Vec<u8>,
+    nulls: usize,
+    length: usize,
+}
+
+impl Batch {
+    /// An empty batch for `capacity` values of about `bytes` bytes in all
+    /// (canonical forms are about as long as their inputs).
+    pub fn new(capacity: usize, bytes: usize, large: bool) -> Batch {
+        let offsets = if large {
+            OffsetsOut::Large(Vec::with_capacity(capacity + 1))
+        } else {
+            OffsetsOut::Small(Vec::with_capacity(capacity + 1))
+        };
+        let mut batch = Batch {
+            offsets,
+            data: Vec::with_capacity(bytes),
+            validity: Vec::with_capacity(capacity.div_ceil(8)),
+            nulls: 0,
+            length: 0,
+        };
+        batch.push_offset();
+        batch
+    }
+
+    /// Appends the key of `value` (canonical form, or SURT key when `surt`),
+    /// or a null.
+    pub fn push(&mut self, normalizer: &Normalizer, surt: bool, value: Option<&[u8]>) {
+        let valid = value.is_some_and(|value| {
+            // On error nothing is appended, so the value is an empty null.
+            let written = if surt {
+                normalize_surt_into(normalizer, value, &mut self.data)
+            } else {
+                normalizer.normalize_into(value, &mut self.data)
+            };
+            written.is_ok()
+        });
+        if self.length % 8 == 0 {
+            self.validity.push(0);
+        }
+        if valid {
+            *self.validity.last_mut().expect("pushed above") |= 1 << (self.length % 8);
+        } else {
+            self.nulls += 1;
+        }
+        self.length += 1;
+        self.push_offset();
+    }
+
+    fn push_offset(&mut self) {
+        let end = self.data.len();
+        match &mut self.offsets {
+            OffsetsOut::Large(offsets) => offsets.push(end as i64),
+            // Past i32::MAX the batch is refused in `finish`; the offset
+            // written meanwhile is never read.
+            OffsetsOut::Small(offsets) => offsets.push(end.min(i32::MAX as usize) as i32),
+        }
+    }
+
+    /// The finished array, unless 32-bit offsets overflowed.
+    pub fn finish(self) -> Result<Keys, TooLarge> {
+        if matches!(self.offsets, OffsetsOut::Small(_)) && self.data.len() > i32::MAX as usize {
+            return Err(TooLarge);
+        }
+        Ok(Keys(self))
+    }
+}
+
+/// A finished batch, which Python reads in place: pyarrow wraps each buffer
+/// with `foreign_buffer(address, size, base=keys)`, which keeps this object
+/// alive as long as the array, so the keys are never copied. Nothing
+/// changes the buffers once the object exists.
+#[pyclass(frozen, module = "urinorm._urinorm")]
+pub struct Keys(Batch);
+
+/// A buffer's address and size in bytes, as `foreign_buffer` takes them.
+fn address<T>(buffer: &[T]) -> (usize, usize) {
+    (buffer.as_ptr() as usize, std::mem::size_of_val(buffer))
+}
+
+#[pymethods]
+impl Keys {
+    /// The number of values.
+    fn __len__(&self) -> usize {
+        self.0.length
+    }
+
+    /// How many are null.
+    #[getter]
+    fn null_count(&self) -> usize {
+        self.0.nulls
+    }
+
+    /// Whether the offsets are 64-bit (a `large_string` array).
+    #[getter]
+    fn large(&self) -> bool {
+        matches!(self.0.offsets, OffsetsOut::Large(_))
+    }
+
+    /// `(address, size)` of the validity bitmap.
+    #[getter]
+    fn validity(&self) -> (usize, usize) {
+        address(&self.0.validity)
+    }
+
+    /// `(address, size)` of the offsets.
+    #[getter]
+    fn offsets(&self) -> (usize, usize) {
+        match &self.0.offsets {
+            OffsetsOut::Small(offsets) => address(offsets),
+            OffsetsOut::Large(offsets) => address(offsets),
+        }
+    }
+
+    /// `(address, size)` of the bytes of the keys.
+    #[getter]
+    fn data(&self) -> (usize, usize) {
+        address(&self.0.data)
+    }
+}

@@ -1,0 +1,211 @@
+//! The extension module `urinorm._urinorm`: urinorm's normalizer, SURT keys
+//! and resolution for Python, and the batch loop behind `normalize_batch`.
+//!
+//! Nothing here decides what an option means: the rung, preset and
+//! transforms become a normalizer in [`Normalizer::from_options`] and a SURT
+//! key is made by [`normalize_surt_into`], the functions the command line
+//! calls, so Python gets the bytes `urinorm normalize` prints. The public
+//! Python API (argument defaults, pyarrow arrays) is `urinorm/__init__.py`.
+
+mod arrow;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyString};
+
+use urinorm::normalize::protocol::{PRESETS, Preset, ProtocolOptions, Transform};
+use urinorm::normalize::{Normalizer, Rung};
+use urinorm::surt::normalize_surt_into;
+
+create_exception!(
+    urinorm,
+    InvalidUri,
+    PyValueError,
+    "The input is not a URI reference (RFC 3986), or its host or port cannot be what its scheme names.\n\nstr(e) is the reason, as the command line gives it: 'invalid percent-encoding at byte 10'. Attributes: offset (the 0-based byte offset), reason (the reason without the offset)."
+);
+
+/// The Python exception for `error`, with its offset and reason as attributes.
+fn invalid_uri(py: Python<'_>, error: &urinorm::InvalidUri) -> PyErr {
+    let err = InvalidUri::new_err(error.to_string());
+    let value = err.value(py);
+    let attributes = value
+        .setattr("offset", error.offset())
+        .and_then(|()| value.setattr("reason", error.kind().reason()));
+    match attributes {
+        Ok(()) => err,
+        Err(e) => e,
+    }
+}
+
+/// Whether a batch writes SURT keys (`key="surt"`) rather than canonical
+/// forms (`key="canonical"`).
+fn parse_key(key: &str) -> PyResult<bool> {
+    match key {
+        "canonical" => Ok(false),
+        "surt" => Ok(true),
+        _ => Err(PyValueError::new_err(format!(
+            "unknown key '{key}' (choose canonical or surt)"
+        ))),
+    }
+}
+
+/// A normalizer built once from the options, for the functions of `urinorm`
+/// to cache (building one parses names and copies the tracking list).
+#[pyclass(frozen, module = "urinorm._urinorm", name = "Normalizer")]
+struct PyNormalizer {
+    normalizer: Normalizer,
+}
+
+#[pymethods]
+impl PyNormalizer {
+    /// Raises ValueError for an unknown rung, preset or transform name, and
+    /// for protocol options given with a rung below protocol.
+    #[new]
+    #[pyo3(signature = (rung=None, preset=None, with_=Vec::new(), without=Vec::new(), tracking_params=None))]
+    fn new(
+        rung: Option<&str>,
+        preset: Option<&str>,
+        with_: Vec<String>,
+        without: Vec<String>,
+        tracking_params: Option<Vec<String>>,
+    ) -> PyResult<Self> {
+        let rung = rung
+            .map(str::parse::<Rung>)
+            .transpose()
+            .map_err(PyValueError::new_err)?;
+        let preset = preset
+            .map(str::parse::<Preset>)
+            .transpose()
+            .map_err(PyValueError::new_err)?;
+        let transforms = |names: &[String]| {
+            names
+                .iter()
+                .map(|n| n.parse::<Transform>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(PyValueError::new_err)
+        };
+        let (with, without) = (transforms(&with_)?, transforms(&without)?);
+        // The command line reads a file of one name per line; a list of
+        // names is the same text.
+        let tracking_list = tracking_params.map(|names| names.join("\n"));
+        let options = ProtocolOptions {
+            preset,
+            with: &with,
+            without: &without,
+            tracking_list: tracking_list.as_deref(),
+        };
+        let normalizer = Normalizer::from_options(rung, &options)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PyNormalizer { normalizer })
+    }
+
+    /// The canonical form of `uri`; raises InvalidUri.
+    fn normalize(&self, py: Python<'_>, uri: &str) -> PyResult<String> {
+        self.normalizer
+            .normalize(uri)
+            .map_err(|e| invalid_uri(py, &e))
+    }
+
+    /// The SURT key of the canonical form of `uri`; raises InvalidUri.
+    fn surt(&self, py: Python<'_>, uri: &str) -> PyResult<String> {
+        let mut out = Vec::with_capacity(uri.len());
+        normalize_surt_into(&self.normalizer, uri.as_bytes(), &mut out)
+            .map_err(|e| invalid_uri(py, &e))?;
+        Ok(String::from_utf8(out).expect("SURT keys of canonical forms are ASCII"))
+    }
+
+    /// Normalizes an iterable of `str` or `None` into the buffers of an
+    /// Arrow string array; a `None` or an invalid reference is a null.
+    fn batch_list<'py>(
+        &self,
+        py: Python<'py>,
+        values: &Bound<'py, PyAny>,
+        key: &str,
+    ) -> PyResult<arrow::Keys> {
+        let surt = parse_key(key)?;
+        // The items are kept alive here, so the text borrowed from them
+        // stays valid while the loop runs without the GIL.
+        let items = values
+            .try_iter()?
+            .map(|item| {
+                let item = item?;
+                if item.is_none() {
+                    return Ok(None);
+                }
+                item.cast_into::<PyString>().map(Some).map_err(|e| {
+                    PyTypeError::new_err(format!(
+                        "normalize_batch takes str or None items, not {}",
+                        e.into_inner().get_type()
+                    ))
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let texts = items
+            .iter()
+            .map(|item| item.as_ref().map(|s| s.to_str()).transpose())
+            .collect::<PyResult<Vec<_>>>()?;
+        let batch = py.detach(|| {
+            let bytes = texts.iter().flatten().map(|t| t.len()).sum();
+            let mut batch = arrow::Batch::new(texts.len(), bytes, false);
+            for text in &texts {
+                batch.push(&self.normalizer, surt, text.map(str::as_bytes));
+            }
+            batch.finish()
+        });
+        keys(batch)
+    }
+
+    /// Normalizes a pyarrow `string` or `large_string` array (anything with
+    /// `__arrow_c_array__`), read in place through the Arrow C data
+    /// interface, into the buffers of an Arrow string array whose offsets
+    /// are as wide as the input's.
+    fn batch_arrow<'py>(
+        &self,
+        py: Python<'py>,
+        array: &Bound<'py, PyAny>,
+        key: &str,
+    ) -> PyResult<arrow::Keys> {
+        let surt = parse_key(key)?;
+        let capsules = array.call_method0("__arrow_c_array__")?;
+        // Held until the loop is done: the array lives as long as its capsules.
+        let (schema, array): (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>) = capsules.extract()?;
+        let strings = arrow::StringArray::borrow(&schema, &array)?;
+        let batch = py.detach(|| {
+            let mut batch = arrow::Batch::new(strings.len(), strings.data_len(), strings.large());
+            for i in 0..strings.len() {
+                batch.push(&self.normalizer, surt, strings.value(i));
+            }
+            batch.finish()
+        });
+        keys(batch)
+    }
+}
+
+/// The finished batch for Python, or OverflowError.
+fn keys(batch: Result<arrow::Keys, arrow::TooLarge>) -> PyResult<arrow::Keys> {
+    batch.map_err(|e| PyOverflowError::new_err(e.to_string()))
+}
+
+/// Resolves `reference` against `base` (RFC 3986 §5.2, strict); raises InvalidUri.
+#[pyfunction]
+fn resolve(py: Python<'_>, base: &str, reference: &str) -> PyResult<String> {
+    urinorm::resolve::resolve(base, reference).map_err(|e| invalid_uri(py, &e))
+}
+
+#[pymodule]
+fn _urinorm(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("InvalidUri", m.py().get_type::<InvalidUri>())?;
+    m.add_class::<PyNormalizer>()?;
+    m.add_class::<arrow::Keys>()?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("RUNGS", Rung::ALL.map(Rung::name).to_vec())?;
+    m.add("TRANSFORMS", Transform::ALL.map(Transform::name).to_vec())?;
+    let presets: Vec<(&str, Vec<&str>)> = PRESETS
+        .iter()
+        .map(|p| (p.name, p.transforms().map(Transform::name).collect()))
+        .collect();
+    m.add("PRESETS", presets)?;
+    Ok(())
+}

@@ -1,0 +1,157 @@
+"""normalize_batch: lists and Arrow arrays in, a string array and its
+validity mask out, nulls where a value was null or not a URI reference."""
+
+import threading
+import time
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import urinorm
+
+VALUES = ["HTTP://A/%7e", None, "http://exa mple.com/", "http://b", "", "x:y", "http://a/b%zz"]
+EXPECTED = ["http://a/~", None, None, "http://b/", "", "x:y", None]
+
+
+def check(result, valid, expected=EXPECTED):
+    assert result.to_pylist() == expected
+    assert valid.to_pylist() == [v is not None for v in expected]
+    assert valid.null_count == 0
+    assert valid.equals(result.is_valid())
+
+
+def test_list():
+    result, valid = urinorm.normalize_batch(VALUES)
+    assert result.type == pa.string()
+    assert isinstance(valid, pa.BooleanArray)
+    check(result, valid)
+
+
+def test_any_iterable():
+    result, valid = urinorm.normalize_batch(iter(VALUES))
+    check(result, valid)
+    result, valid = urinorm.normalize_batch(tuple(VALUES))
+    check(result, valid)
+
+
+@pytest.mark.parametrize("type_", [pa.string(), pa.large_string()])
+def test_arrow_arrays_keep_their_offset_width(type_):
+    result, valid = urinorm.normalize_batch(pa.array(VALUES, type=type_))
+    assert result.type == type_
+    check(result, valid)
+
+
+@pytest.mark.parametrize("type_", [pa.string(), pa.large_string()])
+def test_sliced_arrays_are_read_from_their_offset(type_):
+    array = pa.array(VALUES * 3, type=type_)
+    for start in range(len(VALUES) * 2):
+        for length in (0, 1, 5, len(VALUES)):
+            result, valid = urinorm.normalize_batch(array.slice(start, length))
+            expected = (EXPECTED * 3)[start : start + length]
+            check(result, valid, expected)
+
+
+def test_an_array_without_nulls_has_no_validity_buffer():
+    array = pa.array(["http://A", "http://b/"])
+    assert array.buffers()[0] is None
+    result, valid = urinorm.normalize_batch(array)
+    check(result, valid, ["http://a/", "http://b/"])
+
+
+def test_chunked_arrays_give_chunked_results_chunk_for_chunk():
+    chunked = pa.chunked_array([VALUES[:3], [], VALUES[3:]], type=pa.large_string())
+    result, valid = urinorm.normalize_batch(chunked)
+    assert isinstance(result, pa.ChunkedArray) and isinstance(valid, pa.ChunkedArray)
+    assert result.type == pa.large_string()
+    assert [len(c) for c in result.chunks] == [3, 0, 4]
+    assert [len(c) for c in valid.chunks] == [3, 0, 4]
+    check(result.combine_chunks(), valid.combine_chunks())
+
+
+def test_empty_inputs():
+    for values in ([], pa.array([], type=pa.string()), pa.array([], type=pa.large_string())):
+        result, valid = urinorm.normalize_batch(values)
+        assert len(result) == 0 and len(valid) == 0
+
+
+def test_all_null():
+    result, valid = urinorm.normalize_batch(pa.array([None, None], type=pa.string()))
+    check(result, valid, [None, None])
+
+
+def test_surt_keys():
+    result, valid = urinorm.normalize_batch(
+        pa.array(["http://www.Example.com:80/a?b", None, "http:// bad"]), key="surt"
+    )
+    check(result, valid, ["com,example,www)/a?b", None, None])
+
+
+def test_options_are_those_of_normalize():
+    values = ["http://www.example.com/index.html?utm_source=x#a", "http://WWW.example.com/"]
+    for options in ({"rung": "syntax"}, {"preset": "aggressive"}, {"with_": "strip-www"}):
+        result, _ = urinorm.normalize_batch(values, **options)
+        assert result.to_pylist() == [urinorm.normalize(v, **options) for v in values]
+
+
+def test_the_mask_filters_the_keys():
+    result, valid = urinorm.normalize_batch(pa.array(VALUES))
+    assert pc.filter(result, valid).to_pylist() == [v for v in EXPECTED if v is not None]
+    assert valid.to_numpy(zero_copy_only=False).tolist() == [v is not None for v in EXPECTED]
+
+
+def test_results_longer_than_inputs():
+    # Canonical forms can be longer than their inputs (here, the empty path
+    # written as `/`): the buffers grow past the input's size.
+    values = pa.array(["http://example.com"] * 10_000)
+    result, _ = urinorm.normalize_batch(values)
+    assert result.to_pylist() == ["http://example.com/"] * 10_000
+    assert len(result.buffers()[2]) > len(values.buffers()[2])
+
+
+def test_wrong_types_raise_type_error():
+    with pytest.raises(TypeError, match="str or None items, not <class 'bytes'>"):
+        urinorm.normalize_batch(["http://a/", b"http://b/"])
+    with pytest.raises(TypeError, match="string or large_string array, not int64"):
+        urinorm.normalize_batch(pa.array([1, 2]))
+    with pytest.raises(TypeError, match="not dictionary"):
+        urinorm.normalize_batch(pa.array(["http://a/"]).dictionary_encode())
+    with pytest.raises(TypeError):
+        urinorm.normalize_batch(42)
+
+
+def test_bad_options_raise_value_error():
+    with pytest.raises(ValueError, match="unknown key 'cdx' \\(choose canonical or surt\\)"):
+        urinorm.normalize_batch(["http://a/"], key="cdx")
+    with pytest.raises(ValueError, match="unknown rung"):
+        urinorm.normalize_batch(pa.array(["http://a/"]), rung="best")
+
+
+def test_other_threads_run_while_a_batch_does():
+    """The loop runs without the GIL: another Python thread runs meanwhile.
+
+    A C call that held the GIL would let no other thread run Python code
+    between its start and its end; the thread could only run in the switch
+    intervals (5 ms) before and after the call. So it must have run in the
+    middle of the call, well away from both ends.
+    """
+    values = pa.array(["HTTP://Example.com:80/a/./b/../c%7e?q#f"] * 400_000)
+    ticks = []
+    done = threading.Event()
+
+    def tick():
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    try:
+        start = time.perf_counter()
+        urinorm.normalize_batch(values)
+        end = time.perf_counter()
+    finally:
+        done.set()
+        ticker.join()
+    margin = (end - start) * 0.3
+    assert end - start > 0.05, "the batch is too short to tell"
+    assert any(start + margin < t < end - margin for t in ticks)

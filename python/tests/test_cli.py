@@ -1,0 +1,109 @@
+"""Same bytes as the command line: on the shipped sample, for several option
+sets, every function gives what `urinorm normalize` prints, and rejects
+what it rejects with the same reason."""
+
+import re
+import subprocess
+
+import pyarrow as pa
+import pytest
+
+import urinorm
+from conftest import SAMPLE
+
+# Command-line flags and the same options as keyword arguments.
+OPTION_SETS = [
+    ([], {}),
+    (["--rung", "string"], {"rung": "string"}),
+    (["--rung", "syntax"], {"rung": "syntax"}),
+    (["--rung", "protocol"], {"rung": "protocol"}),
+    (["--preset", "aggressive"], {"preset": "aggressive"}),
+    (
+        ["--preset", "aggressive", "--without", "strip-www", "--with", "decode-safe"],
+        {"preset": "aggressive", "without": "strip-www", "with_": ["decode-safe"]},
+    ),
+    (
+        ["--with", "trailing-slash=add", "--with", "lowercase-path", "--with", "drop-empty-params"],
+        {"with_": ["trailing-slash=add", "lowercase-path", "drop-empty-params"]},
+    ),
+]
+IDS = [
+    "default",
+    "string",
+    "syntax",
+    "protocol",
+    "aggressive",
+    "aggressive-www+decode",
+    "add-slash",
+]
+
+# `file:line: reason at byte N`, and the hint the command line adds about
+# its own --lenient flag, which the Python API does not have.
+REJECTION = re.compile(r"^(.*):(\d+): (.* at byte \d+)( \(--lenient would [^)]*\))?$")
+
+
+def run_cli(cli, flags, key):
+    """The command's output lines and its rejections as {line number: reason}."""
+    done = subprocess.run(
+        [cli, "normalize", "--quiet", "--key", key, *flags, SAMPLE],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1, done.stderr  # the sample has lines that are not URIs
+    rejected = {}
+    for line in done.stderr.splitlines():
+        match = REJECTION.match(line)
+        assert match, line
+        rejected[int(match[2])] = match[3]
+    return done.stdout.splitlines(), rejected
+
+
+@pytest.mark.parametrize("key", ["canonical", "surt"])
+@pytest.mark.parametrize(("flags", "options"), OPTION_SETS, ids=IDS)
+def test_same_output_as_the_command_line(cli, sample, flags, options, key):
+    printed, rejected = run_cli(cli, flags, key)
+    assert len(rejected) == 17
+    assert len(printed) + len(rejected) == len(sample)
+    function = urinorm.surt if key == "surt" else urinorm.normalize
+
+    # One call per line.
+    accepted = []
+    for number, line in sample:
+        try:
+            accepted.append(function(line, **options))
+        except urinorm.InvalidUri as e:
+            assert rejected.pop(number) == str(e), (number, line)
+    assert rejected == {}
+    assert accepted == printed
+
+    # In one batch, from a list and from an Arrow array.
+    lines = [line for _, line in sample]
+    for values in (lines, pa.array(lines, type=pa.string())):
+        result, valid = urinorm.normalize_batch(values, key=key, **options)
+        assert result.drop_null().to_pylist() == printed
+        assert valid.false_count == 17
+
+
+def test_tracking_list_from_a_file_and_from_names(cli, sample, tmp_path):
+    tracking = tmp_path / "tracking.txt"
+    tracking.write_text("# site-specific\nref\nsrc_*\n\nmkt_tok\n")
+    printed, _ = run_cli(cli, ["--tracking-params", str(tracking)], "canonical")
+    names = ["# site-specific", "ref", "src_*", "", "mkt_tok"]
+    result, _ = urinorm.normalize_batch([line for _, line in sample], tracking_params=names)
+    assert result.drop_null().to_pylist() == printed
+
+
+def test_the_command_line_hint_is_its_only_addition(cli, sample):
+    """Where the command line prints more than the Python message, it is only
+    the hint about its --lenient flag."""
+    done = subprocess.run(
+        [cli, "normalize", "--quiet", SAMPLE], check=False, capture_output=True, text=True
+    )
+    hinted = [m for m in map(REJECTION.match, done.stderr.splitlines()) if m[4]]
+    assert hinted, "the sample has lines --lenient would repair"
+    lines = dict(sample)
+    for match in hinted:
+        with pytest.raises(urinorm.InvalidUri) as caught:
+            urinorm.normalize(lines[int(match[2])])
+        assert f"{match[1]}:{match[2]}: {caught.value}{match[4]}" == match[0]

@@ -1,0 +1,166 @@
+"""Normalize and deduplicate URIs to the letter of RFC 3986.
+
+urinorm's own normalizer, compiled from the same Rust code as the ``urinorm``
+command: for the same input and options, :func:`normalize` returns exactly
+the line ``urinorm normalize`` prints, and :func:`surt` the line of
+``urinorm normalize --key surt``.
+
+>>> import urinorm
+>>> urinorm.normalize("HTTP://www.Example.com:80/a/./b/../%7euser")
+'http://www.example.com/a/~user'
+>>> urinorm.normalize("http://www.example.com/?utm_source=x&id=1#top", preset="aggressive")
+'https://example.com/?id=1'
+>>> urinorm.surt("http://www.example.com/a?b")
+'com,example,www)/a?b'
+>>> urinorm.resolve("http://a/b/c/d;p?q", "../g")
+'http://a/b/g'
+
+Options, in every function: ``rung`` is ``"string"``, ``"syntax"``,
+``"scheme"`` or ``"protocol"`` (RFC 3986 §6.2); ``None`` means scheme, or
+protocol when a preset, a transform or a tracking list is given, as on the
+command line. ``preset`` is ``"safe"`` or ``"aggressive"``; ``with_`` and
+``without`` name protocol-rung transforms to add to or remove from it (one
+name or several); ``tracking_params`` replaces the parameter names
+``drop-tracking-params`` removes (``"prefix*"`` for a prefix).
+
+:func:`normalize_batch` runs over a list or a pyarrow string array with the
+GIL released; :mod:`urinorm.spark` makes a Spark column of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from ._options import Names
+from ._options import normalizer as _normalizer
+from ._urinorm import PRESETS as _PRESETS
+from ._urinorm import RUNGS as _RUNGS
+from ._urinorm import TRANSFORMS as _TRANSFORMS
+from ._urinorm import InvalidUri, Normalizer, __version__, resolve
+
+if TYPE_CHECKING:
+    import pyarrow
+
+__all__ = [
+    "PRESETS",
+    "RUNGS",
+    "TRANSFORMS",
+    "InvalidUri",
+    "__version__",
+    "normalize",
+    "normalize_batch",
+    "resolve",
+    "surt",
+]
+
+#: The rungs of RFC 3986 §6.2, lowest first.
+RUNGS: tuple[str, ...] = tuple(_RUNGS)
+#: The protocol rung's transforms, in the order they apply.
+TRANSFORMS: tuple[str, ...] = tuple(_TRANSFORMS)
+#: Each preset's transforms.
+PRESETS = MappingProxyType({name: tuple(ts) for name, ts in _PRESETS})
+
+
+def normalize(
+    uri: str,
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+) -> str:
+    """Return the canonical form of ``uri`` at ``rung``.
+
+    Raises :class:`InvalidUri` (a ``ValueError``) when ``uri`` is not a URI
+    reference, with the command line's reason as its message, and
+    ``ValueError`` for an unknown option or protocol options under a lower rung.
+    """
+    return _normalizer(rung, preset, with_, without, tracking_params).normalize(uri)
+
+
+def surt(
+    uri: str,
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+) -> str:
+    """Return the SURT key of the canonical form of ``uri``.
+
+    ``http://www.example.com:8080/a?b`` gives ``com,example,www:8080)/a?b``:
+    the key of web-archive CDX indexes, made from the canonical form at
+    ``rung``. Raises as :func:`normalize` does.
+    """
+    return _normalizer(rung, preset, with_, without, tracking_params).surt(uri)
+
+
+def normalize_batch(
+    values: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+    key: str = "canonical",
+):
+    """Normalize many values at once, with the GIL released; needs pyarrow.
+
+    ``values`` is an iterable of ``str`` or ``None`` (a list, say), or a
+    pyarrow ``string`` or ``large_string`` array, or a chunked array of one;
+    an Arrow array is read in place, not converted to Python strings.
+    ``key`` is ``"canonical"`` (the canonical form) or ``"surt"`` (its SURT
+    key).
+
+    Returns ``(result, valid)``: ``result`` holds, in input order, the key of
+    each value, and null where the value was null or is not a URI reference;
+    ``valid`` is a ``pyarrow.BooleanArray`` without nulls, true where
+    ``result`` has a key (``result.is_valid()``, ready for
+    ``pyarrow.compute.filter`` or ``valid.to_numpy(zero_copy_only=False)``).
+    ``result`` is a ``pyarrow.StringArray``, a ``LargeStringArray`` for a
+    ``large_string`` input, and a ``ChunkedArray`` (with ``valid`` one too,
+    chunk for chunk) for a chunked input. Invalid values raise nothing: use
+    :func:`normalize` on one to learn its reason.
+    """
+    try:
+        import pyarrow as pa
+    except ImportError as e:
+        raise ImportError(
+            "normalize_batch returns pyarrow arrays: pip install pyarrow (or urinorm[arrow])"
+        ) from e
+    normalizer = _normalizer(rung, preset, with_, without, tracking_params)
+    if isinstance(values, pa.ChunkedArray):
+        pairs = [_batch_array(pa, normalizer, chunk, key) for chunk in values.chunks]
+        return (
+            pa.chunked_array([r for r, _ in pairs], type=values.type),
+            pa.chunked_array([v for _, v in pairs], type=pa.bool_()),
+        )
+    if isinstance(values, pa.Array):
+        return _batch_array(pa, normalizer, values, key)
+    return _arrays(pa, normalizer.batch_list(values, key))
+
+
+def _batch_array(pa, normalizer: Normalizer, array: pyarrow.Array, key: str):
+    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        raise TypeError(f"normalize_batch takes a string or large_string array, not {array.type}")
+    return _arrays(pa, normalizer.batch_arrow(array, key))
+
+
+def _arrays(pa, keys):
+    # The buffers stay where Rust wrote them: each pyarrow buffer keeps
+    # `keys`, their owner, alive.
+    def wrap(address_size):
+        address, size = address_size
+        return pa.foreign_buffer(address, size, base=keys)
+
+    valid = wrap(keys.validity)
+    result = pa.Array.from_buffers(
+        pa.large_string() if keys.large else pa.string(),
+        len(keys),
+        [valid, wrap(keys.offsets), wrap(keys.data)],
+        null_count=keys.null_count,
+    )
+    # The mask shares the result's validity bitmap.
+    return result, pa.Array.from_buffers(pa.bool_(), len(keys), [None, valid])

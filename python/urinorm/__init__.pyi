@@ -1,0 +1,85 @@
+"""Type stubs for urinorm: the public API of urinorm/__init__.py and its extension module."""
+
+from collections.abc import Iterable, Mapping
+from typing import TypeAlias, overload
+
+import pyarrow
+
+__version__: str
+
+#: The rungs of RFC 3986 §6.2, lowest first.
+RUNGS: tuple[str, ...]
+#: The protocol rung's transforms, in the order they apply.
+TRANSFORMS: tuple[str, ...]
+#: Each preset's transforms.
+PRESETS: Mapping[str, tuple[str, ...]]
+
+#: One transform name, or several.
+Names: TypeAlias = str | Iterable[str]
+
+class InvalidUri(ValueError):
+    """The input is not a URI reference (RFC 3986), or its host or port
+    cannot be what its scheme names. ``str(e)`` is the command line's reason,
+    e.g. ``'invalid percent-encoding at byte 10'``."""
+
+    #: The 0-based byte offset where the input stops being a URI reference.
+    offset: int
+    #: The reason without the offset, e.g. ``'invalid percent-encoding'``.
+    reason: str
+
+def normalize(
+    uri: str,
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+) -> str:
+    """Return the canonical form of ``uri`` at ``rung``; raises InvalidUri."""
+
+def surt(
+    uri: str,
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+) -> str:
+    """Return the SURT key of the canonical form of ``uri``; raises InvalidUri."""
+
+def resolve(base: str, reference: str) -> str:
+    """Resolve ``reference`` against ``base`` (RFC 3986 §5.2, strict); raises InvalidUri."""
+
+@overload
+def normalize_batch(
+    values: pyarrow.ChunkedArray,
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+    key: str = "canonical",
+) -> tuple[pyarrow.ChunkedArray, pyarrow.ChunkedArray]: ...
+@overload
+def normalize_batch(
+    values: pyarrow.LargeStringArray,
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+    key: str = "canonical",
+) -> tuple[pyarrow.LargeStringArray, pyarrow.BooleanArray]: ...
+@overload
+def normalize_batch(
+    values: pyarrow.StringArray | Iterable[str | None],
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+    key: str = "canonical",
+) -> tuple[pyarrow.StringArray, pyarrow.BooleanArray]:
+    """Normalize many values with the GIL released: ``(result, valid)``,
+    null in ``result`` and false in ``valid`` where a value was null or not a
+    URI reference."""
