@@ -15,14 +15,16 @@
 //!   rung rejects;
 //! - monotonicity: for consecutive rungs k < k+1 (and scheme → each protocol
 //!   variant) that both accept the input, the rung-k output normalized at
-//!   rung k+1 equals the rung-(k+1) output of the input.
+//!   rung k+1 equals the rung-(k+1) output of the input;
+//! - `protocol::candidates` is conservative: each transform it leaves out of
+//!   the scheme rung's output leaves that output unchanged on its own.
 #![no_main]
 
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use urinorm::UriRef;
-use urinorm::normalize::protocol::{PRESETS, Protocol, Transform};
+use urinorm::normalize::protocol::{PRESETS, Protocol, Transform, candidates};
 use urinorm::normalize::{Normalizer, Rung};
 
 /// `Rung::ALL` in order (the protocol rung with its default, `safe`), then
@@ -48,6 +50,21 @@ fn normalizers() -> &'static [(String, Normalizer)] {
             ));
         }
         v
+    })
+}
+
+/// Each transform alone.
+fn singles() -> &'static [(Transform, Normalizer)] {
+    static N: OnceLock<Vec<(Transform, Normalizer)>> = OnceLock::new();
+    N.get_or_init(|| {
+        Transform::ALL
+            .into_iter()
+            .map(|t| {
+                let mut p = Protocol::none();
+                p.add(t);
+                (t, Normalizer::with_protocol(p))
+            })
+            .collect()
     })
 }
 
@@ -171,6 +188,23 @@ fuzz_target!(|data: &[u8]| {
             "{} and the protocol rung disagree on acceptance",
             ns[k].0
         );
+    }
+
+    // What `candidates` leaves out of the scheme form does not change it.
+    if let Some(form) = &outputs[rungs - 2] {
+        let uri = UriRef::parse_bytes(form).expect("checked above: the output re-parses");
+        for (t, single) in singles() {
+            if candidates(&uri).any(|c| c == *t) {
+                continue;
+            }
+            let mut alone = Vec::new();
+            let result = single.normalize_into(form, &mut alone);
+            assert!(
+                result.is_ok() && alone == *form,
+                "{t} alone changes {:?}, which candidates() rules out",
+                String::from_utf8_lossy(form)
+            );
+        }
     }
 
     // Monotonicity: consecutive rungs, and scheme -> each protocol variant.
