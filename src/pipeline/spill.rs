@@ -133,11 +133,6 @@ impl Spill {
         Ok(())
     }
 
-    /// The bytes written so far.
-    pub fn bytes(&self) -> u64 {
-        self.stats.bytes
-    }
-
     fn error(&self, error: io::Error) -> SpillError {
         SpillError {
             dir: self.stats.dir.clone(),
