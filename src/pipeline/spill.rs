@@ -44,6 +44,23 @@ pub struct SpillStats {
 }
 
 /// The partition files being written.
+///
+/// ```
+/// use urinorm::pipeline::spill::Spill;
+/// let dir = tempfile::tempdir()?;
+/// let mut spill = Spill::create(dir.path(), 0, 64 << 20)?;
+/// for (hash, key) in [(7, "b"), (9, "a"), (7, "b")] {
+///     spill.push(hash, key.as_bytes(), None).map_err(std::io::Error::other)?;
+/// }
+/// let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let mut classes = Vec::new();
+/// let stats = spill
+///     .finish(&pool, 64 << 20, |key, size| Ok(classes.push((key.to_vec(), size))))
+///     .map_err(std::io::Error::other)?;
+/// assert_eq!(classes, [(b"b".to_vec(), 2), (b"a".to_vec(), 1)]);
+/// assert_eq!(stats.records, 3);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct Spill {
     dir: tempfile::TempDir,
     partitions: Vec<BufWriter<File>>,
