@@ -569,8 +569,9 @@ fn protocol_prints(
         .iter()
         .map(|class| {
             let start = forms.len();
-            // The first pass accepted the line, so this cannot fail.
-            let _ = scheme.normalize_into(line_at(sources, class.first), &mut forms);
+            scheme
+                .normalize_into(line_at(sources, class.first), &mut forms)
+                .expect("the first pass accepted this line at the scheme rung");
             start..forms.len()
         })
         .collect();

@@ -194,11 +194,9 @@ impl Spill {
     }
 }
 
-/// The partition of `hash` among `2^bits`, from the bits below the top `used`.
+/// The partition of `hash` among `2^bits` (never fewer than 16), from the
+/// bits below the top `used`.
 fn partition_of(hash: u64, used: u32, bits: u32) -> usize {
-    if bits == 0 {
-        return 0;
-    }
     ((hash << used) >> (64 - bits)) as usize
 }
 
