@@ -67,7 +67,7 @@ pub enum ErrorKind {
     /// At the scheme rung: a port beyond 65535 for a scheme whose ports are
     /// TCP or UDP ports.
     PortOutOfRange,
-    /// The line is longer than the bulk engine's `--max-line-bytes` limit.
+    /// The line is longer than the bulk engine's limit on line length.
     LineTooLong,
     /// The line has fewer columns than `--field`, `--key-fields` or `--base-field` name.
     MissingField,
@@ -107,7 +107,7 @@ impl ErrorKind {
                 "host is not a valid internationalized domain name (UTS #46)"
             }
             ErrorKind::PortOutOfRange => "port is out of range (0 to 65535)",
-            ErrorKind::LineTooLong => "line longer than --max-line-bytes",
+            ErrorKind::LineTooLong => "line longer than the maximum line length",
             ErrorKind::MissingField => "line has fewer fields than the options name",
             ErrorKind::InternalError => "internal error in urinorm (a bug: please report the line)",
         }
@@ -134,7 +134,7 @@ pub struct InvalidUri {
     offset: usize,
     kind: ErrorKind,
     /// The lenient repair that would make the line a URI reference, if one would.
-    repair: Option<crate::lenient::Repair>,
+    repair: Option<Repair>,
 }
 
 impl InvalidUri {
@@ -148,7 +148,7 @@ impl InvalidUri {
     }
 
     /// The same error, noting the lenient repair that would avoid it.
-    pub const fn with_repair(self, repair: crate::lenient::Repair) -> Self {
+    pub const fn with_repair(self, repair: Repair) -> Self {
         InvalidUri {
             repair: Some(repair),
             ..self
@@ -156,7 +156,7 @@ impl InvalidUri {
     }
 
     /// The lenient repair that would avoid this error, if one would.
-    pub const fn repair(&self) -> Option<crate::lenient::Repair> {
+    pub const fn repair(&self) -> Option<Repair> {
         self.repair
     }
 
@@ -171,14 +171,69 @@ impl InvalidUri {
     }
 }
 
+/// The reason and where: "invalid percent-encoding at byte 10". The repair
+/// that would avoid it is left to the caller to word ([`InvalidUri::repair`]):
+/// the command line names its flag, the library has none.
 impl fmt::Display for InvalidUri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte {}", self.kind, self.offset)?;
-        match self.repair {
-            Some(repair) => write!(f, " (--lenient would {})", repair.hint()),
-            None => Ok(()),
-        }
+        write!(f, "{} at byte {}", self.kind, self.offset)
     }
 }
 
 impl std::error::Error for InvalidUri {}
+
+/// One of the lenient repairs ([`crate::lenient`]): what browsers and
+/// crawlers do to text that is almost a URI. It lives here because a
+/// rejection can name the repair that would have avoided it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Repair {
+    /// Whitespace around the URI removed (Appendix C).
+    TrimWhitespace,
+    /// `<…>`, `"…"`, `'…'` or a leading `URL:` removed (Appendix C).
+    Unwrap,
+    /// Whitespace and line breaks inside a `<…>`-wrapped URI removed (Appendix C).
+    EmbeddedWhitespace,
+    /// Spaces, non-ASCII bytes (as UTF-8) and characters not allowed where
+    /// they stand percent-encoded.
+    PercentEncode,
+    /// A `%` not followed by two hex digits written as `%25`.
+    LonePercent,
+}
+
+impl Repair {
+    /// Every repair, in the order they apply.
+    pub const ALL: [Repair; 5] = [
+        Repair::TrimWhitespace,
+        Repair::Unwrap,
+        Repair::EmbeddedWhitespace,
+        Repair::PercentEncode,
+        Repair::LonePercent,
+    ];
+
+    /// The repair's name in stats and messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Repair::TrimWhitespace => "trim-whitespace",
+            Repair::Unwrap => "unwrap",
+            Repair::EmbeddedWhitespace => "embedded-whitespace",
+            Repair::PercentEncode => "percent-encode",
+            Repair::LonePercent => "lone-percent",
+        }
+    }
+
+    /// What the repair does, for a message: "--lenient would …".
+    pub const fn hint(self) -> &'static str {
+        match self {
+            Repair::TrimWhitespace => "trim the surrounding whitespace",
+            Repair::Unwrap => "unwrap it from <>, quotes or URL:",
+            Repair::EmbeddedWhitespace => "remove the whitespace inside <...>",
+            Repair::PercentEncode => "percent-encode it",
+            Repair::LonePercent => "write the '%' as %25",
+        }
+    }
+
+    /// The bit of this repair in a set.
+    pub const fn bit(self) -> u32 {
+        1 << self as u32
+    }
+}

@@ -237,10 +237,9 @@ pub fn run(inputs: &[Input], options: &Options) -> Result<Report, InputError> {
         .num_threads(options.threads)
         .build()
         .map_err(|e| InputError::new("<threads>", std::io::Error::other(e)))?;
-    let progress = crate::pipeline::progress_bar(inputs, options.progress);
+    let progress = crate::pipeline::Unwatched;
 
     let lines = pool.install(|| count_rungs(&sources, options, &hashers, &progress));
-    progress.finish_and_clear();
     let mut reports = Vec::with_capacity(steps.len());
     reports.push(step_report(
         &steps[0],
@@ -381,7 +380,7 @@ fn count_rungs(
     sources: &[Cow<'_, [u8]>],
     options: &Options,
     hashers: &Hashers,
-    progress: &indicatif::ProgressBar,
+    progress: &dyn crate::pipeline::Progress,
 ) -> RungCounts {
     let rungs = [Rung::Syntax, Rung::Scheme].map(Normalizer::new);
     let mut counts = RungCounts {
@@ -400,7 +399,7 @@ fn count_rungs(
                 print_chunk(sources, source, start, end, &rungs, options, hashers)
             })
             .collect();
-        progress.inc(
+        progress.advance(
             batch
                 .iter()
                 .map(|&(_, start, end)| (end - start) as u64)
@@ -441,7 +440,7 @@ fn chunk_ranges(sources: &[Cow<'_, [u8]>]) -> Vec<(usize, usize, usize)> {
     for (source, bytes) in sources.iter().enumerate() {
         let mut start = 0;
         while start < bytes.len() {
-            let want = (start + crate::pipeline::reader::CHUNK_BYTES).min(bytes.len());
+            let want = (start + crate::pipeline::chunks::CHUNK_BYTES).min(bytes.len());
             let end = memchr::memchr(b'\n', &bytes[want - 1..]).map_or(bytes.len(), |n| want + n);
             ranges.push((source, start, end));
             start = end;

@@ -6,62 +6,9 @@
 //! A line that is already a valid URI reference is never changed.
 
 use crate::error::InvalidUri;
+pub use crate::error::Repair;
 use crate::table::{HEX_UPPER, REG_NAME, hex_value};
 use crate::uri::UriRef;
-
-/// One repair.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Repair {
-    /// Whitespace around the URI removed (Appendix C).
-    TrimWhitespace,
-    /// `<…>`, `"…"`, `'…'` or a leading `URL:` removed (Appendix C).
-    Unwrap,
-    /// Whitespace and line breaks inside a `<…>`-wrapped URI removed (Appendix C).
-    EmbeddedWhitespace,
-    /// Spaces, non-ASCII bytes (as UTF-8) and characters not allowed where
-    /// they stand percent-encoded.
-    PercentEncode,
-    /// A `%` not followed by two hex digits written as `%25`.
-    LonePercent,
-}
-
-impl Repair {
-    /// Every repair, in the order they apply.
-    pub const ALL: [Repair; 5] = [
-        Repair::TrimWhitespace,
-        Repair::Unwrap,
-        Repair::EmbeddedWhitespace,
-        Repair::PercentEncode,
-        Repair::LonePercent,
-    ];
-
-    /// The repair's name in stats and messages.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Repair::TrimWhitespace => "trim-whitespace",
-            Repair::Unwrap => "unwrap",
-            Repair::EmbeddedWhitespace => "embedded-whitespace",
-            Repair::PercentEncode => "percent-encode",
-            Repair::LonePercent => "lone-percent",
-        }
-    }
-
-    /// What the repair does, for a message: "--lenient would …".
-    pub const fn hint(self) -> &'static str {
-        match self {
-            Repair::TrimWhitespace => "trim the surrounding whitespace",
-            Repair::Unwrap => "unwrap it from <>, quotes or URL:",
-            Repair::EmbeddedWhitespace => "remove the whitespace inside <...>",
-            Repair::PercentEncode => "percent-encode it",
-            Repair::LonePercent => "write the '%' as %25",
-        }
-    }
-
-    /// The bit of this repair in a set.
-    pub const fn bit(self) -> u32 {
-        1 << self as u32
-    }
-}
 
 /// Repairs `text`, appending the result to `out`; returns the set of
 /// repairs made (as [`Repair::bit`]s). When `text` is already a valid URI

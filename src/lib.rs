@@ -36,8 +36,10 @@
 pub mod cleanup;
 pub mod error;
 pub mod host;
+pub mod key;
 pub mod ladder;
 pub mod lenient;
+pub mod mapper;
 pub mod normalize;
 mod parse;
 pub mod pipeline;

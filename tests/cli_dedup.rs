@@ -200,7 +200,7 @@ fn a_one_megabyte_line() {
     let (run, stats) = counted(&["dedup"], &input);
     assert_eq!(run.stdout, "http://b/\n");
     assert_eq!(
-        stats["rejected_by_reason"]["line longer than --max-line-bytes"].as_u64(),
+        stats["rejected_by_reason"]["line longer than the maximum line length"].as_u64(),
         Some(2)
     );
 }

@@ -125,7 +125,10 @@ fn ten_megabytes_without_a_newline() {
         (stats["lines"].as_u64(), stats["rejected"].as_u64()),
         (Some(1), Some(1))
     );
-    assert_eq!(reason(&stats, "line longer than --max-line-bytes"), 1);
+    assert_eq!(
+        reason(&stats, "line longer than the maximum line length"),
+        1
+    );
     let stats = survives(&input, &["--max-line-bytes", "20000000"]);
     assert_eq!(
         stats["unique"].as_u64(),

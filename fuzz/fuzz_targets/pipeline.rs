@@ -31,9 +31,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use libfuzzer_sys::fuzz_target;
 use urinorm::InvalidUri;
 use urinorm::normalize::{Normalizer, Rung};
-use urinorm::pipeline::input::Input;
-use urinorm::pipeline::writer::RejectSink;
-use urinorm::pipeline::{self, Emit, Invalid, LineMapper, MAX_LINE_BYTES, Mapped, Mode, Options};
+use urinorm::pipeline::input::{Input, MmapChoice};
+use urinorm::pipeline::output::RejectSink;
+use urinorm::pipeline::{
+    self, Emit, Invalid, LineMapper, Mapped, MAX_LINE_BYTES, Mode, Options, Sinks, Unwatched,
+};
 
 struct Lines(Normalizer);
 
@@ -126,7 +128,9 @@ fuzz_target!(|data: &[u8]| {
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::write(&path, data).unwrap();
-    let input = Input::open(path.to_str().unwrap()).unwrap();
+    // SAFETY: the file is this run's own, and nothing else writes it.
+    let mmap = unsafe { MmapChoice::auto() };
+    let input = Input::open(path.to_str().unwrap(), mmap).unwrap();
     let inputs = [input];
 
     // Dedup(Canonical) and Map always, with the default line limit; then,
@@ -187,14 +191,18 @@ fn check_run(
             mode,
             invalid: Invalid::Reject,
             threads: 1,
-            progress: false,
             max_line_bytes,
             memory_limit,
             temp_dir: temp_dir(),
         };
         let mut out = Vec::new();
         let mut sink = Count::default();
-        let stats = pipeline::run_on(pool(), inputs, mapper, &options, &mut out, &mut sink)
+        let sinks = Sinks {
+            out: &mut out,
+            rejects: &mut sink,
+            progress: &Unwatched,
+        };
+        let stats = pipeline::run_on(pool(), inputs, mapper, &options, sinks)
             .unwrap_or_else(|e| panic!("{mode:?}: run failed: {e:?}"));
         if memory_limit.is_some() && stats.unique > 0 {
             assert!(stats.spill.is_some(), "{mode:?}: a 1-byte limit did not spill");

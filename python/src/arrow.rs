@@ -16,8 +16,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
+use urinorm::key::KeyFormat;
 use urinorm::normalize::Normalizer;
-use urinorm::surt::normalize_surt_into;
 
 /// `struct ArrowSchema` of the C data interface.
 #[repr(C)]
@@ -225,18 +225,10 @@ impl Batch {
         batch
     }
 
-    /// Appends the key of `value` (canonical form, or SURT key when `surt`),
-    /// or a null.
-    pub fn push(&mut self, normalizer: &Normalizer, surt: bool, value: Option<&[u8]>) {
-        let valid = value.is_some_and(|value| {
-            // On error nothing is appended, so the value is an empty null.
-            let written = if surt {
-                normalize_surt_into(normalizer, value, &mut self.data)
-            } else {
-                normalizer.normalize_into(value, &mut self.data)
-            };
-            written.is_ok()
-        });
+    /// Appends the `key` of `value`, or a null.
+    pub fn push(&mut self, normalizer: &Normalizer, key: KeyFormat, value: Option<&[u8]>) {
+        // On error nothing is appended, so the value is an empty null.
+        let valid = value.is_some_and(|value| key.write(normalizer, value, &mut self.data).is_ok());
         if self.length % 8 == 0 {
             self.validity.push(0);
         }

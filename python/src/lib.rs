@@ -14,6 +14,7 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyString};
 
+use urinorm::key::KeyFormat;
 use urinorm::normalize::protocol::{PRESETS, Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{Normalizer, Rung};
 use urinorm::surt::normalize_surt_into;
@@ -38,16 +39,9 @@ fn invalid_uri(py: Python<'_>, error: &urinorm::InvalidUri) -> PyErr {
     }
 }
 
-/// Whether a batch writes SURT keys (`key="surt"`) rather than canonical
-/// forms (`key="canonical"`).
-fn parse_key(key: &str) -> PyResult<bool> {
-    match key {
-        "canonical" => Ok(false),
-        "surt" => Ok(true),
-        _ => Err(PyValueError::new_err(format!(
-            "unknown key '{key}' (choose canonical or surt)"
-        ))),
-    }
+/// The key a batch writes: `key="canonical"` or `key="surt"`.
+fn parse_key(key: &str) -> PyResult<KeyFormat> {
+    key.parse().map_err(PyValueError::new_err)
 }
 
 /// A normalizer built once from the options, for the functions of `urinorm`
@@ -123,7 +117,7 @@ impl PyNormalizer {
         values: &Bound<'py, PyAny>,
         key: &str,
     ) -> PyResult<arrow::Keys> {
-        let surt = parse_key(key)?;
+        let key = parse_key(key)?;
         // The items are kept alive here, so the text borrowed from them
         // stays valid while the loop runs without the GIL.
         let items = values
@@ -149,7 +143,7 @@ impl PyNormalizer {
             let bytes = texts.iter().flatten().map(|t| t.len()).sum();
             let mut batch = arrow::Batch::new(texts.len(), bytes, false);
             for text in &texts {
-                batch.push(&self.normalizer, surt, text.map(str::as_bytes));
+                batch.push(&self.normalizer, key, text.map(str::as_bytes));
             }
             batch.finish()
         });
@@ -166,7 +160,7 @@ impl PyNormalizer {
         array: &Bound<'py, PyAny>,
         key: &str,
     ) -> PyResult<arrow::Keys> {
-        let surt = parse_key(key)?;
+        let key = parse_key(key)?;
         let capsules = array.call_method0("__arrow_c_array__")?;
         // Held until the loop is done: the array lives as long as its capsules.
         let (schema, array): (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>) = capsules.extract()?;
@@ -174,7 +168,7 @@ impl PyNormalizer {
         let batch = py.detach(|| {
             let mut batch = arrow::Batch::new(strings.len(), strings.data_len(), strings.large());
             for i in 0..strings.len() {
-                batch.push(&self.normalizer, surt, strings.value(i));
+                batch.push(&self.normalizer, key, strings.value(i));
             }
             batch.finish()
         });

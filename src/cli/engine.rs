@@ -6,12 +6,14 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::Value;
+use urinorm::pipeline::output::{Output, RejectSink};
 use urinorm::pipeline::stats::Stats;
-use urinorm::pipeline::writer::{
-    EXAMPLES, Output, RejectExamples, RejectSink, RejectsToFile, RejectsToStderr,
+use urinorm::pipeline::{
+    self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError, Sinks,
 };
-use urinorm::pipeline::{self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError};
 
+use super::progress::Bar;
+use super::rejects::{EXAMPLES, RejectExamples, RejectsToFile, RejectsToStderr};
 use super::{Error, Outcome, open_inputs, thread_count};
 
 /// Flags of every command that reads lines in bulk.
@@ -35,7 +37,7 @@ pub struct RunArgs {
     /// Worker threads (default: all cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
-    /// No summary line at the end.
+    /// No summary line at the end, and no progress bar.
     #[arg(short, long)]
     pub quiet: bool,
     /// Reject lines longer than this many bytes (never truncate them).
@@ -149,26 +151,28 @@ pub fn execute(
         mode,
         invalid: args.invalid,
         threads,
-        progress: !args.quiet,
         max_line_bytes: args.max_line_bytes,
         memory_limit: memory.map(MemoryArgs::limit),
         temp_dir: memory.map_or_else(std::env::temp_dir, MemoryArgs::temp_dir),
     };
-    let stats = pipeline::run(&inputs, mapper, &options, output.writer(), rejects).map_err(
-        |e| match e {
-            RunError::Input(e) => Error::Input(e),
-            RunError::Internal(message) => Error::Usage(format!("internal error: {message}")),
-            RunError::Spill(e) => Error::Spill(e),
-            RunError::Output(source) => write_error(source),
-            RunError::Rejects(source) => Error::Output {
-                name: args
-                    .rejects
-                    .as_ref()
-                    .map_or("<stderr>".into(), |p| p.display().to_string()),
-                source,
-            },
+    let progress = Bar::new(&inputs, !args.quiet);
+    let sinks = Sinks {
+        out: output.writer(),
+        rejects,
+        progress: &progress,
+    };
+    let stats = pipeline::run(&inputs, mapper, &options, sinks).map_err(|e| match e {
+        RunError::Output(source) => write_error(source),
+        RunError::Rejects(source) => Error::Output {
+            name: args
+                .rejects
+                .as_ref()
+                .map_or("<stderr>".into(), |p| p.display().to_string()),
+            source,
         },
-    )?;
+        other => other.into(),
+    })?;
+    drop(progress);
     output.finish().map_err(write_error)?;
 
     if let Some(path) = &args.stats {

@@ -3,14 +3,16 @@
 
 pub mod cmd;
 pub mod engine;
-pub mod mapper;
+pub mod progress;
+pub mod rejects;
 
 use std::fmt;
 use std::io;
 
 use clap::{Parser, Subcommand};
 
-use urinorm::pipeline::input::{Input, InputError, STDIN};
+use urinorm::pipeline::RunError;
+use urinorm::pipeline::input::{Input, InputError, MmapChoice, STDIN};
 
 /// Normalize and deduplicate URIs in bulk, to the letter of RFC 3986.
 #[derive(Parser, Debug)]
@@ -59,8 +61,9 @@ pub enum Error {
     Output { name: String, source: io::Error },
     /// The command line asks for something that cannot be done.
     Usage(String),
-    /// Deduplicating past the memory limit failed on disk.
-    Spill(urinorm::pipeline::spill::SpillError),
+    /// The engine stopped: a full disk while spilling, threads that could
+    /// not start, a bug.
+    Run(RunError),
 }
 
 impl Error {
@@ -84,7 +87,7 @@ impl fmt::Display for Error {
             Error::Input(e) => e.fmt(f),
             Error::Output { name, source } => write!(f, "cannot write '{name}': {source}"),
             Error::Usage(message) => f.write_str(message),
-            Error::Spill(e) => e.fmt(f),
+            Error::Run(e) => e.fmt(f),
         }
     }
 }
@@ -92,6 +95,15 @@ impl fmt::Display for Error {
 impl From<InputError> for Error {
     fn from(e: InputError) -> Self {
         Error::Input(e)
+    }
+}
+
+impl From<RunError> for Error {
+    fn from(e: RunError) -> Self {
+        match e {
+            RunError::Input(e) => Error::Input(e),
+            other => Error::Run(other),
+        }
     }
 }
 
@@ -111,9 +123,13 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
 pub fn open_inputs(files: &[String]) -> Result<Vec<Input>, Error> {
     let stdin = [STDIN.to_string()];
     let names = if files.is_empty() { &stdin[..] } else { files };
+    // SAFETY: these are the files the user named; like ripgrep and sort,
+    // we read them mapped and accept that a file another process truncates
+    // under us mid-run can end the run (SIGBUS), for reading without a copy.
+    let mmap = unsafe { MmapChoice::auto() };
     Ok(names
         .iter()
-        .map(|n| Input::open(n))
+        .map(|n| Input::open(n, mmap))
         .collect::<Result<Vec<_>, _>>()?)
 }
 

@@ -1,523 +1,376 @@
-//! The set of keys seen so far: each distinct key once, with the size of its
-//! class, split into many shards by bits of the key's hash.
+//! The dedup stage: for every accepted line of a batch, whether it is the
+//! first of its class, a duplicate, or (once the set has reached its memory
+//! limit) a line for the [`spill`](super::spill) to decide. It runs on the
+//! producer's side of the pipeline, a batch at a time, shards in parallel;
+//! at the end it hands the writer the classes it still owes: the counted
+//! classes of `--emit count`, then the spill's survivors.
 //!
-//! Shards are independent, so a batch of lines is deduplicated on all cores
-//! at once: each shard takes its own lines in input order, so within it the
-//! first insertion of a key is the key's first occurrence by input position,
-//! whatever thread normalized it. Equality is decided on the bytes, never on
-//! the hash alone: two keys with the same 64-bit hash stay two classes.
-//!
-//! A key that is a line of a memory-mapped input, unchanged, is not copied:
-//! the shard keeps its place in the map. Other keys are copied once into
-//! the shard's arena.
+//! It knows keys, hashes and fates; not how a line was mapped, nor how the
+//! output is written.
 
-use super::worker::key_hasher;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
 
-/// How many shards: enough that each one's table is small, few enough that a
-/// batch gives each shard a run of lines.
-pub const SHARDS: usize = 512;
+use rayon::prelude::*;
 
-/// The shard of a hash. A shard's table probes from the low 32 bits, so the
-/// shard comes from the bits above them and the two stay independent.
-#[inline]
-pub fn shard_of(hash: u64) -> usize {
-    (hash >> 32) as usize % SHARDS
+use super::set::{DedupSet, Key, SHARDS, shard_of};
+use super::spill::{Spill, SpillError, SpillStats};
+use super::worker::{Accepted, Processed};
+use super::{Emit, Options};
+
+/// What the dedup stage made of an accepted line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Fate {
+    /// Its class was seen before.
+    Duplicate,
+    /// The first line of its class.
+    First,
+    /// Not in the set, which is full: it went to the spill, which decides.
+    Spilled,
 }
 
-/// Where a class's key is, packed in 64 bits: the top bit says whether the
-/// key lies in a mapped input (then the next 23 bits are the input and the
-/// low 40 its offset) or in the shard's arena (then the next 23 bits are the
-/// arena block and the low 40 the offset in it).
-#[derive(Clone, Copy, Debug)]
-struct Place(u64);
-
-impl Place {
-    const IN_MAP: u64 = 1 << 63;
-    const OFFSET_BITS: u32 = 40;
-
-    fn new(in_map: bool, index: usize, offset: usize) -> Place {
-        assert!(
-            offset < 1 << Self::OFFSET_BITS && index < 1 << 23,
-            "input too large to place a key in"
-        );
-        let flag = if in_map { Self::IN_MAP } else { 0 };
-        Place(flag | (index as u64) << Self::OFFSET_BITS | offset as u64)
-    }
-
-    /// The bytes the key lies in, and where it starts in them.
-    fn locate<'s>(self, arena: &'s Arena, maps: &[&'s [u8]]) -> (&'s [u8], usize) {
-        let offset = (self.0 & ((1 << Self::OFFSET_BITS) - 1)) as usize;
-        let index = ((self.0 & !Self::IN_MAP) >> Self::OFFSET_BITS) as usize;
-        let bytes = if self.0 & Self::IN_MAP != 0 {
-            maps[index]
-        } else {
-            &arena.blocks[index][..]
-        };
-        (bytes, offset)
+impl Fate {
+    fn from_u8(n: u8) -> Fate {
+        match n {
+            0 => Fate::Duplicate,
+            1 => Fate::First,
+            _ => Fate::Spilled,
+        }
     }
 }
 
-/// Copied keys, in blocks that are never reallocated: growing the arena
-/// never copies what it holds.
+/// One chunk's accepted lines grouped by shard, and the fate of each.
 #[derive(Default)]
-struct Arena {
-    blocks: Vec<Vec<u8>>,
+pub(crate) struct Fates {
+    /// Indices into the chunk's accepted lines grouped by shard, in input
+    /// order within each shard; shard `s` has
+    /// `by_shard[shard_starts[s]..shard_starts[s + 1]]`.
+    by_shard: Vec<u32>,
+    shard_starts: Vec<u32>,
+    /// Each accepted line's [`Fate`] (as its `u8`), set by one shard's task.
+    fate: Vec<AtomicU8>,
 }
 
-impl Arena {
-    const BLOCK: usize = 1 << 18;
-
-    /// Copies `key` in; returns its block and offset.
-    fn push(&mut self, key: &[u8]) -> (usize, usize) {
-        let fits = self
-            .blocks
-            .last()
-            .is_some_and(|b| b.capacity() - b.len() >= key.len());
-        if !fits {
-            self.blocks
-                .push(Vec::with_capacity(Self::BLOCK.max(key.len())));
+impl Fates {
+    /// Groups `accepted` by shard (a counting sort, input order kept in
+    /// each), reusing these vectors; every fate starts as a duplicate.
+    pub(crate) fn group(mut self, accepted: &[Accepted]) -> Fates {
+        let (by_shard, starts) = (&mut self.by_shard, &mut self.shard_starts);
+        by_shard.clear();
+        starts.clear();
+        starts.resize(SHARDS + 1, 0);
+        for a in accepted {
+            starts[shard_of(a.hash) + 1] += 1;
         }
-        let index = self.blocks.len() - 1;
-        let block = &mut self.blocks[index];
-        block.extend_from_slice(key);
-        (index, block.len() - key.len())
-    }
-}
-
-/// A key to insert, and whether it can stay where it is.
-#[derive(Clone, Copy, Debug)]
-pub struct Key<'k> {
-    pub bytes: &'k [u8],
-    /// The key's place in a mapped input (`source`, `offset`), when it lies
-    /// there unchanged for the whole run.
-    pub in_map: Option<(u32, usize)>,
-}
-
-/// A slot of a shard's table: 16 bytes, four to a cache line.
-#[derive(Clone, Copy, Default, Debug)]
-struct Slot {
-    /// The low 32 bits of the key's hash: where the key probes from, and a
-    /// filter before any byte comparison.
-    hash: u32,
-    /// The key's length plus one; 0 marks an empty slot.
-    len_plus_one: u32,
-    /// The key's [`Place`]; when counting, the class's number instead.
-    data: u64,
-}
-
-/// An open-addressing table with linear probing. Written for this job
-/// rather than taken from hashbrown because the dedup loop must know where a
-/// key will probe, to prefetch it several keys ahead: a large set is
-/// memory-bound, and overlapping the cache misses is what makes it fast.
-struct Slots {
-    slots: Vec<Slot>,
-    len: usize,
-}
-
-impl Slots {
-    fn with_capacity(keys: usize) -> Slots {
-        // At most 5/8 full, a power of two so the mask is the modulo.
-        let size = (keys * 8 / 5 + 1).next_power_of_two().max(16);
-        Slots {
-            slots: vec![Slot::default(); size],
-            len: 0,
+        for s in 0..SHARDS {
+            starts[s + 1] += starts[s];
         }
-    }
-
-    fn mask(&self) -> usize {
-        self.slots.len() - 1
-    }
-
-    /// Asks the CPU to start loading where `hash` probes from.
-    #[inline(always)]
-    fn prefetch(&self, hash: u64) {
-        let slot = &self.slots[hash as u32 as usize & self.mask()];
-        prefetch(slot as *const Slot as *const u8);
-    }
-
-    /// The slot holding the key that `same` recognizes, or the empty slot
-    /// where it belongs.
-    #[inline]
-    fn probe(&self, hash: u64, len: u32, same: impl Fn(u64) -> bool) -> Result<usize, usize> {
-        let (hash, mask) = (hash as u32, self.mask());
-        let mut i = hash as usize & mask;
-        loop {
-            let slot = self.slots[i];
-            if slot.len_plus_one == 0 {
-                return Err(i);
-            }
-            if slot.hash == hash && slot.len_plus_one == len + 1 && same(slot.data) {
-                return Ok(i);
-            }
-            i = (i + 1) & mask;
+        let mut next = [0u32; SHARDS];
+        next.copy_from_slice(&starts[..SHARDS]);
+        by_shard.resize(accepted.len(), 0);
+        for (i, a) in accepted.iter().enumerate() {
+            let slot = &mut next[shard_of(a.hash)];
+            by_shard[*slot as usize] = i as u32;
+            *slot += 1;
         }
+        self.fate.clear();
+        self.fate.extend(
+            accepted
+                .iter()
+                .map(|_| AtomicU8::new(Fate::Duplicate as u8)),
+        );
+        self
     }
 
-    /// Whether one more key would pass 5/8 full.
-    fn is_full(&self) -> bool {
-        (self.len + 1) * 8 > self.slots.len() * 5
+    /// The fate of accepted line `i`.
+    pub(crate) fn get(&self, i: usize) -> Fate {
+        Fate::from_u8(self.fate[i].load(Ordering::Relaxed))
     }
 
-    /// Doubles the table. Slots keep the hash bits they probe from, so no key
-    /// is hashed again (a shard never holds 2^32 slots).
-    #[cold]
-    fn grow(&mut self) {
-        let old = std::mem::take(&mut self.slots);
-        self.slots = vec![Slot::default(); old.len() * 2];
-        let mask = self.mask();
-        for slot in old.into_iter().filter(|s| s.len_plus_one != 0) {
-            let mut i = slot.hash as usize & mask;
-            while self.slots[i].len_plus_one != 0 {
-                i = (i + 1) & mask;
-            }
-            self.slots[i] = slot;
-        }
+    fn set(&self, i: usize, fate: Fate) {
+        self.fate[i].store(fate as u8, Ordering::Relaxed);
+    }
+
+    /// The indices of shard `s`'s lines.
+    fn of_shard(&self, s: usize) -> &[u32] {
+        &self.by_shard[self.shard_starts[s] as usize..self.shard_starts[s + 1] as usize]
     }
 }
 
-/// Starts loading the cache line at `address`; a hint with no other effect.
-#[inline(always)]
-fn prefetch(address: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint: it never faults, whatever the address,
-    // and SSE, which it needs, is part of every x86-64 CPU.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = address;
+/// One processed chunk of a batch with its fates.
+pub(crate) type Decided<'a> = (Processed<'a>, Fates);
+
+/// The stage: the set of keys, and the spill once the set is full.
+pub(crate) struct Dedup {
+    set: DedupSet,
+    emit: Emit,
+    /// For `--emit count`: the shard of each class, in first-seen order.
+    order: Vec<u16>,
+    memory_limit: Option<u64>,
+    temp_dir: PathBuf,
+    /// The inputs' total size, when every input is a file.
+    total_bytes: Option<u64>,
+    /// Bytes of the batches decided so far.
+    bytes_in: u64,
+    reserved: bool,
+    /// Whether the set has reached the memory limit: it takes no new key.
+    full: bool,
+    spill: Option<Spill>,
 }
 
-/// One shard: a table over its classes. Only when counting does it also keep
-/// the classes in first-seen order with their sizes.
-pub struct Shard {
-    slots: Slots,
-    counting: bool,
-    /// When counting: each class's place and length, and its size, by number.
-    ordered: Vec<(Place, u32)>,
-    counts: Vec<u64>,
-    arena: Arena,
+/// How the stage's work went, for the stats.
+#[derive(Default)]
+pub(crate) struct Finished {
+    /// Classes written at the end (the spill's survivors).
+    pub(crate) survivors: u64,
+    pub(crate) spill: Option<SpillStats>,
 }
 
-impl Shard {
-    fn new(counting: bool) -> Shard {
-        Shard {
-            slots: Slots::with_capacity(0),
-            counting,
-            ordered: Vec::new(),
-            counts: Vec::new(),
-            arena: Arena::default(),
-        }
-    }
-
-    /// The key a slot's `data` names.
-    fn key_of<'s>(&'s self, data: u64, len: u32, maps: &[&'s [u8]]) -> &'s [u8] {
-        let place = if self.counting {
-            self.ordered[data as usize].0
-        } else {
-            Place(data)
+impl Dedup {
+    pub(crate) fn new(emit: Emit, options: &Options, total_bytes: Option<u64>) -> Dedup {
+        let mut dedup = Dedup {
+            set: DedupSet::new(emit == Emit::Count),
+            emit,
+            order: Vec::new(),
+            memory_limit: options.memory_limit,
+            temp_dir: options.temp_dir.clone(),
+            total_bytes,
+            bytes_in: 0,
+            reserved: false,
+            full: false,
+            spill: None,
         };
-        key_at(place, len, &self.arena, maps)
+        // A limit below an empty set's tables spills every line.
+        dedup.full = dedup.over_limit();
+        dedup
     }
 
-    /// Starts loading where `hash` probes, ahead of its [`Shard::insert`].
-    #[inline(always)]
-    pub fn prefetch(&self, hash: u64) {
-        self.slots.prefetch(hash);
+    fn over_limit(&self) -> bool {
+        self.memory_limit
+            .is_some_and(|limit| self.set.memory_bytes() as u64 > limit)
     }
 
-    /// Later, once the slot is likely loaded: when it holds a key with the
-    /// same hash bits (a probable duplicate), starts loading that key's bytes.
-    #[inline(always)]
-    pub fn prefetch_key(&self, hash: u64, maps: &[&[u8]]) {
-        let slot = self.slots.slots[hash as u32 as usize & self.slots.mask()];
-        if slot.len_plus_one != 0 && slot.hash == hash as u32 {
-            let place = if self.counting {
-                self.ordered[slot.data as usize].0
-            } else {
-                Place(slot.data)
-            };
-            let (bytes, start) = place.locate(&self.arena, maps);
-            prefetch(bytes[start..].as_ptr());
+    /// Decides the fate of every accepted line of `batch`, in input order,
+    /// and spills the lines a full set cannot take.
+    pub(crate) fn decide(
+        &mut self,
+        pool: &rayon::ThreadPool,
+        batch: &[Decided<'_>],
+        maps: &[&[u8]],
+    ) -> Result<(), SpillError> {
+        if !self.reserved && !self.full {
+            self.set.reserve(self.expected_lines(batch));
+            self.reserved = true;
         }
-    }
-
-    /// Adds one line's key, whose hash is `hash`; says whether it is the
-    /// first of its class. `maps` are the mapped inputs' bytes, by source.
-    pub fn insert(&mut self, hash: u64, key: Key<'_>, maps: &[&[u8]]) -> bool {
-        if self.slots.is_full() {
-            self.slots.grow();
+        let full = self.full;
+        pool.install(|| dedup_batch(&mut self.set, batch, maps, full));
+        self.full = self.over_limit();
+        self.bytes_in += batch
+            .iter()
+            .map(|(p, _)| p.chunk.bytes.len() as u64)
+            .sum::<u64>();
+        if self.emit == Emit::Count {
+            self.note_order(batch);
         }
-        let Err(empty) = self.count(hash, key.bytes, maps) else {
-            return false;
-        };
-        let len = key.bytes.len() as u32;
-        let place = match key.in_map {
-            Some((source, offset)) => Place::new(true, source as usize, offset),
-            None => {
-                let (block, offset) = self.arena.push(key.bytes);
-                Place::new(false, block, offset)
-            }
-        };
-        let data = if self.counting {
-            self.ordered.push((place, len));
-            self.counts.push(1);
-            (self.ordered.len() - 1) as u64
-        } else {
-            place.0
-        };
-        self.slots.slots[empty] = Slot {
-            hash: hash as u32,
-            len_plus_one: len + 1,
-            data,
-        };
-        self.slots.len += 1;
-        true
-    }
-
-    /// Like [`Shard::insert`], but never adds a class: counts the key when
-    /// its class is there, and says whether it was. A set that has reached
-    /// its memory limit is used so, while new keys go elsewhere.
-    pub fn count_if_present(&mut self, hash: u64, key: Key<'_>, maps: &[&[u8]]) -> bool {
-        self.count(hash, key.bytes, maps).is_ok()
-    }
-
-    /// Finds the class of `key` and counts one more line in it, or says
-    /// which empty slot it belongs in.
-    fn count(&mut self, hash: u64, key: &[u8], maps: &[&[u8]]) -> Result<(), usize> {
-        let len = u32::try_from(key.len()).expect("a key shorter than 4 GiB");
-        let found = self
-            .slots
-            .probe(hash, len, |data| self.key_of(data, len, maps) == key)?;
-        if self.counting {
-            self.counts[self.slots.slots[found].data as usize] += 1;
+        if full {
+            self.spill_batch(batch)?;
         }
         Ok(())
     }
 
-    /// The bytes the shard holds: its table, its copied keys and, when
-    /// counting, its classes' order and sizes (capacity, not use).
-    pub fn memory_bytes(&self) -> usize {
-        self.slots.slots.len() * size_of::<Slot>()
-            + self.arena.blocks.iter().map(Vec::capacity).sum::<usize>()
-            + self.ordered.capacity() * size_of::<(Place, u32)>()
-            + self.counts.capacity() * size_of::<u64>()
-    }
-
-    /// Makes room for `classes` classes, so that growing rarely rehashes
-    /// (only the pages used are ever touched).
-    fn reserve(&mut self, classes: usize) {
-        if self.slots.len == 0 {
-            self.slots = Slots::with_capacity(classes);
-        }
-        if self.counting {
-            self.ordered.reserve(classes);
-            self.counts.reserve(classes);
+    /// Records the shard of each new class, in input order.
+    fn note_order(&mut self, batch: &[Decided<'_>]) {
+        for (p, fates) in batch {
+            for (i, a) in p.accepted.iter().enumerate() {
+                if fates.get(i) == Fate::First {
+                    self.order.push(shard_of(a.hash) as u16);
+                }
+            }
         }
     }
 
-    /// How many classes.
-    pub fn len(&self) -> usize {
-        self.slots.len
+    /// Writes the spilled lines of `batch` to the spill (made on the first
+    /// one), with what to write if each is the first of its class.
+    fn spill_batch(&mut self, batch: &[Decided<'_>]) -> Result<(), SpillError> {
+        for (p, fates) in batch {
+            for (i, a) in p.accepted.iter().enumerate() {
+                if fates.get(i) != Fate::Spilled {
+                    continue;
+                }
+                let output = match self.emit {
+                    Emit::Canonical => a.output.map(|span| span.of(&p.arena)),
+                    // The line itself, unless it is the key.
+                    Emit::First => a.key.map(|_| p.line(a.line)),
+                    Emit::Count => None,
+                };
+                let pushed = self.spill()?.push(a.hash, p.key(a), output);
+                pushed.map_err(|e| with_estimate(e, self.total_bytes, self.bytes_in))?;
+            }
+        }
+        Ok(())
     }
 
-    /// Whether the shard has no class.
-    pub fn is_empty(&self) -> bool {
-        self.slots.len == 0
+    /// The spill, made when the first line needs it.
+    fn spill(&mut self) -> Result<&mut Spill, SpillError> {
+        if self.spill.is_none() {
+            let rest = self
+                .total_bytes
+                .map_or(0, |t| t.saturating_sub(self.bytes_in));
+            let spill =
+                Spill::create(&self.temp_dir, rest, self.spill_limit()).map_err(|error| {
+                    SpillError {
+                        dir: self.temp_dir.clone(),
+                        written: 0,
+                        needed: None,
+                        error,
+                    }
+                })?;
+            self.spill = Some(spill);
+        }
+        Ok(self.spill.as_mut().expect("made above"))
     }
 
-    /// The key and size of the shard's `n`th class, in first-seen order.
-    /// Only a counting shard keeps that order.
-    pub fn class<'s>(&'s self, n: usize, maps: &[&'s [u8]]) -> (&'s [u8], u64) {
-        assert!(
-            self.counting,
-            "only a counting shard keeps its classes in order"
-        );
-        let (place, len) = self.ordered[n];
-        (key_at(place, len, &self.arena, maps), self.counts[n])
+    /// The memory a spill's partitions are sized and deduplicated within: the
+    /// limit, but never below [`MIN_SPILL_MEMORY`]. Splitting partitions that
+    /// small would cost a file per few lines (and file creation is slow on many
+    /// disks) to save memory no one is short of.
+    fn spill_limit(&self) -> u64 {
+        self.memory_limit.unwrap_or(u64::MAX).max(MIN_SPILL_MEMORY)
     }
-}
 
-/// The bytes of a key.
-fn key_at<'s>(place: Place, len: u32, arena: &'s Arena, maps: &[&'s [u8]]) -> &'s [u8] {
-    let (bytes, start) = place.locate(arena, maps);
-    &bytes[start..start + len as usize]
-}
-
-/// All shards.
-///
-/// ```
-/// use urinorm::pipeline::dedup::DedupSet;
-/// let mut set = DedupSet::new(false);
-/// assert!(set.insert(b"http://a/"));
-/// assert!(!set.insert(b"http://a/"));
-/// assert!(set.insert(b"http://b/"));
-/// assert_eq!(set.len(), 2);
-/// ```
-pub struct DedupSet {
-    shards: Vec<Shard>,
-}
-
-impl DedupSet {
-    /// An empty set; with `counting`, it keeps each class's size.
-    pub fn new(counting: bool) -> DedupSet {
-        DedupSet {
-            shards: (0..SHARDS).map(|_| Shard::new(counting)).collect(),
+    /// The number of lines the whole input likely has, from the first batch,
+    /// capped: room for that many keys is reserved up front so the dedup tables
+    /// never grow by copying. Standard input has no known size: nothing then.
+    fn expected_lines(&self, first_batch: &[Decided<'_>]) -> usize {
+        // Never more than a quarter of the memory limit in reserved slots (of
+        // about 26 bytes a key at most 5/8 full).
+        let cap = self
+            .memory_limit
+            .map_or(1 << 26, |limit| (limit / 4 / 26).min(1 << 26) as usize);
+        let (lines, bytes) = first_batch.iter().fold((0, 0), |(l, b), (p, _)| {
+            (l + p.lines as usize, b + p.chunk.bytes.len())
+        });
+        match self.total_bytes {
+            // Most inputs repeat some lines: room for three in four to be
+            // distinct; a shard that needs more grows.
+            Some(total) if bytes > 0 => {
+                ((total as usize / bytes).saturating_mul(lines)).min(cap) / 4 * 3
+            }
+            _ => 0,
         }
     }
 
-    /// Inserts a key, copying it; says whether it is the first of its class.
-    pub fn insert(&mut self, key: &[u8]) -> bool {
-        let hash = key_hasher().hash_one(key);
-        self.shards[shard_of(hash)].insert(
-            hash,
-            Key {
-                bytes: key,
-                in_map: None,
-            },
-            &[],
-        )
-    }
-
-    /// Makes room for about `lines` distinct keys in all.
-    pub fn reserve(&mut self, lines: usize) {
-        let per_shard = lines / SHARDS + 16;
-        self.shards.iter_mut().for_each(|s| s.reserve(per_shard));
-    }
-
-    /// The shards, to work on in parallel.
-    pub fn shards_mut(&mut self) -> &mut [Shard] {
-        &mut self.shards
-    }
-
-    /// How many distinct keys.
-    pub fn len(&self) -> usize {
-        self.shards.iter().map(Shard::len).sum()
-    }
-
-    /// The bytes the set holds, all shards together.
-    pub fn memory_bytes(&self) -> usize {
-        self.shards.iter().map(Shard::memory_bytes).sum()
-    }
-
-    /// Whether no key was added.
-    pub fn is_empty(&self) -> bool {
-        self.shards.iter().all(Shard::is_empty)
-    }
-
-    /// Each class's key and size, in first-seen order, given the shard of each
-    /// class in that order (`order`, one entry per class). The set must be counting.
-    pub fn classes_in_order<'s>(
-        &'s self,
-        order: &'s [u16],
-        maps: &'s [&'s [u8]],
-    ) -> impl Iterator<Item = (&'s [u8], u64)> + 's {
-        // Within a shard, classes are in first-seen order: one cursor each.
-        let mut next = vec![0usize; SHARDS];
-        order.iter().map(move |&shard| {
-            let shard = shard as usize;
-            let n = next[shard];
-            next[shard] += 1;
-            self.shards[shard].class(n, maps)
+    /// The classes the writer still owes, in input order: for `--emit
+    /// count`, every class of the set with its size; then the spilled
+    /// classes, deduplicated partition by partition (they come after, their
+    /// first lines being later). `write_class` gets each class's output and size.
+    pub(crate) fn finish<E>(
+        self,
+        pool: &rayon::ThreadPool,
+        maps: &[&[u8]],
+        mut write_class: impl FnMut(&[u8], u64) -> Result<(), E>,
+    ) -> Result<Finished, FinishError<E>> {
+        let spill_limit = self.spill_limit();
+        if self.emit == Emit::Count {
+            for (key, count) in self.set.classes_in_order(&self.order, maps) {
+                write_class(key, count).map_err(FinishError::Write)?;
+            }
+        }
+        let Dedup {
+            set,
+            spill,
+            total_bytes,
+            bytes_in,
+            ..
+        } = self;
+        // The spill's partitions use the memory the set held.
+        drop(set);
+        let Some(spill) = spill else {
+            return Ok(Finished::default());
+        };
+        let mut survivors = 0u64;
+        let mut write_error = None;
+        let finished = spill.finish(pool, spill_limit, |output, count| {
+            survivors += 1;
+            write_class(output, count).map_err(|e| {
+                write_error = Some(e);
+                std::io::Error::other("the output could not be written")
+            })
+        });
+        if let Some(e) = write_error {
+            return Err(FinishError::Write(e));
+        }
+        let spilled =
+            finished.map_err(|e| FinishError::Spill(with_estimate(e, total_bytes, bytes_in)))?;
+        Ok(Finished {
+            survivors,
+            spill: Some(spilled),
         })
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Against a naive oracle: a linear scan of the keys seen. Hashes are
-    /// forced to collide (all equal, or few distinct), so equality must come
-    /// from the bytes; the table grows many times on the way.
-    #[test]
-    fn agrees_with_a_linear_scan_even_when_hashes_collide() {
-        let keys: Vec<Vec<u8>> = (0..3000u32)
-            .map(|i| format!("k{}", i % 1100).into_bytes())
-            .collect();
-        for distinct_hashes in [1u64, 7, u64::MAX] {
-            let mut shard = Shard::new(true);
-            let mut seen: Vec<&[u8]> = Vec::new();
-            for key in &keys {
-                let hash = key_hasher().hash_one(key) % distinct_hashes;
-                let first = !seen.contains(&key.as_slice());
-                if first {
-                    seen.push(key);
-                }
-                // Growth rehashes with the real hash; only equal hashes matter here.
-                let hash = if distinct_hashes == u64::MAX {
-                    key_hasher().hash_one(key)
-                } else {
-                    hash
-                };
-                if distinct_hashes != u64::MAX {
-                    shard.reserve(4096);
-                }
-                assert_eq!(
-                    shard.insert(
-                        hash,
-                        Key {
-                            bytes: key,
-                            in_map: None
-                        },
-                        &[]
-                    ),
-                    first
-                );
-            }
-            assert_eq!(shard.len(), 1100);
-            let classes: Vec<_> = (0..shard.len()).map(|n| shard.class(n, &[])).collect();
-            assert_eq!(classes.iter().map(|(k, _)| *k).collect::<Vec<_>>(), seen);
-            assert!(classes.iter().all(|&(_, count)| count >= 2));
-        }
+/// A spill error, with the space the whole spill would need, projected from
+/// the share of the input read (`bytes_in` of `total_bytes`): the
+/// partitions, then as much again at most for the survivors.
+fn with_estimate(mut error: SpillError, total_bytes: Option<u64>, bytes_in: u64) -> SpillError {
+    if let Some(total) = total_bytes
+        && bytes_in > 0
+    {
+        let projected = (error.written as f64 * total as f64 / bytes_in as f64) as u64;
+        error.needed = Some(projected.saturating_mul(2));
     }
-
-    #[test]
-    fn classes_come_back_in_first_seen_order_across_shards() {
-        let mut set = DedupSet::new(true);
-        let mut order = Vec::new();
-        let keys: Vec<String> = (0..5000)
-            .map(|i| format!("http://h{}/", i % 1234))
-            .collect();
-        for key in &keys {
-            if set.insert(key.as_bytes()) {
-                order.push(shard_of(key_hasher().hash_one(key.as_bytes())) as u16);
-            }
-        }
-        let classes: Vec<_> = set.classes_in_order(&order, &[]).collect();
-        let expected: Vec<String> = (0..1234).map(|i| format!("http://h{i}/")).collect();
-        assert_eq!(
-            classes
-                .iter()
-                .map(|(k, _)| std::str::from_utf8(k).unwrap())
-                .collect::<Vec<_>>(),
-            expected
-        );
-        assert_eq!(classes.iter().map(|&(_, c)| c).sum::<u64>(), 5000);
-    }
-
-    #[test]
-    fn keys_in_a_map_are_compared_where_they_lie() {
-        let map: &[u8] = b"http://a/\nhttp://b/\nhttp://a/\n";
-        let maps = [map];
-        let mut shard = Shard::new(true);
-        let key = |offset: usize| Key {
-            bytes: &map[offset..offset + 9],
-            in_map: Some((0, offset)),
-        };
-        let hash = |offset: usize| key_hasher().hash_one(&map[offset..offset + 9]);
-        assert!(shard.insert(hash(0), key(0), &maps));
-        assert!(shard.insert(hash(10), key(10), &maps));
-        assert!(!shard.insert(hash(20), key(20), &maps));
-        assert!(!shard.insert(
-            hash(0),
-            Key {
-                bytes: b"http://a/",
-                in_map: None
-            },
-            &maps
-        ));
-        assert_eq!(shard.class(0, &maps), (&b"http://a/"[..], 3));
-        assert!(shard.arena.blocks.is_empty(), "nothing was copied");
-    }
+    error
 }
+
+/// Why [`Dedup::finish`] stopped: the writer's error, or the spill's.
+pub(crate) enum FinishError<E> {
+    Write(E),
+    Spill(SpillError),
+}
+
+const MIN_SPILL_MEMORY: u64 = 64 << 20;
+
+/// Marks the first line of every class in the batch, all shards at once:
+/// each shard takes its lines chunk by chunk, in input order. Before it looks
+/// up a line, it asks for the table slot of the line 2 × [`PREFETCH_AHEAD`]
+/// places on, and for the key bytes that slot points to for the line
+/// [`PREFETCH_AHEAD`] places on, so the cache misses of a large set overlap.
+///
+/// A `full` set takes no new key: a line whose class it does not hold is
+/// [`Fate::Spilled`].
+fn dedup_batch(set: &mut DedupSet, batch: &[Decided<'_>], maps: &[&[u8]], full: bool) {
+    set.shards_mut()
+        .par_iter_mut()
+        .enumerate()
+        .for_each_init(Vec::new, |run, (s, shard)| {
+            run.clear();
+            for (c, (_, fates)) in batch.iter().enumerate() {
+                run.extend(fates.of_shard(s).iter().map(|&i| (c, i as usize)));
+            }
+            for (k, &(c, i)) in run.iter().enumerate() {
+                if let Some(&(c_ahead, i_ahead)) = run.get(k + 2 * PREFETCH_AHEAD) {
+                    shard.prefetch(batch[c_ahead].0.accepted[i_ahead].hash);
+                }
+                if let Some(&(c_ahead, i_ahead)) = run.get(k + PREFETCH_AHEAD) {
+                    shard.prefetch_key(batch[c_ahead].0.accepted[i_ahead].hash, maps);
+                }
+                let (p, fates) = &batch[c];
+                let accepted = &p.accepted[i];
+                let key = Key {
+                    bytes: p.key(accepted),
+                    in_input: p.key_in_input(accepted),
+                };
+                let fate = match full {
+                    false if shard.insert(accepted.hash, key, maps) => Fate::First,
+                    true if !shard.count_if_present(accepted.hash, key, maps) => Fate::Spilled,
+                    _ => Fate::Duplicate,
+                };
+                fates.set(i, fate);
+            }
+        });
+}
+
+/// How many lines ahead the dedup loop prefetches: enough to cover a
+/// memory access's latency with the work of the lines in between.
+const PREFETCH_AHEAD: usize = 8;

@@ -1,6 +1,8 @@
-//! Inputs: files memory-mapped when they are regular files, read whole when
-//! they are not (named pipes, devices), and standard input left to be read
-//! in blocks by the reader; and splitting bytes into lines.
+//! Inputs: files memory-mapped when they are regular files and the caller
+//! allows it ([`MmapChoice`]), read whole otherwise, and standard input left
+//! to be read in blocks by the chunker; and splitting bytes into lines.
+//!
+//! It knows files and lines, nothing of what a line holds.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -24,9 +26,37 @@ enum Data {
     Stdin,
 }
 
+/// Whether files may be memory-mapped: the caller opts in, because a map is
+/// only as stable as the file under it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmapChoice {
+    allowed: bool,
+}
+
+impl MmapChoice {
+    /// Map regular files: the fastest way to read them (no copy, every
+    /// worker reading the page cache directly).
+    ///
+    /// # Safety
+    ///
+    /// While a file is mapped, another process that truncates or rewrites
+    /// it changes what the run reads, or ends the process with SIGBUS. The
+    /// caller must be willing to accept that for the files it opens:
+    /// ripgrep and `sort` make that trade for the files their user names.
+    pub unsafe fn auto() -> MmapChoice {
+        MmapChoice { allowed: true }
+    }
+
+    /// Never map: files are read into memory whole.
+    pub fn never() -> MmapChoice {
+        MmapChoice { allowed: false }
+    }
+}
+
 impl Input {
-    /// Opens `name` (`-` is standard input). Files are memory-mapped.
-    pub fn open(name: &str) -> Result<Input, InputError> {
+    /// Opens `name` (`-` is standard input); a regular file is mapped when
+    /// `mmap` allows it, and read whole otherwise.
+    pub fn open(name: &str, mmap: MmapChoice) -> Result<Input, InputError> {
         let fail = |source| InputError {
             name: name.to_string(),
             source,
@@ -42,11 +72,9 @@ impl Input {
                     "is a directory",
                 )));
             }
-            if meta.is_file() && meta.len() > 0 {
-                // SAFETY: the map is read-only. A file truncated or rewritten by
-                // another process while mapped can change what we read or raise
-                // SIGBUS; like ripgrep and sort, we accept that for files the
-                // user hands us, in exchange for reading without a copy.
+            if mmap.allowed && meta.is_file() && meta.len() > 0 {
+                // SAFETY: the map is read-only, and the caller accepted what
+                // a file changed under it can do (`MmapChoice::auto`).
                 // Populating maps every page up front, in bulk: far cheaper
                 // than one page fault per 4 KiB as the workers reach them.
                 let map =
@@ -57,7 +85,8 @@ impl Input {
                 let _ = map.advise(memmap2::Advice::Sequential);
                 Data::Mapped(map)
             } else {
-                // Empty files cannot be mapped; pipes and devices cannot either.
+                // Empty files cannot be mapped; pipes and devices cannot
+                // either; and the caller may not allow it.
                 let mut bytes = Vec::new();
                 (&file).read_to_end(&mut bytes).map_err(fail)?;
                 Data::Owned(bytes)
@@ -88,6 +117,15 @@ impl Input {
     pub fn is_stdin(&self) -> bool {
         matches!(self.data, Data::Stdin)
     }
+}
+
+/// The inputs' total size, when every input is a file (standard input has
+/// no known size).
+pub fn total_bytes(inputs: &[Input]) -> Option<u64> {
+    inputs
+        .iter()
+        .map(|i| i.bytes().map(|b| b.len() as u64))
+        .sum()
 }
 
 fn display_name(name: &str) -> String {

@@ -5,24 +5,30 @@
 //! It knows nothing of RFC rules: what a line's key is, or why it is
 //! rejected, is the [`LineMapper`]'s business.
 //!
-//! ```text
-//! reader (mmap / stdin blocks) ─▶ rayon workers (map + hash) ─▶ dedup set ─▶ ordered writer
-//! ```
-//! Workers run one batch ahead of the consumer, so the serial part (dedup
-//! and writing) overlaps with the parallel part.
+//! One line's way, each step in its own module, this one only wiring them:
 //!
-//! With a memory limit, a set that reaches it takes no new key: from then
-//! on, lines of classes it does not hold go to the [`spill`] (partition
-//! files by hash), which is deduplicated partition by partition at the end
-//! and merged back in input order after what the set wrote: the same bytes.
+//! ```text
+//! input ─▶ chunks ─▶ worker (map + hash, on the pool) ─▶ dedup (─▶ spill) ─▶ writer
+//! ```
+//! [`input`] opens files (memory-mapped when the caller allows it) and
+//! standard input; [`chunks`] cuts them at newlines; the `worker` maps each
+//! chunk's lines into keys on the pool; the `dedup` stage decides which line
+//! is the first of its class, shards in parallel, and past the memory limit
+//! hands new keys to the [`spill`] (partition files by hash, deduplicated
+//! at the end and merged back in input order: the same bytes); the `writer`
+//! numbers, reports, writes and counts, in input order. The producer thread
+//! runs one batch ahead of the writer, so writing overlaps the parallel work.
 
-pub mod dedup;
+pub mod chunks;
+mod dedup;
 pub mod input;
-pub mod reader;
+pub mod output;
+pub(crate) mod place;
+mod set;
 pub mod spill;
 pub mod stats;
-pub mod worker;
-pub mod writer;
+mod worker;
+mod writer;
 
 use std::io::{self, Write};
 use std::ops::Range;
@@ -30,17 +36,17 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::error::InvalidUri;
-use dedup::{DedupSet, shard_of};
-use input::{Input, InputError};
-use reader::{Chunk, Chunks};
-use spill::{Spill, SpillError};
+use chunks::Chunks;
+use dedup::{Decided, Dedup, Fates, FinishError};
+use input::{Input, InputError, total_bytes};
+use output::RejectSink;
+use spill::SpillError;
 use stats::Stats;
-use worker::{Buffers, Fate, Processed, key_hasher, process};
-use writer::RejectSink;
+use worker::{Buffers, key_hasher, process};
+use writer::Writer;
 
 /// What a [`LineMapper`] made of a line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -92,7 +98,8 @@ pub enum Mode {
 }
 
 /// What `dedup` writes for a class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Emit {
     /// The key (the canonical form).
     Canonical,
@@ -102,8 +109,24 @@ pub enum Emit {
     Count,
 }
 
+impl Emit {
+    /// The mode's name, as the command line and the stats write it.
+    ///
+    /// ```
+    /// assert_eq!(urinorm::pipeline::Emit::First.name(), "first");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Emit::Canonical => "canonical",
+            Emit::First => "first",
+            Emit::Count => "count",
+        }
+    }
+}
+
 /// What to do with a line the mapper rejects.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Invalid {
     /// Report it and leave it out.
     Reject,
@@ -112,13 +135,12 @@ pub enum Invalid {
 }
 
 /// How to run.
+#[derive(Clone, Debug)]
 pub struct Options {
     pub mode: Mode,
     pub invalid: Invalid,
     /// Worker threads.
     pub threads: usize,
-    /// Show a progress bar on standard error.
-    pub progress: bool,
     /// Longer lines are rejected (never truncated).
     pub max_line_bytes: usize,
     /// When deduplicating: the bytes the set of keys may take. Past it, new
@@ -131,6 +153,43 @@ pub struct Options {
 /// below what could exhaust memory.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
+impl Default for Options {
+    /// Mapping every line on one thread, rejecting invalid lines, with no
+    /// memory limit.
+    fn default() -> Options {
+        Options {
+            mode: Mode::Map,
+            invalid: Invalid::Reject,
+            threads: 1,
+            max_line_bytes: MAX_LINE_BYTES,
+            memory_limit: None,
+            temp_dir: std::env::temp_dir(),
+        }
+    }
+}
+
+/// Where a run's results go, and whom it tells how far it got.
+pub struct Sinks<'s> {
+    /// The output lines.
+    pub out: &'s mut dyn Write,
+    /// Each rejected line.
+    pub rejects: &'s mut dyn RejectSink,
+    pub progress: &'s dyn Progress,
+}
+
+/// Told how far a run got; the library itself shows nothing.
+pub trait Progress: Sync {
+    /// `bytes` more of the input are done.
+    fn advance(&self, bytes: u64);
+}
+
+/// Progress that nobody watches.
+pub struct Unwatched;
+
+impl Progress for Unwatched {
+    fn advance(&self, _bytes: u64) {}
+}
+
 /// Why a run stopped.
 #[derive(Debug)]
 pub enum RunError {
@@ -141,116 +200,120 @@ pub enum RunError {
     Rejects(io::Error),
     /// Writing or reading the spill files failed (a full disk, say).
     Spill(SpillError),
-    /// A bug: the run cannot be completed.
-    Internal(String),
+    /// The worker threads could not be started.
+    ThreadPool(rayon::ThreadPoolBuildError),
+    /// A bug stopped a thread of the engine: no output can be trusted.
+    WorkerPanicked,
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Input(e) => e.fmt(f),
+            RunError::Output(e) => write!(f, "cannot write the output: {e}"),
+            RunError::Rejects(e) => write!(f, "cannot write the report of rejected lines: {e}"),
+            RunError::Spill(e) => e.fmt(f),
+            RunError::ThreadPool(e) => write!(f, "cannot start the worker threads: {e}"),
+            RunError::WorkerPanicked => f.write_str(
+                "internal error: an engine thread stopped on a bug (please report it); the output is incomplete",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RunError::Input(e) => Some(e),
+            RunError::Output(e) | RunError::Rejects(e) => Some(e),
+            RunError::Spill(e) => Some(e),
+            RunError::ThreadPool(e) => Some(e),
+            RunError::WorkerPanicked => None,
+        }
+    }
+}
+
+/// A pool of `threads` worker threads, for [`run_on`] and the ladder.
+pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool, RunError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(RunError::ThreadPool)
 }
 
 /// How many chunks each worker gets per batch: enough lines that each dedup
 /// shard gets a run of them.
 const CHUNKS_PER_THREAD: usize = 8;
 
-/// A batch of processed chunks, in input order.
-type Batch<'a> = Vec<Processed<'a>>;
+/// A batch of processed chunks, in input order, with their fates.
+type Batch<'a> = Vec<Decided<'a>>;
 
-/// Runs the engine over `inputs`, writing to `out` and reporting rejected
-/// lines to `rejects`. Output is the same bytes for any number of threads.
-///
-/// Two threads of control: the producer reads a batch of chunks, maps them on
-/// the pool, deduplicates them on the pool (shards in parallel), and hands
-/// the batch over; the caller's thread writes it while the next batch is
-/// being made.
+/// Runs the engine over `inputs` into `sinks`. Output is the same bytes for
+/// any number of threads.
 pub fn run(
     inputs: &[Input],
     mapper: &dyn LineMapper,
     options: &Options,
-    out: &mut dyn Write,
-    rejects: &mut dyn RejectSink,
+    sinks: Sinks<'_>,
 ) -> Result<Stats, RunError> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads)
-        .build()
-        .map_err(|e| RunError::Input(InputError::new("<threads>", io::Error::other(e))))?;
-    run_on(&pool, inputs, mapper, options, out, rejects)
+    run_on(
+        &thread_pool(options.threads)?,
+        inputs,
+        mapper,
+        options,
+        sinks,
+    )
 }
 
 /// [`run`] on a thread pool the caller keeps (`options.threads` then only
 /// sizes the batches), for callers that run the engine many times.
+///
+/// Two threads of control: the producer reads a batch of chunks, maps them
+/// on the pool, decides their fates on the pool (shards in parallel), and
+/// hands the batch over; the caller's thread writes it while the next batch
+/// is being made.
 pub fn run_on(
     pool: &rayon::ThreadPool,
     inputs: &[Input],
     mapper: &dyn LineMapper,
     options: &Options,
-    out: &mut dyn Write,
-    rejects: &mut dyn RejectSink,
+    sinks: Sinks<'_>,
 ) -> Result<Stats, RunError> {
     let started = Instant::now();
+    let Sinks {
+        out,
+        rejects,
+        progress,
+    } = sinks;
     let maps: Vec<&[u8]> = inputs
         .iter()
         .map(|i| i.bytes().unwrap_or_default())
         .collect();
-    let mut writer = Writer::new(inputs, options);
-    writer.note_names = mapper.note_names().to_vec();
-    let progress = progress_bar(inputs, options.progress);
-    let dedup = matches!(options.mode, Mode::Dedup(_));
+    let mut writer = Writer::new(inputs, options, mapper.note_names());
+    let deduplicating = matches!(options.mode, Mode::Dedup(_));
 
-    let (result, set) = std::thread::scope(|scope| {
-        let (sender, receiver) = mpsc::sync_channel::<Result<Batch<'_>, InputError>>(1);
-        let (recycle, recycled) = mpsc::channel::<Buffers>();
+    let (result, dedup) = std::thread::scope(|scope| {
+        let (sender, receiver) = mpsc::sync_channel::<Result<Batch<'_>, RunError>>(1);
+        let (recycle, recycled) = mpsc::channel::<(Buffers, Fates)>();
         let maps = &maps;
         let producer = scope.spawn(move || {
-            let hasher = key_hasher();
-            let hasher = dedup.then_some(&hasher);
-            let mut set = DedupSet::new(options.mode == Mode::Dedup(Emit::Count));
-            let mut chunks = Chunks::new(inputs);
-            let batch_len = options.threads.max(1) * CHUNKS_PER_THREAD;
-            let mut reserved = false;
-            // Once the set reaches the memory limit it takes no new key:
-            // lines of classes not in it are spilled from then on. (A limit
-            // below an empty set's tables spills every line.)
-            let over_limit = |set: &DedupSet| {
-                options
-                    .memory_limit
-                    .is_some_and(|limit| set.memory_bytes() as u64 > limit)
+            let producer = Producer {
+                pool,
+                inputs,
+                mapper,
+                options,
+                maps,
             };
-            let mut full = over_limit(&set);
-            loop {
-                let batch = match read_batch(&mut chunks, batch_len) {
-                    Ok(batch) if batch.is_empty() => return set,
-                    Ok(batch) => batch,
-                    Err(e) => {
-                        let _ = sender.send(Err(e));
-                        return set;
-                    }
-                };
-                let work: Vec<_> = batch
-                    .into_iter()
-                    .map(|chunk| (chunk, recycled.try_recv().unwrap_or_default()))
-                    .collect();
-                let batch: Batch<'_> = pool.install(|| {
-                    work.into_par_iter()
-                        .map(|(chunk, buffers)| process(chunk, buffers, mapper, hasher, options))
-                        .collect()
-                });
-                if dedup && !reserved && !full {
-                    set.reserve(expected_lines(inputs, &batch, options.memory_limit));
-                    reserved = true;
-                }
-                if dedup {
-                    pool.install(|| dedup_batch(&mut set, &batch, maps, full));
-                    full = over_limit(&set);
-                }
-                if sender.send(Ok(batch)).is_err() {
-                    return set; // the writer stopped
-                }
-            }
+            producer.run(&sender, &recycled)
         });
         let result = (|| {
             for batch in receiver.iter() {
-                for processed in batch.map_err(RunError::Input)? {
-                    progress.inc(processed.chunk.bytes.len() as u64);
-                    writer.write(&processed, options, out, rejects)?;
+                for (processed, fates) in batch? {
+                    progress.advance(processed.chunk.bytes.len() as u64);
+                    let fates_if_deduplicating = deduplicating.then_some(&fates);
+                    writer.write(&processed, fates_if_deduplicating, out, rejects)?;
                     // The producer may have stopped; the buffers then just go.
-                    let _ = recycle.send(Buffers::from(processed));
+                    let _ = recycle.send((Buffers::from(processed), fates));
                 }
             }
             Ok(())
@@ -259,376 +322,93 @@ pub fn run_on(
         // stops at its next hand-over.
         (result, producer.join())
     });
-    progress.finish_and_clear();
-    let set = set.map_err(|_| {
-        RunError::Internal("a worker thread panicked; no output can be trusted".into())
-    })?;
+    let dedup = dedup.map_err(|_| RunError::WorkerPanicked)?;
     result?;
-    writer.finish_in_memory(&set, &maps, out)?;
-    drop(set);
-    writer.finish_spill(pool, options, out)?;
+    if let Some(dedup) = dedup {
+        let finished = dedup
+            .finish(pool, &maps, |output, count| {
+                writer.write_class(output, count, out)
+            })
+            .map_err(|e| match e {
+                FinishError::Write(e) => e,
+                FinishError::Spill(e) => RunError::Spill(e),
+            })?;
+        if let Some(spill) = finished.spill {
+            let stats = writer.stats_mut();
+            stats.unique += finished.survivors;
+            stats.duplicates += spill.records - finished.survivors;
+            stats.spill = Some(spill);
+        }
+    }
     writer.flush(out)?;
     rejects.finish().map_err(RunError::Rejects)?;
-    let mut stats = writer.stats;
+    let mut stats = writer.into_stats();
     stats.seconds = started.elapsed().as_secs_f64();
     debug_assert!(stats.balances(), "{stats:?}");
     Ok(stats)
 }
 
-/// The memory a spill's partitions are sized and deduplicated within: the
-/// limit, but never below [`MIN_SPILL_MEMORY`]. Splitting partitions that
-/// small would cost a file per few lines (and file creation is slow on many
-/// disks) to save memory no one is short of.
-fn spill_limit(options: &Options) -> u64 {
-    options
-        .memory_limit
-        .unwrap_or(u64::MAX)
-        .max(MIN_SPILL_MEMORY)
+/// The producer's side of a run: chunks, mapped on the pool, then decided.
+struct Producer<'r, 'a> {
+    pool: &'r rayon::ThreadPool,
+    inputs: &'a [Input],
+    mapper: &'r dyn LineMapper,
+    options: &'r Options,
+    maps: &'r [&'a [u8]],
 }
 
-const MIN_SPILL_MEMORY: u64 = 64 << 20;
-
-/// The number of lines the whole input likely has, from the first batch,
-/// capped: room for that many keys is reserved up front so the dedup tables
-/// never grow by copying. Standard input has no known size: nothing then.
-fn expected_lines(
-    inputs: &[Input],
-    first_batch: &[Processed<'_>],
-    memory_limit: Option<u64>,
-) -> usize {
-    // Never more than a quarter of the memory limit in reserved slots (of
-    // about 26 bytes a key at most 5/8 full).
-    let cap = memory_limit.map_or(1 << 26, |limit| (limit / 4 / 26).min(1 << 26) as usize);
-    let sizes: Option<usize> = inputs.iter().map(|i| i.bytes().map(<[u8]>::len)).sum();
-    let (lines, bytes) = first_batch.iter().fold((0, 0), |(l, b), p| {
-        (l + p.lines as usize, b + p.chunk.bytes.len())
-    });
-    match sizes {
-        // Most inputs repeat some lines: room for three in four to be
-        // distinct; a shard that needs more grows.
-        Some(total) if bytes > 0 => (total / bytes).saturating_mul(lines).min(cap) / 4 * 3,
-        _ => 0,
-    }
-}
-
-/// Up to `len` chunks, in order.
-fn read_batch<'a>(chunks: &mut Chunks<'a>, len: usize) -> Result<Vec<Chunk<'a>>, InputError> {
-    let mut batch = Vec::with_capacity(len);
-    while batch.len() < len {
-        match chunks.next_chunk()? {
-            Some(chunk) => batch.push(chunk),
-            None => break,
-        }
-    }
-    Ok(batch)
-}
-
-/// Marks the first line of every class in the batch, all shards at once:
-/// each shard takes its lines chunk by chunk, in input order. Before it looks
-/// up a line, it asks for the table slot of the line 2 × [`PREFETCH_AHEAD`]
-/// places on, and for the key bytes that slot points to for the line
-/// [`PREFETCH_AHEAD`] places on, so the cache misses of a large set overlap.
-///
-/// A `full` set takes no new key: a line whose class it does not hold is
-/// [`Fate::Spilled`].
-fn dedup_batch(set: &mut DedupSet, batch: &[Processed<'_>], maps: &[&[u8]], full: bool) {
-    set.shards_mut()
-        .par_iter_mut()
-        .enumerate()
-        .for_each_init(Vec::new, |run, (s, shard)| {
-            run.clear();
-            for (c, p) in batch.iter().enumerate() {
-                let lines = &p.by_shard[p.shard_starts[s] as usize..p.shard_starts[s + 1] as usize];
-                run.extend(lines.iter().map(|&i| (c, i as usize)));
-            }
-            for (k, &(c, i)) in run.iter().enumerate() {
-                if let Some(&(c_ahead, i_ahead)) = run.get(k + 2 * PREFETCH_AHEAD) {
-                    shard.prefetch(batch[c_ahead].accepted[i_ahead].hash);
-                }
-                if let Some(&(c_ahead, i_ahead)) = run.get(k + PREFETCH_AHEAD) {
-                    shard.prefetch_key(batch[c_ahead].accepted[i_ahead].hash, maps);
-                }
-                let p = &batch[c];
-                let accepted = &p.accepted[i];
-                let key = p.dedup_key(accepted);
-                let fate = match full {
-                    false if shard.insert(accepted.hash, key, maps) => Fate::First,
-                    true if !shard.count_if_present(accepted.hash, key, maps) => Fate::Spilled,
-                    _ => Fate::Duplicate,
-                };
-                p.set_fate(i, fate);
-            }
-        });
-}
-
-/// How many lines ahead the dedup loop prefetches: enough to cover a
-/// memory access's latency with the work of the lines in between.
-const PREFETCH_AHEAD: usize = 8;
-
-/// A bar of bytes read, on standard error when it is a terminal.
-pub(crate) fn progress_bar(inputs: &[Input], enabled: bool) -> ProgressBar {
-    use std::io::IsTerminal;
-    if !enabled || !io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let total: Option<u64> = inputs
-        .iter()
-        .map(|i| i.bytes().map(|b| b.len() as u64))
-        .sum();
-    let bar = match total {
-        Some(total) => ProgressBar::new(total),
-        None => ProgressBar::no_length(),
-    };
-    let style = ProgressStyle::with_template(
-        "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} {eta}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    bar
-}
-
-/// The serial end of the pipeline: line numbers, rejects, output, stats.
-struct Writer<'i> {
-    inputs: &'i [Input],
-    mode: Mode,
-    stats: Stats,
-    /// The input of the last chunk seen, and how many lines of it came before.
-    source: usize,
-    lines_before: u64,
-    /// For `--emit count`: the shard of each class, in first-seen order.
-    order: Vec<u16>,
-    /// Output lines gathered for one large write.
-    pending: Vec<u8>,
-    /// The names of the mapper's note bits.
-    note_names: Vec<&'static str>,
-    /// The lines the full set could not take, once there are any.
-    spill: Option<Spill>,
-}
-
-/// How much output to gather before a write.
-const WRITE_BYTES: usize = 1 << 20;
-
-impl<'i> Writer<'i> {
-    fn new(inputs: &'i [Input], options: &Options) -> Writer<'i> {
-        let stats = Stats {
-            files: inputs.iter().map(|i| i.name().to_string()).collect(),
-            threads: options.threads,
-            deduplicated: matches!(options.mode, Mode::Dedup(_)),
-            ..Stats::default()
+impl<'a> Producer<'_, 'a> {
+    /// Sends batches until the input ends, an error, or the writer stops;
+    /// returns the dedup stage, which still owes the writer its last classes.
+    fn run(
+        self,
+        sender: &mpsc::SyncSender<Result<Batch<'a>, RunError>>,
+        recycled: &mpsc::Receiver<(Buffers, Fates)>,
+    ) -> Option<Dedup> {
+        let options = self.options;
+        let mut dedup = match options.mode {
+            Mode::Dedup(emit) => Some(Dedup::new(emit, options, total_bytes(self.inputs))),
+            Mode::Map => None,
         };
-        Writer {
-            inputs,
-            mode: options.mode,
-            stats,
-            source: 0,
-            lines_before: 0,
-            order: Vec::new(),
-            pending: Vec::with_capacity(WRITE_BYTES + 4096),
-            note_names: Vec::new(),
-            spill: None,
-        }
-    }
-
-    fn write(
-        &mut self,
-        p: &Processed<'_>,
-        options: &Options,
-        out: &mut dyn Write,
-        rejects: &mut dyn RejectSink,
-    ) -> Result<(), RunError> {
-        if p.chunk.source != self.source {
-            self.source = p.chunk.source;
-            self.lines_before = 0;
-        }
-        let name = self.inputs[p.chunk.source].name();
-        for r in &p.rejected {
-            let line = self.lines_before + u64::from(r.index) + 1;
-            *self
-                .stats
-                .rejected
-                .entry(r.error.kind().reason())
-                .or_default() += 1;
-            rejects
-                .reject(name, line, &r.error, p.line(r.line))
-                .map_err(RunError::Rejects)?;
-        }
-        for (i, a) in p.accepted.iter().enumerate() {
-            let emit = match self.mode {
-                Mode::Map => None,
-                Mode::Dedup(emit) => Some(emit),
-            };
-            // Mapping writes every line; dedup, what the set decided.
-            let bytes = match emit.map(|emit| (emit, p.fate(i))) {
-                None => p.output(a),
-                Some((_, Fate::Duplicate)) => {
-                    self.stats.duplicates += 1;
-                    continue;
-                }
-                Some((emit, Fate::Spilled)) => {
-                    self.spill_line(p, a, emit, options)?;
-                    continue;
-                }
-                Some((Emit::Canonical, Fate::First)) => p.output(a),
-                Some((Emit::First, Fate::First)) => p.line(a.line),
-                Some((Emit::Count, Fate::First)) => {
-                    // Counts are known only at the end: see `finish_in_memory`.
-                    self.stats.unique += 1;
-                    self.order.push(shard_of(a.hash) as u16);
-                    continue;
+        // Only deduplication needs hashes; mapping writes every line anyway.
+        let hasher = key_hasher();
+        let hasher = dedup.is_some().then_some(&hasher);
+        let mut chunks = Chunks::new(self.inputs);
+        let batch_len = options.threads.max(1) * CHUNKS_PER_THREAD;
+        loop {
+            let chunks = match chunks.next_batch(batch_len) {
+                Ok(chunks) if chunks.is_empty() => return dedup,
+                Ok(chunks) => chunks,
+                Err(e) => {
+                    let _ = sender.send(Err(RunError::Input(e)));
+                    return dedup;
                 }
             };
-            self.stats.unique += 1;
-            self.emit(&[bytes], out)?;
-        }
-        for (bit, name) in self.note_names.iter().enumerate() {
-            if p.notes[bit] > 0 {
-                *self.stats.repaired.entry(name).or_default() += p.notes[bit];
-            }
-        }
-        self.stats.passed += p.passed;
-        self.stats.blank += p.blank;
-        self.stats.lines += u64::from(p.lines);
-        self.stats.bytes_in += p.chunk.bytes.len() as u64;
-        self.lines_before += u64::from(p.lines);
-        Ok(())
-    }
-
-    /// Adds one output line made of `parts`; writes when enough has gathered.
-    fn emit(&mut self, parts: &[&[u8]], out: &mut dyn Write) -> Result<(), RunError> {
-        for part in parts {
-            self.pending.extend_from_slice(part);
-        }
-        self.pending.push(b'\n');
-        if self.pending.len() >= WRITE_BYTES {
-            self.flush(out)?;
-        }
-        Ok(())
-    }
-
-    /// Writes a line the full set could not take to the spill (made on the
-    /// first such line), with what to write if it is the first of its class.
-    fn spill_line(
-        &mut self,
-        p: &Processed<'_>,
-        a: &worker::Accepted,
-        emit: Emit,
-        options: &Options,
-    ) -> Result<(), RunError> {
-        let spill = match &mut self.spill {
-            Some(spill) => spill,
-            None => {
-                let limit = spill_limit(options);
-                let rest = self.total_bytes().map_or(0, |t| t - self.stats.bytes_in);
-                let spill = Spill::create(&options.temp_dir, rest, limit).map_err(|error| {
-                    RunError::Spill(SpillError {
-                        dir: options.temp_dir.clone(),
-                        written: 0,
-                        needed: None,
-                        error,
+            let work: Vec<_> = chunks
+                .into_iter()
+                .map(|chunk| (chunk, recycled.try_recv().unwrap_or_default()))
+                .collect();
+            let batch: Batch<'a> = self.pool.install(|| {
+                work.into_par_iter()
+                    .map(|(chunk, (buffers, fates))| {
+                        let p = process(chunk, buffers, self.mapper, hasher, options);
+                        let fates = match hasher {
+                            Some(_) => fates.group(&p.accepted),
+                            None => fates,
+                        };
+                        (p, fates)
                     })
-                })?;
-                self.spill.insert(spill)
+                    .collect()
+            });
+            if let Some(dedup) = &mut dedup
+                && let Err(e) = dedup.decide(self.pool, &batch, self.maps)
+            {
+                let _ = sender.send(Err(RunError::Spill(e)));
+                return None;
             }
-        };
-        let output = match emit {
-            Emit::Canonical => a.output.map(|span| span.of(&p.arena)),
-            // The line itself, unless it is the key.
-            Emit::First => a.key.map(|_| p.line(a.line)),
-            Emit::Count => None,
-        };
-        let pushed = spill.push(a.hash, p.key(a), output);
-        pushed.map_err(|e| RunError::Spill(self.with_estimate(e)))
-    }
-
-    /// The inputs' total size, when every input is a file.
-    fn total_bytes(&self) -> Option<u64> {
-        self.inputs
-            .iter()
-            .map(|i| i.bytes().map(|b| b.len() as u64))
-            .sum()
-    }
-
-    /// A spill error, with the space the whole spill would need, projected
-    /// from the share of the input read: the partitions, then as much again
-    /// at most for the survivors.
-    fn with_estimate(&self, mut error: SpillError) -> SpillError {
-        let (Some(total), read) = (self.total_bytes(), self.stats.bytes_in) else {
-            return error;
-        };
-        if read > 0 {
-            let projected = (error.written as f64 * total as f64 / read as f64) as u64;
-            error.needed = Some(projected.saturating_mul(2));
-        }
-        error
-    }
-
-    fn flush(&mut self, out: &mut dyn Write) -> Result<(), RunError> {
-        self.stats.bytes_out += self.pending.len() as u64;
-        out.write_all(&self.pending).map_err(RunError::Output)?;
-        self.pending.clear();
-        Ok(())
-    }
-
-    /// For `--emit count`, the classes of the set with their sizes: they
-    /// come before any spilled class, whose first lines are later.
-    fn finish_in_memory(
-        &mut self,
-        set: &DedupSet,
-        maps: &[&[u8]],
-        out: &mut dyn Write,
-    ) -> Result<(), RunError> {
-        if self.mode == Mode::Dedup(Emit::Count) {
-            let order = std::mem::take(&mut self.order);
-            for (key, count) in set.classes_in_order(&order, maps) {
-                self.write_class(key, count, out)?;
+            if sender.send(Ok(batch)).is_err() {
+                return dedup; // the writer stopped
             }
-        }
-        Ok(())
-    }
-
-    /// The spilled classes, deduplicated partition by partition, in input
-    /// order. Call once the set is dropped: this uses the memory it held.
-    fn finish_spill(
-        &mut self,
-        pool: &rayon::ThreadPool,
-        options: &Options,
-        out: &mut dyn Write,
-    ) -> Result<(), RunError> {
-        let Some(spill) = self.spill.take() else {
-            return Ok(());
-        };
-        let limit = spill_limit(options);
-        let mut survivors = 0u64;
-        let mut write_error = None;
-        let finished = spill.finish(pool, limit, |output, count| {
-            survivors += 1;
-            self.write_class(output, count, out).map_err(|e| {
-                write_error = Some(e);
-                io::Error::other("the output could not be written")
-            })
-        });
-        if let Some(e) = write_error {
-            return Err(e);
-        }
-        let spilled = finished.map_err(|e| RunError::Spill(self.with_estimate(e)))?;
-        self.stats.unique += survivors;
-        self.stats.duplicates += spilled.records - survivors;
-        self.stats.spill = Some(spilled);
-        Ok(())
-    }
-
-    /// One class: its output, or for `--emit count` its size and key.
-    fn write_class(
-        &mut self,
-        output: &[u8],
-        count: u64,
-        out: &mut dyn Write,
-    ) -> Result<(), RunError> {
-        match self.mode {
-            Mode::Dedup(Emit::Count) => {
-                self.emit(&[count.to_string().as_bytes(), b"\t", output], out)
-            }
-            _ => self.emit(&[output], out),
         }
     }
 }

@@ -1,11 +1,14 @@
 //! What a run counted: every line read is accounted for exactly once.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::{Map, Value, json};
 
 use super::spill::SpillStats;
-use super::writer::RejectCounts;
+
+/// Counts of lines by reason (or repair), sorted by name for stable output.
+pub type RejectCounts = BTreeMap<&'static str, u64>;
 
 /// The counts of one run.
 #[derive(Debug, Default, Clone)]

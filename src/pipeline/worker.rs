@@ -1,12 +1,13 @@
 //! What a worker makes of one chunk: each line's key (written by a
 //! [`LineMapper`] into the chunk's arena) and its hash, the rejected lines
 //! with their reasons, and the blank lines counted.
+//!
+//! It knows lines and the mapper's verdicts; what is done with the keys
+//! (written, deduplicated) is decided downstream.
 
-use std::sync::atomic::{AtomicU8, Ordering};
-
-use super::dedup::{Key, SHARDS, shard_of};
+use super::chunks::{Chunk, ChunkBytes};
 use super::input::{BOM, strip_cr};
-use super::reader::{Chunk, ChunkBytes};
+use super::place::Place;
 use super::{Invalid, LineMapper, Options};
 use crate::error::{ErrorKind, InvalidUri};
 
@@ -51,8 +52,6 @@ pub struct Accepted {
     pub output: Option<Span>,
     /// The line as read, without its ending.
     pub line: Span,
-    /// 0-based index of the line in its chunk.
-    pub index: u32,
 }
 
 /// A rejected line.
@@ -77,49 +76,9 @@ pub struct Processed<'a> {
     pub lines: u32,
     /// How many lines had each of the mapper's note bits.
     pub notes: [u64; 32],
-    /// When deduplicating: indices into `accepted` grouped by shard, in
-    /// input order within each shard; shard `s` has
-    /// `by_shard[shard_starts[s]..shard_starts[s + 1]]`.
-    pub by_shard: Vec<u32>,
-    pub shard_starts: Vec<u32>,
-    /// When deduplicating: each accepted line's [`Fate`], set by the dedup
-    /// stage (as its `u8`).
-    pub fate: Vec<AtomicU8>,
-}
-
-/// What the dedup stage made of an accepted line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Fate {
-    /// Its class was seen before.
-    Duplicate,
-    /// The first line of its class.
-    First,
-    /// Not in the set, which is full: it goes to the spill, which decides.
-    Spilled,
-}
-
-impl Fate {
-    fn from_u8(n: u8) -> Fate {
-        match n {
-            0 => Fate::Duplicate,
-            1 => Fate::First,
-            _ => Fate::Spilled,
-        }
-    }
 }
 
 impl Processed<'_> {
-    /// The fate of accepted line `i`.
-    pub fn fate(&self, i: usize) -> Fate {
-        Fate::from_u8(self.fate[i].load(Ordering::Relaxed))
-    }
-
-    /// Sets the fate of accepted line `i` (each line is set by one shard's task).
-    pub fn set_fate(&self, i: usize, fate: Fate) {
-        self.fate[i].store(fate as u8, Ordering::Relaxed);
-    }
-
     /// The key of an accepted line.
     pub fn key(&self, accepted: &Accepted) -> &[u8] {
         match accepted.key {
@@ -141,40 +100,17 @@ impl Processed<'_> {
         span.of(&self.chunk.bytes)
     }
 
-    /// An accepted line's key, with its place in the input's map when the
-    /// key is the line itself and the input is mapped (so it need not be copied).
-    pub fn dedup_key(&self, accepted: &Accepted) -> Key<'_> {
-        let in_map = match (&self.chunk.bytes, accepted.key) {
-            (ChunkBytes::Borrowed(_), None) => Some((
-                self.chunk.source as u32,
+    /// Where an accepted line's key lies for the whole run, when it is the
+    /// line itself in a mapped input (so it need not be copied).
+    pub fn key_in_input(&self, accepted: &Accepted) -> Option<Place> {
+        match (&self.chunk.bytes, accepted.key) {
+            (ChunkBytes::Borrowed(_), None) => Place::in_input(
+                self.chunk.source,
                 self.chunk.offset + accepted.line.start as usize,
-            )),
+            )
+            .ok(),
             _ => None,
-        };
-        Key {
-            bytes: self.key(accepted),
-            in_map,
         }
-    }
-}
-
-/// Groups the indices of `accepted` by shard into `by_shard`, keeping input
-/// order in each (a counting sort); `starts` gets where each shard's run starts.
-fn group_by_shard(accepted: &[Accepted], by_shard: &mut Vec<u32>, starts: &mut Vec<u32>) {
-    starts.resize(SHARDS + 1, 0);
-    for a in accepted {
-        starts[shard_of(a.hash) + 1] += 1;
-    }
-    for s in 0..SHARDS {
-        starts[s + 1] += starts[s];
-    }
-    let mut next = [0u32; SHARDS];
-    next.copy_from_slice(&starts[..SHARDS]);
-    by_shard.resize(accepted.len(), 0);
-    for (i, a) in accepted.iter().enumerate() {
-        let slot = &mut next[shard_of(a.hash)];
-        by_shard[*slot as usize] = i as u32;
-        *slot += 1;
     }
 }
 
@@ -186,9 +122,6 @@ pub struct Buffers {
     arena: Vec<u8>,
     accepted: Vec<Accepted>,
     rejected: Vec<Rejected>,
-    by_shard: Vec<u32>,
-    shard_starts: Vec<u32>,
-    fate: Vec<AtomicU8>,
 }
 
 impl From<Processed<'_>> for Buffers {
@@ -197,23 +130,18 @@ impl From<Processed<'_>> for Buffers {
             arena: p.arena,
             accepted: p.accepted,
             rejected: p.rejected,
-            by_shard: p.by_shard,
-            shard_starts: p.shard_starts,
-            fate: p.fate,
         };
         buffers.arena.clear();
         buffers.accepted.clear();
         buffers.rejected.clear();
-        buffers.by_shard.clear();
-        buffers.shard_starts.clear();
-        buffers.fate.clear();
         buffers
     }
 }
 
-/// Maps every line of `chunk`, hashing keys with `hasher` when given. A chunk holds fewer than 4 GiB (it is cut at
-/// about [`super::reader::CHUNK_BYTES`], plus the longest line), so `u32`
-/// offsets hold.
+/// Maps every line of `chunk`, hashing keys with `hasher` when given. A
+/// chunk holds fewer than 4 GiB (it is cut at about
+/// [`super::chunks::CHUNK_BYTES`], plus the longest line), so `u32` offsets
+/// hold.
 pub fn process<'a>(
     chunk: Chunk<'a>,
     buffers: Buffers,
@@ -227,9 +155,6 @@ pub fn process<'a>(
         mut arena,
         mut accepted,
         mut rejected,
-        mut by_shard,
-        mut shard_starts,
-        mut fate,
     } = buffers;
     let mut blank = 0;
     let mut passed = 0;
@@ -270,7 +195,7 @@ pub fn process<'a>(
             });
             match mapped {
                 Ok(mapped) => {
-                    let span = |r: std::ops::Range<usize>| Span::new(r.start, r.end);
+                    let in_arena = |r: std::ops::Range<usize>| Span::new(r.start, r.end);
                     let key_bytes = match &mapped.key {
                         Some(r) => &arena[r.clone()],
                         None => line,
@@ -281,10 +206,9 @@ pub fn process<'a>(
                     }
                     accepted.push(Accepted {
                         hash,
-                        key: mapped.key.map(span),
-                        output: mapped.output.map(span),
-                        line: Span::new(pos, pos + line.len()),
-                        index,
+                        key: mapped.key.map(in_arena),
+                        output: mapped.output.map(in_arena),
+                        line: span,
                     });
                 }
                 Err(_) if invalid == Invalid::Pass => {
@@ -294,7 +218,6 @@ pub fn process<'a>(
                         key: None,
                         output: None,
                         line: span,
-                        index,
                     });
                 }
                 Err(error) => rejected.push(Rejected {
@@ -307,14 +230,6 @@ pub fn process<'a>(
         index += 1;
         pos = end + 1;
     }
-    if hasher.is_some() {
-        group_by_shard(&accepted, &mut by_shard, &mut shard_starts);
-        fate.extend(
-            accepted
-                .iter()
-                .map(|_| AtomicU8::new(Fate::Duplicate as u8)),
-        );
-    }
     Processed {
         chunk,
         arena,
@@ -324,17 +239,14 @@ pub fn process<'a>(
         passed,
         lines: index,
         notes,
-        by_shard,
-        shard_starts,
-        fate,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::reader::ChunkBytes;
-    use crate::pipeline::{Mapped, Mode};
+    use crate::pipeline::Mapped;
+    use crate::pipeline::chunks::ChunkBytes;
 
     /// A mapper with a bug: it panics on one line.
     struct Buggy;
@@ -356,13 +268,8 @@ mod tests {
             bytes: ChunkBytes::Borrowed(b"a\nboom\nb\n"),
         };
         let options = Options {
-            mode: Mode::Map,
-            invalid: Invalid::Reject,
-            threads: 1,
-            progress: false,
             max_line_bytes: 100,
-            memory_limit: None,
-            temp_dir: std::env::temp_dir(),
+            ..Options::default()
         };
         let hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));

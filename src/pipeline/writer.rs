@@ -1,175 +1,164 @@
-//! Where results go: standard output or a file that appears only when the
-//! run completes (written to a temporary file beside it, then renamed), and
-//! the reports of rejected lines.
+//! The serial end of the pipeline: chunks come in input order with their
+//! fates; it numbers lines, reports rejected ones, writes what is written
+//! through one large buffer, and counts everything in the [`Stats`].
+//!
+//! It knows chunks, fates and counts; not why a line was rejected or how a
+//! fate was decided.
 
-use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
 
-use tempfile::NamedTempFile;
+use super::dedup::{Fate, Fates};
+use super::input::Input;
+use super::output::RejectSink;
+use super::stats::Stats;
+use super::worker::Processed;
+use super::{Emit, Mode, Options, RunError};
 
-use crate::error::InvalidUri;
+/// How much output to gather before a write.
+const WRITE_BYTES: usize = 1 << 20;
 
-/// Output buffers are large: one write per few thousand lines, not per line.
-const BUFFER_BYTES: usize = 1 << 20;
-
-/// The run's main output.
-pub enum Output {
-    Stdout(BufWriter<io::Stdout>),
-    /// A temporary file in the target's directory, renamed over it by [`Output::finish`].
-    File {
-        writer: BufWriter<NamedTempFile>,
-        path: PathBuf,
-        /// Removed by the signal handler if the run is interrupted.
-        registered: crate::cleanup::Registered,
-    },
-    /// A path that is not a regular file (a device, a pipe): written in place.
-    Special(BufWriter<File>),
+/// Line numbers, rejects, output and stats.
+pub(crate) struct Writer<'i> {
+    inputs: &'i [Input],
+    mode: Mode,
+    stats: Stats,
+    /// The input of the last chunk seen, and how many lines of it came before.
+    source: usize,
+    lines_before: u64,
+    /// Output lines gathered for one large write.
+    pending: Vec<u8>,
+    /// The names of the mapper's note bits.
+    note_names: &'i [&'static str],
 }
 
-impl Output {
-    /// Standard output, or a file at `path` that exists only once complete.
-    pub fn create(path: Option<&Path>) -> io::Result<Output> {
-        let Some(path) = path else {
-            return Ok(Output::Stdout(BufWriter::with_capacity(
-                BUFFER_BYTES,
-                io::stdout(),
-            )));
+impl<'i> Writer<'i> {
+    pub(crate) fn new(
+        inputs: &'i [Input],
+        options: &Options,
+        note_names: &'i [&'static str],
+    ) -> Writer<'i> {
+        let stats = Stats {
+            files: inputs.iter().map(|i| i.name().to_string()).collect(),
+            threads: options.threads,
+            deduplicated: matches!(options.mode, Mode::Dedup(_)),
+            ..Stats::default()
         };
-        match std::fs::metadata(path) {
-            Ok(meta) if !meta.is_file() => {
-                let file = std::fs::OpenOptions::new().write(true).open(path)?;
-                Ok(Output::Special(BufWriter::with_capacity(
-                    BUFFER_BYTES,
-                    file,
-                )))
-            }
-            // Replace the file a symbolic link points to, not the link.
-            Ok(_) => Output::create_file(&std::fs::canonicalize(path)?),
-            Err(_) => Output::create_file(path),
+        Writer {
+            inputs,
+            mode: options.mode,
+            stats,
+            source: 0,
+            lines_before: 0,
+            pending: Vec::with_capacity(WRITE_BYTES + 4096),
+            note_names,
         }
     }
 
-    /// A temporary file beside `path`, to be renamed over it when complete.
-    fn create_file(path: &Path) -> io::Result<Output> {
-        let dir = match path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
-        // Mode 0666 less the umask, as for any file a command creates (a
-        // temporary file is private by default).
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(".urinorm-");
-        #[cfg(unix)]
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-        let temp = builder.tempfile_in(dir)?;
-        Ok(Output::File {
-            registered: crate::cleanup::register(temp.path()),
-            writer: BufWriter::with_capacity(BUFFER_BYTES, temp),
-            path: path.to_path_buf(),
-        })
-    }
-
-    /// The writer to write lines to.
-    pub fn writer(&mut self) -> &mut dyn Write {
-        match self {
-            Output::Stdout(w) => w,
-            Output::File { writer, .. } => writer,
-            Output::Special(w) => w,
-        }
-    }
-
-    /// Flushes, and for a file syncs it and puts it in place.
-    pub fn finish(self) -> io::Result<()> {
-        match self {
-            Output::Stdout(mut w) => w.flush(),
-            Output::Special(mut w) => w.flush(),
-            Output::File {
-                writer,
-                path,
-                registered,
-            } => {
-                let temp = writer.into_inner().map_err(|e| e.into_error())?;
-                temp.as_file().sync_all()?;
-                temp.persist(&path).map_err(|e| e.error)?;
-                drop(registered);
-                Ok(())
-            }
-        }
-    }
-}
-
-/// Where the report of each rejected line goes.
-pub trait RejectSink {
-    /// One rejected line: its input, 1-based line number, why, and its bytes.
-    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()>;
-
-    /// Called once at the end of the run.
-    fn finish(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Every rejected line as `file:line: reason` on standard error.
-pub struct RejectsToStderr;
-
-impl RejectSink for RejectsToStderr {
-    fn reject(
+    /// Reports, writes and counts one chunk's lines; `fates` when deduplicating.
+    pub(crate) fn write(
         &mut self,
-        input: &str,
-        line: u64,
-        error: &InvalidUri,
-        _raw: &[u8],
-    ) -> io::Result<()> {
-        writeln!(io::stderr().lock(), "{input}:{line}: {error}")
+        p: &Processed<'_>,
+        fates: Option<&Fates>,
+        out: &mut dyn Write,
+        rejects: &mut dyn RejectSink,
+    ) -> Result<(), RunError> {
+        if p.chunk.source != self.source {
+            self.source = p.chunk.source;
+            self.lines_before = 0;
+        }
+        let name = self.inputs[p.chunk.source].name();
+        for r in &p.rejected {
+            let line = self.lines_before + u64::from(r.index) + 1;
+            *self
+                .stats
+                .rejected
+                .entry(r.error.kind().reason())
+                .or_default() += 1;
+            rejects
+                .reject(name, line, &r.error, p.line(r.line))
+                .map_err(RunError::Rejects)?;
+        }
+        for (i, a) in p.accepted.iter().enumerate() {
+            let emit = match (self.mode, fates) {
+                (Mode::Dedup(emit), Some(fates)) => Some((emit, fates.get(i))),
+                _ => None,
+            };
+            // Mapping writes every line; dedup, what the set decided.
+            let bytes = match emit {
+                None => p.output(a),
+                Some((_, Fate::Duplicate)) => {
+                    self.stats.duplicates += 1;
+                    continue;
+                }
+                // Counted as the spill decides, at the end.
+                Some((_, Fate::Spilled)) => continue,
+                Some((Emit::Canonical, Fate::First)) => p.output(a),
+                Some((Emit::First, Fate::First)) => p.line(a.line),
+                Some((Emit::Count, Fate::First)) => {
+                    // Counts are known only at the end: see `write_class`.
+                    self.stats.unique += 1;
+                    continue;
+                }
+            };
+            self.stats.unique += 1;
+            self.emit(&[bytes], out)?;
+        }
+        for (bit, name) in self.note_names.iter().enumerate() {
+            if p.notes[bit] > 0 {
+                *self.stats.repaired.entry(name).or_default() += p.notes[bit];
+            }
+        }
+        self.stats.passed += p.passed;
+        self.stats.blank += p.blank;
+        self.stats.lines += u64::from(p.lines);
+        self.stats.bytes_in += p.chunk.bytes.len() as u64;
+        self.lines_before += u64::from(p.lines);
+        Ok(())
     }
-}
 
-/// Every rejected line as `file:line<TAB>reason<TAB>raw` in a file.
-pub struct RejectsToFile {
-    writer: BufWriter<File>,
-}
-
-impl RejectsToFile {
-    pub fn create(path: &Path) -> io::Result<RejectsToFile> {
-        Ok(RejectsToFile {
-            writer: BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?),
-        })
-    }
-}
-
-impl RejectSink for RejectsToFile {
-    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()> {
-        write!(self.writer, "{input}:{line}\t{error}\t")?;
-        self.writer.write_all(raw)?;
-        self.writer.write_all(b"\n")
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.writer.flush()
-    }
-}
-
-/// The first few rejected lines, kept to show in the summary.
-#[derive(Default)]
-pub struct RejectExamples {
-    pub examples: Vec<String>,
-}
-
-/// How many examples of rejected lines the summary shows.
-pub const EXAMPLES: usize = 5;
-
-impl RejectSink for RejectExamples {
-    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()> {
-        if self.examples.len() < EXAMPLES {
-            let raw = String::from_utf8_lossy(&raw[..raw.len().min(120)]);
-            self.examples
-                .push(format!("{input}:{line}: {error}: {raw}"));
+    /// Adds one output line made of `parts`; writes when enough has gathered.
+    fn emit(&mut self, parts: &[&[u8]], out: &mut dyn Write) -> Result<(), RunError> {
+        for part in parts {
+            self.pending.extend_from_slice(part);
+        }
+        self.pending.push(b'\n');
+        if self.pending.len() >= WRITE_BYTES {
+            self.flush(out)?;
         }
         Ok(())
     }
-}
 
-/// Counts of rejected lines by reason, sorted by reason for stable output.
-pub type RejectCounts = BTreeMap<&'static str, u64>;
+    /// One class written at the end: its output, or for `--emit count` its
+    /// size and key.
+    pub(crate) fn write_class(
+        &mut self,
+        output: &[u8],
+        count: u64,
+        out: &mut dyn Write,
+    ) -> Result<(), RunError> {
+        match self.mode {
+            Mode::Dedup(Emit::Count) => {
+                self.emit(&[count.to_string().as_bytes(), b"\t", output], out)
+            }
+            _ => self.emit(&[output], out),
+        }
+    }
+
+    /// Writes what has gathered.
+    pub(crate) fn flush(&mut self, out: &mut dyn Write) -> Result<(), RunError> {
+        self.stats.bytes_out += self.pending.len() as u64;
+        out.write_all(&self.pending).map_err(RunError::Output)?;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// The counts, once everything is written.
+    pub(crate) fn into_stats(self) -> Stats {
+        self.stats
+    }
+
+    /// The counts so far, to complete with what only the end knows.
+    pub(crate) fn stats_mut(&mut self) -> &mut Stats {
+        &mut self.stats
+    }
+}

@@ -26,11 +26,10 @@ pub struct DedupArgs {
 
 pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
     let mapper = args.columns.mapper(args.rung.normalizer()?)?;
-    let emit = format!("{:?}", args.emit).to_lowercase();
     let extra = [
         ("command", json!("dedup")),
         ("rung", json!(args.rung.rung().name())),
-        ("emit", json!(emit)),
+        ("emit", json!(args.emit.name())),
     ];
     execute(
         &args.run,

@@ -9,8 +9,9 @@ use urinorm::pipeline::Mode;
 use urinorm::pipeline::input::InputError;
 
 use crate::cli::engine::{DefaultRejects, RunArgs, execute};
-use crate::cli::mapper::{Columns, KeyFormat, NormalizeLines};
 use crate::cli::{Error, Outcome};
+use urinorm::key::KeyFormat;
+use urinorm::mapper::{Columns, NormalizeLines};
 
 /// The rung and transform flags, shared by every command that normalizes.
 #[derive(Args, Debug, Default, Clone)]

@@ -1,5 +1,7 @@
 //! Cutting the inputs into chunks that end at a newline, in input order:
 //! slices of the memory map for files, blocks read from standard input.
+//!
+//! It knows bytes and newlines; what a line holds is the workers' business.
 
 use std::io::{self, Read};
 
@@ -121,6 +123,18 @@ impl<'a> Chunks<'a> {
             offset,
             bytes: ChunkBytes::Owned(block),
         }))
+    }
+
+    /// Up to `len` chunks, in order; none once the inputs are done.
+    pub fn next_batch(&mut self, len: usize) -> Result<Vec<Chunk<'a>>, InputError> {
+        let mut batch = Vec::with_capacity(len);
+        while batch.len() < len {
+            match self.next_chunk()? {
+                Some(chunk) => batch.push(chunk),
+                None => break,
+            }
+        }
+        Ok(batch)
     }
 
     /// The next chunk, or an error reading standard input.

@@ -1,0 +1,89 @@
+//! Where the command line reports rejected lines: each on standard error,
+//! each in a `--rejects` file, or the first few kept for the summary. The
+//! words are the command line's: a rejection that a repair would avoid
+//! names the `--lenient` flag.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use urinorm::InvalidUri;
+use urinorm::pipeline::output::RejectSink;
+
+/// A rejection as the command line words it: the reason, where, and the
+/// flag that would avoid it.
+pub struct Reason<'e>(pub &'e InvalidUri);
+
+impl fmt::Display for Reason<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        match self.0.repair() {
+            Some(repair) => write!(f, " (--lenient would {})", repair.hint()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Every rejected line as `file:line: reason` on standard error.
+pub struct RejectsToStderr;
+
+impl RejectSink for RejectsToStderr {
+    fn reject(
+        &mut self,
+        input: &str,
+        line: u64,
+        error: &InvalidUri,
+        _raw: &[u8],
+    ) -> io::Result<()> {
+        writeln!(io::stderr().lock(), "{input}:{line}: {}", Reason(error))
+    }
+}
+
+/// Write buffers are large: one write per few thousand rejected lines.
+const BUFFER_BYTES: usize = 1 << 20;
+
+/// Every rejected line as `file:line<TAB>reason<TAB>raw` in a file.
+pub struct RejectsToFile {
+    writer: BufWriter<File>,
+}
+
+impl RejectsToFile {
+    pub fn create(path: &Path) -> io::Result<RejectsToFile> {
+        Ok(RejectsToFile {
+            writer: BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?),
+        })
+    }
+}
+
+impl RejectSink for RejectsToFile {
+    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()> {
+        write!(self.writer, "{input}:{line}\t{}\t", Reason(error))?;
+        self.writer.write_all(raw)?;
+        self.writer.write_all(b"\n")
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+}
+
+/// The first few rejected lines, kept to show in the summary.
+#[derive(Default)]
+pub struct RejectExamples {
+    pub examples: Vec<String>,
+}
+
+/// How many examples of rejected lines the summary shows.
+pub const EXAMPLES: usize = 5;
+
+impl RejectSink for RejectExamples {
+    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()> {
+        if self.examples.len() < EXAMPLES {
+            let raw = String::from_utf8_lossy(&raw[..raw.len().min(120)]);
+            self.examples
+                .push(format!("{input}:{line}: {}: {raw}", Reason(error)));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,243 @@
+//! What a line of a URL list or a link dataset stands for: which column
+//! holds the URI, what it is resolved against, whether it is repaired
+//! first ([`Columns`]); and the engine's line mapper that makes each line's
+//! key from that ([`NormalizeLines`]), which `normalize` and `dedup` run on
+//! and whose [`Columns::with_uri`] the ladder shares.
+//!
+//! It knows lines and columns and calls the RFC modules; it knows nothing
+//! of threads or files.
+
+use std::cell::RefCell;
+use std::ops::Range;
+
+use crate::error::{ErrorKind, InvalidUri};
+use crate::key::KeyFormat;
+use crate::lenient::{self, Repair};
+use crate::normalize::Normalizer;
+use crate::pipeline::{LineMapper, Mapped};
+use crate::resolve::{SchemeRule, resolve_into};
+use crate::uri::UriRef;
+
+/// Where the URI is in a line, and what is done to it before normalizing.
+#[derive(Clone, Debug, Default)]
+pub struct Columns {
+    /// The 0-based column holding the URI; `None`: the whole line.
+    pub field: Option<usize>,
+    pub delimiter: u8,
+    /// 0-based columns whose normalized values, joined, are the dedup key.
+    pub key_fields: Vec<usize>,
+    /// The 0-based column holding the base URI to resolve against.
+    pub base_field: Option<usize>,
+    /// One base URI for every line.
+    pub base: Option<String>,
+    /// Apply the lenient repairs first.
+    pub lenient: bool,
+}
+
+thread_local! {
+    /// Reused buffers, so that no line allocates: a repaired value, a
+    /// resolved reference, and the column boundaries of the line.
+    static REPAIRED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static RESOLVED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static COLUMNS: RefCell<Vec<Range<usize>>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Columns {
+    /// Whether a line is its URI as written: no column, base or repair.
+    pub fn is_plain(&self) -> bool {
+        self.field.is_none() && self.base.is_none() && !self.lenient
+    }
+
+    fn fixed_base(&self) -> Option<&[u8]> {
+        self.base.as_deref().map(str::as_bytes)
+    }
+
+    /// Calls `with` on the URI `line` stands for (its column, repaired,
+    /// resolved against its base), and returns what it returned with the
+    /// repairs made (as [`Repair::bit`]s).
+    ///
+    /// ```
+    /// use urinorm::mapper::Columns;
+    /// let columns = Columns { field: Some(1), base_field: Some(0), delimiter: b'\t', ..Columns::default() };
+    /// let (uri, _) = columns.with_uri(b"http://a/b/c\t../d", |uri| Ok(uri.to_vec()))?;
+    /// assert_eq!(uri, b"http://a/d");
+    /// # Ok::<(), urinorm::InvalidUri>(())
+    /// ```
+    pub fn with_uri<T>(
+        &self,
+        line: &[u8],
+        with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
+    ) -> Result<(T, u32), InvalidUri> {
+        let Some(field) = self.field else {
+            return self.prepare(line, self.fixed_base(), with);
+        };
+        COLUMNS.with_borrow_mut(|columns| {
+            split_columns(line, self.delimiter, columns);
+            let value = column(line, columns, field)?;
+            let base = match self.base_field {
+                Some(m) => Some(column(line, columns, m)?),
+                None => self.fixed_base(),
+            };
+            self.prepare(value, base, with)
+        })
+    }
+
+    /// Calls `with` on `value` repaired if lenient and resolved against
+    /// `base` if any. A strict run's rejection says which repair would have
+    /// saved the line.
+    fn prepare<T>(
+        &self,
+        value: &[u8],
+        base: Option<&[u8]>,
+        with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
+    ) -> Result<(T, u32), InvalidUri> {
+        REPAIRED.with_borrow_mut(|repaired| {
+            repaired.clear();
+            let notes = if self.lenient {
+                lenient::repair(value, repaired)
+            } else {
+                0
+            };
+            let value = if notes == 0 { value } else { &repaired[..] };
+            let strict_reason = |e: InvalidUri| {
+                if self.lenient {
+                    e
+                } else {
+                    lenient::explain_rejection(value, e)
+                }
+            };
+            RESOLVED.with_borrow_mut(|resolved| {
+                let value = match base {
+                    None => value,
+                    Some(base) => {
+                        // A base that is not a URI rejects the line, with its reason.
+                        let base = UriRef::parse_bytes(base)?;
+                        let reference = UriRef::parse_bytes(value).map_err(strict_reason)?;
+                        resolved.clear();
+                        resolve_into(&base, &reference, SchemeRule::Strict, resolved)?;
+                        &resolved[..]
+                    }
+                };
+                Ok((with(value).map_err(strict_reason)?, notes))
+            })
+        })
+    }
+}
+
+/// The boundaries of `line`'s columns, into `columns`.
+fn split_columns(line: &[u8], delimiter: u8, columns: &mut Vec<Range<usize>>) {
+    columns.clear();
+    let mut from = 0;
+    for end in memchr::memchr_iter(delimiter, line).chain([line.len()]) {
+        columns.push(from..end);
+        from = end + 1;
+    }
+}
+
+/// Column `n` of `line`, or why the line lacks it.
+fn column<'l>(line: &'l [u8], columns: &[Range<usize>], n: usize) -> Result<&'l [u8], InvalidUri> {
+    columns
+        .get(n)
+        .map(|r| &line[r.clone()])
+        .ok_or(InvalidUri::new(line.len(), ErrorKind::MissingField))
+}
+
+/// A [`Normalizer`] as the engine's line mapper.
+pub struct NormalizeLines {
+    pub normalizer: Normalizer,
+    pub key: KeyFormat,
+    pub columns: Columns,
+}
+
+/// The names of the note bits: the lenient repairs.
+const REPAIR_NAMES: [&str; 5] = [
+    Repair::ALL[0].name(),
+    Repair::ALL[1].name(),
+    Repair::ALL[2].name(),
+    Repair::ALL[3].name(),
+    Repair::ALL[4].name(),
+];
+
+impl LineMapper for NormalizeLines {
+    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Mapped, InvalidUri> {
+        if self.columns.is_plain() && self.key == KeyFormat::Canonical {
+            // The hot path: no copy at all when the line is already canonical.
+            let start = out.len();
+            let changed = self
+                .normalizer
+                .normalize_if_changed(line, out)
+                .map_err(|e| lenient::explain_rejection(line, e))?;
+            return Ok(match changed {
+                true => Mapped::key(start..out.len()),
+                false => Mapped::unchanged(),
+            });
+        }
+        let Some(field) = self.columns.field else {
+            let start = out.len();
+            let ((), notes) = self
+                .columns
+                .with_uri(line, |uri| self.write_key(uri, out))?;
+            return Ok(Mapped {
+                notes,
+                ..Mapped::key(start..out.len())
+            });
+        };
+        COLUMNS.with_borrow_mut(|columns| {
+            split_columns(line, self.columns.delimiter, columns);
+            let base = match self.columns.base_field {
+                Some(m) => Some(column(line, columns, m)?),
+                None => self.columns.fixed_base(),
+            };
+            let start = out.len();
+            let value = column(line, columns, field)?;
+            // The line, with the URI's column replaced by its key.
+            out.extend_from_slice(&line[..columns[field].start]);
+            let key_start = out.len();
+            let ((), notes) = self
+                .columns
+                .prepare(value, base, |uri| self.write_key(uri, out))
+                .inspect_err(|_| out.truncate(start))?;
+            let key_range = key_start..out.len();
+            out.extend_from_slice(&line[columns[field].end..]);
+            let output = start..out.len();
+            if self.columns.key_fields.is_empty() {
+                return Ok(Mapped {
+                    key: Some(key_range),
+                    output: Some(output),
+                    notes,
+                });
+            }
+            // The key: the named columns, normalized, joined by the delimiter.
+            let key_start = out.len();
+            for (i, &k) in self.columns.key_fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(self.columns.delimiter);
+                }
+                if k == field {
+                    out.extend_from_within(key_range.clone());
+                } else {
+                    let value = column(line, columns, k).inspect_err(|_| out.truncate(start))?;
+                    self.columns
+                        .prepare(value, None, |uri| self.write_key(uri, out))
+                        .inspect_err(|_| out.truncate(start))?;
+                }
+            }
+            Ok(Mapped {
+                key: Some(key_start..out.len()),
+                output: Some(output),
+                notes,
+            })
+        })
+    }
+
+    fn note_names(&self) -> &[&'static str] {
+        &REPAIR_NAMES
+    }
+}
+
+impl NormalizeLines {
+    /// Appends the key of one URI.
+    fn write_key(&self, uri: &[u8], out: &mut Vec<u8>) -> Result<(), InvalidUri> {
+        self.key.write(&self.normalizer, uri, out).map(|_| ())
+    }
+}

@@ -1,0 +1,113 @@
+//! Where results go: standard output or a file that appears only when the
+//! run completes (written to a temporary file beside it, synced, then
+//! renamed), and the trait that rejected lines are reported through.
+//!
+//! It knows files and bytes, not lines or what they mean.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use tempfile::NamedTempFile;
+
+use crate::error::InvalidUri;
+
+/// Output buffers are large: one write per few thousand lines, not per line.
+const BUFFER_BYTES: usize = 1 << 20;
+
+/// The run's main output.
+pub enum Output {
+    Stdout(BufWriter<io::Stdout>),
+    /// A temporary file in the target's directory, renamed over it by [`Output::finish`].
+    File {
+        writer: BufWriter<NamedTempFile>,
+        path: PathBuf,
+        /// Removed by the signal handler if the run is interrupted.
+        registered: crate::cleanup::Registered,
+    },
+    /// A path that is not a regular file (a device, a pipe): written in place.
+    Special(BufWriter<File>),
+}
+
+impl Output {
+    /// Standard output, or a file at `path` that exists only once complete.
+    pub fn create(path: Option<&Path>) -> io::Result<Output> {
+        let Some(path) = path else {
+            return Ok(Output::Stdout(BufWriter::with_capacity(
+                BUFFER_BYTES,
+                io::stdout(),
+            )));
+        };
+        match std::fs::metadata(path) {
+            Ok(meta) if !meta.is_file() => {
+                let file = std::fs::OpenOptions::new().write(true).open(path)?;
+                Ok(Output::Special(BufWriter::with_capacity(
+                    BUFFER_BYTES,
+                    file,
+                )))
+            }
+            // Replace the file a symbolic link points to, not the link.
+            Ok(_) => Output::create_file(&std::fs::canonicalize(path)?),
+            Err(_) => Output::create_file(path),
+        }
+    }
+
+    /// A temporary file beside `path`, to be renamed over it when complete.
+    fn create_file(path: &Path) -> io::Result<Output> {
+        let dir = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        // Mode 0666 less the umask, as for any file a command creates (a
+        // temporary file is private by default).
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".urinorm-");
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let temp = builder.tempfile_in(dir)?;
+        Ok(Output::File {
+            registered: crate::cleanup::register(temp.path()),
+            writer: BufWriter::with_capacity(BUFFER_BYTES, temp),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The writer to write lines to.
+    pub fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Output::Stdout(w) => w,
+            Output::File { writer, .. } => writer,
+            Output::Special(w) => w,
+        }
+    }
+
+    /// Flushes, and for a file syncs it and puts it in place.
+    pub fn finish(self) -> io::Result<()> {
+        match self {
+            Output::Stdout(mut w) => w.flush(),
+            Output::Special(mut w) => w.flush(),
+            Output::File {
+                writer,
+                path,
+                registered,
+            } => {
+                let temp = writer.into_inner().map_err(|e| e.into_error())?;
+                temp.as_file().sync_all()?;
+                temp.persist(&path).map_err(|e| e.error)?;
+                drop(registered);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Where the report of each rejected line goes.
+pub trait RejectSink {
+    /// One rejected line: its input, 1-based line number, why, and its bytes.
+    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()>;
+
+    /// Called once at the end of the run.
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,134 @@
+//! Where a line or a key lies, in 64 bits: in a memory-mapped input (its
+//! number and offset), or in an [`Arena`] of copied bytes (a block and an
+//! offset). The dedup set keeps its keys' places and the ladder its example
+//! lines' places this way, so that a line read from a map is never copied.
+//!
+//! It knows bytes and offsets, nothing of what they mean.
+
+/// A place, packed: the top bit says whether the bytes lie in a mapped input
+/// (then the next 23 bits are the input and the low 40 the offset) or in an
+/// arena (then the next 23 bits are the arena's block and the low 40 the
+/// offset in it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Place(u64);
+
+/// Why a place cannot be packed: more inputs, or a larger one, than 64 bits hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TooLarge;
+
+impl Place {
+    const IN_INPUT: u64 = 1 << 63;
+    const INDEX_BITS: u32 = 23;
+    const OFFSET_BITS: u32 = 40;
+
+    /// Byte `offset` of mapped input `input`.
+    pub(crate) fn in_input(input: usize, offset: usize) -> Result<Place, TooLarge> {
+        Place::pack(Self::IN_INPUT, input, offset)
+    }
+
+    /// Byte `offset` of block `block` of an arena.
+    fn in_arena(block: usize, offset: usize) -> Result<Place, TooLarge> {
+        Place::pack(0, block, offset)
+    }
+
+    fn pack(flag: u64, index: usize, offset: usize) -> Result<Place, TooLarge> {
+        if offset >> Self::OFFSET_BITS != 0 || index >> Self::INDEX_BITS != 0 {
+            return Err(TooLarge);
+        }
+        Ok(Place(
+            flag | (index as u64) << Self::OFFSET_BITS | offset as u64,
+        ))
+    }
+
+    /// The place as a plain number (to keep in a table slot).
+    pub(crate) fn to_bits(self) -> u64 {
+        self.0
+    }
+
+    /// The place a number from [`Place::to_bits`] stands for.
+    pub(crate) fn from_bits(bits: u64) -> Place {
+        Place(bits)
+    }
+
+    /// The bytes the place lies in, and where it starts in them.
+    pub(crate) fn locate<'s>(self, arena: &'s Arena, inputs: &[&'s [u8]]) -> (&'s [u8], usize) {
+        let offset = (self.0 & ((1 << Self::OFFSET_BITS) - 1)) as usize;
+        let index = ((self.0 & !Self::IN_INPUT) >> Self::OFFSET_BITS) as usize;
+        let bytes = if self.0 & Self::IN_INPUT != 0 {
+            inputs[index]
+        } else {
+            &arena.blocks[index][..]
+        };
+        (bytes, offset)
+    }
+
+    /// The `len` bytes at the place.
+    pub(crate) fn bytes<'s>(self, len: usize, arena: &'s Arena, inputs: &[&'s [u8]]) -> &'s [u8] {
+        let (bytes, start) = self.locate(arena, inputs);
+        &bytes[start..start + len]
+    }
+}
+
+/// Copied bytes, in blocks that are never reallocated: growing the arena
+/// never copies what it holds.
+#[derive(Default)]
+pub(crate) struct Arena {
+    blocks: Vec<Vec<u8>>,
+}
+
+impl Arena {
+    const BLOCK: usize = 1 << 18;
+
+    /// Copies `parts`, back to back, in; returns where they start.
+    pub(crate) fn push(&mut self, parts: &[&[u8]]) -> Result<Place, TooLarge> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let fits = self
+            .blocks
+            .last()
+            .is_some_and(|b| b.capacity() - b.len() >= len);
+        if !fits {
+            self.blocks.push(Vec::with_capacity(Self::BLOCK.max(len)));
+        }
+        let index = self.blocks.len() - 1;
+        let block = &mut self.blocks[index];
+        let offset = block.len();
+        for part in parts {
+            block.extend_from_slice(part);
+        }
+        Place::in_arena(index, offset)
+    }
+
+    /// The bytes the arena holds (capacity, not use).
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.blocks.iter().map(Vec::capacity).sum()
+    }
+
+    /// Whether nothing was copied in.
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_in_inputs_and_arenas_come_back() {
+        let input: &[u8] = b"http://a/\nhttp://b/\n";
+        let mut arena = Arena::default();
+        let copied = arena.push(&[b"http://", b"c/"]).unwrap();
+        let mapped = Place::in_input(0, 10).unwrap();
+        assert_eq!(mapped.bytes(9, &arena, &[input]), b"http://b/");
+        assert_eq!(copied.bytes(9, &arena, &[input]), b"http://c/");
+        assert_eq!(Place::from_bits(mapped.to_bits()), mapped);
+    }
+
+    #[test]
+    fn what_does_not_fit_is_refused_not_wrapped() {
+        assert_eq!(Place::in_input(0, 1 << 40), Err(TooLarge));
+        assert_eq!(Place::in_input(1 << 23, 0), Err(TooLarge));
+        assert!(Place::in_input((1 << 23) - 1, (1 << 40) - 1).is_ok());
+    }
+}

@@ -1,0 +1,455 @@
+//! The set of keys seen so far: each distinct key once, with the size of its
+//! class, split into many shards by bits of the key's hash.
+//!
+//! Shards are independent, so a batch of lines is deduplicated on all cores
+//! at once: each shard takes its own lines in input order, so within it the
+//! first insertion of a key is the key's first occurrence by input position,
+//! whatever thread normalized it. Equality is decided on the bytes, never on
+//! the hash alone: two keys with the same 64-bit hash stay two classes.
+//!
+//! A key that is a line of a memory-mapped input, unchanged, is not copied:
+//! the shard keeps its place in the map. Other keys are copied once into
+//! the shard's arena.
+//!
+//! It knows keys and hashes: not lines, chunks or what a key means.
+
+use super::place::{Arena, Place};
+#[cfg(test)]
+use super::worker::key_hasher;
+
+/// How many shards: enough that each one's table is small, few enough that a
+/// batch gives each shard a run of lines.
+pub(crate) const SHARDS: usize = 512;
+
+/// The shard of a hash. A shard's table probes from the low 32 bits, so the
+/// shard comes from the bits above them and the two stay independent.
+#[inline]
+pub(crate) fn shard_of(hash: u64) -> usize {
+    (hash >> 32) as usize % SHARDS
+}
+
+/// A key to insert, and whether it can stay where it is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Key<'k> {
+    pub(crate) bytes: &'k [u8],
+    /// The key's place in a mapped input, when it lies there unchanged for
+    /// the whole run.
+    pub(crate) in_input: Option<Place>,
+}
+
+/// A slot of a shard's table: 16 bytes, four to a cache line.
+#[derive(Clone, Copy, Default, Debug)]
+struct Slot {
+    /// The low 32 bits of the key's hash: where the key probes from, and a
+    /// filter before any byte comparison.
+    hash: u32,
+    /// The key's length plus one; 0 marks an empty slot.
+    len_plus_one: u32,
+    /// The key's [`Place`]; when counting, the class's number instead.
+    data: u64,
+}
+
+/// An open-addressing table with linear probing. Written for this job
+/// rather than taken from hashbrown because the dedup loop must know where a
+/// key will probe, to prefetch it several keys ahead: a large set is
+/// memory-bound, and overlapping the cache misses is what makes it fast.
+struct Slots {
+    slots: Vec<Slot>,
+    len: usize,
+}
+
+impl Slots {
+    fn with_capacity(keys: usize) -> Slots {
+        // At most 5/8 full, a power of two so the mask is the modulo.
+        let size = (keys * 8 / 5 + 1).next_power_of_two().max(16);
+        Slots {
+            slots: vec![Slot::default(); size],
+            len: 0,
+        }
+    }
+
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    /// Asks the CPU to start loading where `hash` probes from.
+    #[inline(always)]
+    fn prefetch(&self, hash: u64) {
+        let slot = &self.slots[hash as u32 as usize & self.mask()];
+        prefetch(slot as *const Slot as *const u8);
+    }
+
+    /// The slot holding the key that `same` recognizes, or the empty slot
+    /// where it belongs.
+    #[inline]
+    fn probe(&self, hash: u64, len: u32, same: impl Fn(u64) -> bool) -> Result<usize, usize> {
+        let (hash, mask) = (hash as u32, self.mask());
+        let mut i = hash as usize & mask;
+        loop {
+            let slot = self.slots[i];
+            if slot.len_plus_one == 0 {
+                return Err(i);
+            }
+            if slot.hash == hash && slot.len_plus_one == len + 1 && same(slot.data) {
+                return Ok(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Whether one more key would pass 5/8 full.
+    fn is_full(&self) -> bool {
+        (self.len + 1) * 8 > self.slots.len() * 5
+    }
+
+    /// Doubles the table. Slots keep the hash bits they probe from, so no key
+    /// is hashed again (a shard never holds 2^32 slots).
+    #[cold]
+    fn grow(&mut self) {
+        let old = std::mem::take(&mut self.slots);
+        self.slots = vec![Slot::default(); old.len() * 2];
+        let mask = self.mask();
+        for slot in old.into_iter().filter(|s| s.len_plus_one != 0) {
+            let mut i = slot.hash as usize & mask;
+            while self.slots[i].len_plus_one != 0 {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = slot;
+        }
+    }
+}
+
+/// Starts loading the cache line at `address`; a hint with no other effect.
+#[inline(always)]
+fn prefetch(address: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint: it never faults, whatever the address,
+    // and SSE, which it needs, is part of every x86-64 CPU.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
+/// One shard: a table over its classes. Only when counting does it also keep
+/// the classes in first-seen order with their sizes.
+pub(crate) struct Shard {
+    slots: Slots,
+    counting: bool,
+    /// When counting: each class's place and length, and its size, by number.
+    ordered: Vec<(Place, u32)>,
+    counts: Vec<u64>,
+    arena: Arena,
+}
+
+impl Shard {
+    fn new(counting: bool) -> Shard {
+        Shard {
+            slots: Slots::with_capacity(0),
+            counting,
+            ordered: Vec::new(),
+            counts: Vec::new(),
+            arena: Arena::default(),
+        }
+    }
+
+    /// The key a slot's `data` names.
+    fn key_of<'s>(&'s self, data: u64, len: u32, maps: &[&'s [u8]]) -> &'s [u8] {
+        self.place_of(data).bytes(len as usize, &self.arena, maps)
+    }
+
+    /// The place of the key a slot's `data` names.
+    fn place_of(&self, data: u64) -> Place {
+        if self.counting {
+            self.ordered[data as usize].0
+        } else {
+            Place::from_bits(data)
+        }
+    }
+
+    /// Starts loading where `hash` probes, ahead of its [`Shard::insert`].
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, hash: u64) {
+        self.slots.prefetch(hash);
+    }
+
+    /// Later, once the slot is likely loaded: when it holds a key with the
+    /// same hash bits (a probable duplicate), starts loading that key's bytes.
+    #[inline(always)]
+    pub(crate) fn prefetch_key(&self, hash: u64, maps: &[&[u8]]) {
+        let slot = self.slots.slots[hash as u32 as usize & self.slots.mask()];
+        if slot.len_plus_one != 0 && slot.hash == hash as u32 {
+            let (bytes, start) = self.place_of(slot.data).locate(&self.arena, maps);
+            prefetch(bytes[start..].as_ptr());
+        }
+    }
+
+    /// Adds one line's key, whose hash is `hash`; says whether it is the
+    /// first of its class. `maps` are the mapped inputs' bytes, by source.
+    pub(crate) fn insert(&mut self, hash: u64, key: Key<'_>, maps: &[&[u8]]) -> bool {
+        if self.slots.is_full() {
+            self.slots.grow();
+        }
+        let Err(empty) = self.count(hash, key.bytes, maps) else {
+            return false;
+        };
+        let len = key.bytes.len() as u32;
+        let place = match key.in_input {
+            Some(place) => place,
+            // Arena blocks are 256 KiB: 2^23 of them are 2 TiB of keys, far
+            // past any memory limit.
+            None => self
+                .arena
+                .push(&[key.bytes])
+                .expect("fewer than 2 TiB of distinct keys in memory"),
+        };
+        let data = if self.counting {
+            self.ordered.push((place, len));
+            self.counts.push(1);
+            (self.ordered.len() - 1) as u64
+        } else {
+            place.to_bits()
+        };
+        self.slots.slots[empty] = Slot {
+            hash: hash as u32,
+            len_plus_one: len + 1,
+            data,
+        };
+        self.slots.len += 1;
+        true
+    }
+
+    /// Like [`Shard::insert`], but never adds a class: counts the key when
+    /// its class is there, and says whether it was. A set that has reached
+    /// its memory limit is used so, while new keys go elsewhere.
+    pub(crate) fn count_if_present(&mut self, hash: u64, key: Key<'_>, maps: &[&[u8]]) -> bool {
+        self.count(hash, key.bytes, maps).is_ok()
+    }
+
+    /// Finds the class of `key` and counts one more line in it, or says
+    /// which empty slot it belongs in.
+    fn count(&mut self, hash: u64, key: &[u8], maps: &[&[u8]]) -> Result<(), usize> {
+        let len = u32::try_from(key.len()).expect("a key shorter than 4 GiB");
+        let found = self
+            .slots
+            .probe(hash, len, |data| self.key_of(data, len, maps) == key)?;
+        if self.counting {
+            self.counts[self.slots.slots[found].data as usize] += 1;
+        }
+        Ok(())
+    }
+
+    /// The bytes the shard holds: its table, its copied keys and, when
+    /// counting, its classes' order and sizes (capacity, not use).
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.slots.slots.len() * size_of::<Slot>()
+            + self.arena.memory_bytes()
+            + self.ordered.capacity() * size_of::<(Place, u32)>()
+            + self.counts.capacity() * size_of::<u64>()
+    }
+
+    /// Makes room for `classes` classes, so that growing rarely rehashes
+    /// (only the pages used are ever touched).
+    fn reserve(&mut self, classes: usize) {
+        if self.slots.len == 0 {
+            self.slots = Slots::with_capacity(classes);
+        }
+        if self.counting {
+            self.ordered.reserve(classes);
+            self.counts.reserve(classes);
+        }
+    }
+
+    /// How many classes.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len
+    }
+
+    /// The key and size of the shard's `n`th class, in first-seen order.
+    /// Only a counting shard keeps that order.
+    pub(crate) fn class<'s>(&'s self, n: usize, maps: &[&'s [u8]]) -> (&'s [u8], u64) {
+        assert!(
+            self.counting,
+            "only a counting shard keeps its classes in order"
+        );
+        let (place, len) = self.ordered[n];
+        (place.bytes(len as usize, &self.arena, maps), self.counts[n])
+    }
+}
+
+/// All shards.
+pub(crate) struct DedupSet {
+    shards: Vec<Shard>,
+}
+
+impl DedupSet {
+    /// An empty set; with `counting`, it keeps each class's size.
+    pub(crate) fn new(counting: bool) -> DedupSet {
+        DedupSet {
+            shards: (0..SHARDS).map(|_| Shard::new(counting)).collect(),
+        }
+    }
+
+    /// Inserts a key, copying it; says whether it is the first of its class.
+    #[cfg(test)]
+    pub(crate) fn insert(&mut self, key: &[u8]) -> bool {
+        let hash = key_hasher().hash_one(key);
+        self.shards[shard_of(hash)].insert(
+            hash,
+            Key {
+                bytes: key,
+                in_input: None,
+            },
+            &[],
+        )
+    }
+
+    /// Makes room for about `lines` distinct keys in all.
+    pub(crate) fn reserve(&mut self, lines: usize) {
+        let per_shard = lines / SHARDS + 16;
+        self.shards.iter_mut().for_each(|s| s.reserve(per_shard));
+    }
+
+    /// The shards, to work on in parallel.
+    pub(crate) fn shards_mut(&mut self) -> &mut [Shard] {
+        &mut self.shards
+    }
+
+    /// How many distinct keys.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.shards.iter().map(Shard::len).sum()
+    }
+
+    /// The bytes the set holds, all shards together.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.shards.iter().map(Shard::memory_bytes).sum()
+    }
+
+    /// Each class's key and size, in first-seen order, given the shard of each
+    /// class in that order (`order`, one entry per class). The set must be counting.
+    pub(crate) fn classes_in_order<'s>(
+        &'s self,
+        order: &'s [u16],
+        maps: &'s [&'s [u8]],
+    ) -> impl Iterator<Item = (&'s [u8], u64)> + 's {
+        // Within a shard, classes are in first-seen order: one cursor each.
+        let mut next = vec![0usize; SHARDS];
+        order.iter().map(move |&shard| {
+            let shard = shard as usize;
+            let n = next[shard];
+            next[shard] += 1;
+            self.shards[shard].class(n, maps)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_first_once() {
+        let mut set = DedupSet::new(false);
+        assert!(set.insert(b"http://a/"));
+        assert!(!set.insert(b"http://a/"));
+        assert!(set.insert(b"http://b/"));
+        assert_eq!(set.len(), 2);
+    }
+
+    /// Against a naive oracle: a linear scan of the keys seen. Hashes are
+    /// forced to collide (all equal, or few distinct), so equality must come
+    /// from the bytes; the table grows many times on the way.
+    #[test]
+    fn agrees_with_a_linear_scan_even_when_hashes_collide() {
+        let keys: Vec<Vec<u8>> = (0..3000u32)
+            .map(|i| format!("k{}", i % 1100).into_bytes())
+            .collect();
+        for distinct_hashes in [1u64, 7, u64::MAX] {
+            let mut shard = Shard::new(true);
+            let mut seen: Vec<&[u8]> = Vec::new();
+            for key in &keys {
+                let hash = key_hasher().hash_one(key) % distinct_hashes;
+                let first = !seen.contains(&key.as_slice());
+                if first {
+                    seen.push(key);
+                }
+                // Growth rehashes with the real hash; only equal hashes matter here.
+                let hash = if distinct_hashes == u64::MAX {
+                    key_hasher().hash_one(key)
+                } else {
+                    hash
+                };
+                if distinct_hashes != u64::MAX {
+                    shard.reserve(4096);
+                }
+                assert_eq!(
+                    shard.insert(
+                        hash,
+                        Key {
+                            bytes: key,
+                            in_input: None
+                        },
+                        &[]
+                    ),
+                    first
+                );
+            }
+            assert_eq!(shard.len(), 1100);
+            let classes: Vec<_> = (0..shard.len()).map(|n| shard.class(n, &[])).collect();
+            assert_eq!(classes.iter().map(|(k, _)| *k).collect::<Vec<_>>(), seen);
+            assert!(classes.iter().all(|&(_, count)| count >= 2));
+        }
+    }
+
+    #[test]
+    fn classes_come_back_in_first_seen_order_across_shards() {
+        let mut set = DedupSet::new(true);
+        let mut order = Vec::new();
+        let keys: Vec<String> = (0..5000)
+            .map(|i| format!("http://h{}/", i % 1234))
+            .collect();
+        for key in &keys {
+            if set.insert(key.as_bytes()) {
+                order.push(shard_of(key_hasher().hash_one(key.as_bytes())) as u16);
+            }
+        }
+        let classes: Vec<_> = set.classes_in_order(&order, &[]).collect();
+        let expected: Vec<String> = (0..1234).map(|i| format!("http://h{i}/")).collect();
+        assert_eq!(
+            classes
+                .iter()
+                .map(|(k, _)| std::str::from_utf8(k).unwrap())
+                .collect::<Vec<_>>(),
+            expected
+        );
+        assert_eq!(classes.iter().map(|&(_, c)| c).sum::<u64>(), 5000);
+    }
+
+    #[test]
+    fn keys_in_a_map_are_compared_where_they_lie() {
+        let map: &[u8] = b"http://a/\nhttp://b/\nhttp://a/\n";
+        let maps = [map];
+        let mut shard = Shard::new(true);
+        let key = |offset: usize| Key {
+            bytes: &map[offset..offset + 9],
+            in_input: Some(Place::in_input(0, offset).unwrap()),
+        };
+        let hash = |offset: usize| key_hasher().hash_one(&map[offset..offset + 9]);
+        assert!(shard.insert(hash(0), key(0), &maps));
+        assert!(shard.insert(hash(10), key(10), &maps));
+        assert!(!shard.insert(hash(20), key(20), &maps));
+        assert!(!shard.insert(
+            hash(0),
+            Key {
+                bytes: b"http://a/",
+                in_input: None
+            },
+            &maps
+        ));
+        assert_eq!(shard.class(0, &maps), (&b"http://a/"[..], 3));
+        assert!(shard.arena.is_empty(), "nothing was copied");
+    }
+}
