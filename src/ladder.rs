@@ -6,27 +6,56 @@
 //! class of the scheme rung (one line each) through the protocol steps and
 //! each transform alone. Each step's keys are counted as 128-bit fingerprints — a collision
 //! among 10^9 keys has a probability near 10^-21, so the counts are the
-//! counts `dedup` gives. Lines are addressed by their place in the inputs
-//! (standard input is read into memory first), so examples cost no copies.
+//! counts `dedup` gives. Lines are addressed by their [`Place`] in the
+//! inputs: a mapped file's lines are read where they lie; standard input is
+//! read as a stream, the pipeline's chunks, and only the lines a class
+//! refers to are copied.
+//!
+//! It reads through the pipeline's input and chunker and the same line
+//! preparation as `dedup` ([`Columns`]); it writes nothing itself.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::Read;
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::normalize::protocol::{PRESETS, Protocol, Transform, candidates};
+use crate::mapper::Columns;
+use crate::normalize::protocol::{PRESETS, Preset, Protocol, Transform, candidates};
 use crate::normalize::{Normalizer, Rung};
+use crate::pipeline::chunks::{Chunk, ChunkBytes, Chunks};
 use crate::pipeline::input::{Input, InputError, lines_at};
+use crate::pipeline::place::Place;
+use crate::pipeline::{MAX_LINE_BYTES, Progress, RunError, thread_pool};
 use crate::uri::{UriRef, mask_password};
+
+/// What a step of the report is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    /// One of the RFC rungs: string, syntax, scheme.
+    Rung(Rung),
+    /// The scheme rung and a preset's transforms.
+    Preset(&'static Preset),
+    /// The last preset plus one transform (`--with`).
+    PresetPlus(Transform),
+}
+
+impl StepKind {
+    /// `string`, `syntax`, `scheme`, `protocol:safe`, `+lowercase-path`, …
+    pub fn name(self) -> String {
+        match self {
+            StepKind::Rung(rung) => rung.name().to_string(),
+            StepKind::Preset(preset) => format!("protocol:{}", preset.name),
+            StepKind::PresetPlus(t) => format!("+{}", t.name()),
+        }
+    }
+}
 
 /// One step of the report.
 #[derive(Clone, Debug)]
 pub struct Step {
-    /// `string`, `syntax`, `scheme`, `protocol:safe`, …
-    pub name: String,
+    pub kind: StepKind,
     normalizer: Normalizer,
 }
 
@@ -40,8 +69,23 @@ pub struct Options {
     /// One more step: the aggressive preset plus this transform.
     pub with: Option<Transform>,
     pub threads: usize,
-    /// Show a progress bar on standard error (when it is a terminal).
-    pub progress: bool,
+    /// Which column holds the URI and what is done to it first, as for `dedup`.
+    pub columns: Columns,
+    /// Longer lines are rejected (never truncated).
+    pub max_line_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            examples: 5,
+            sample: None,
+            with: None,
+            threads: 1,
+            columns: Columns::default(),
+            max_line_bytes: MAX_LINE_BYTES,
+        }
+    }
 }
 
 /// A class new at a step: equal there, two distinct spellings below.
@@ -60,6 +104,8 @@ pub struct Merge {
 /// One line of the table.
 #[derive(Clone, Debug)]
 pub struct StepReport {
+    pub kind: StepKind,
+    /// The kind's name.
     pub name: String,
     pub distinct: u64,
     /// Distinct keys fewer than the step before (0 for the first).
@@ -87,29 +133,33 @@ pub struct Report {
 
 /// The steps for `options`: the three RFC rungs, the presets, and maybe one more.
 pub fn steps(options: &Options) -> Vec<Step> {
-    let mut steps: Vec<Step> = [Rung::String, Rung::Syntax, Rung::Scheme]
+    let mut steps: Vec<Step> = RFC_RUNGS
         .into_iter()
         .map(|rung| Step {
-            name: rung.name().to_string(),
+            kind: StepKind::Rung(rung),
             normalizer: Normalizer::new(rung),
         })
         .collect();
     for preset in PRESETS {
         steps.push(Step {
-            name: format!("protocol:{}", preset.name),
+            kind: StepKind::Preset(preset),
             normalizer: Normalizer::with_protocol(Protocol::from(*preset)),
         });
     }
-    if let Some(t) = options.with {
-        let mut protocol = Protocol::from(PRESETS[PRESETS.len() - 1]);
+    if let (Some(t), Some(last)) = (options.with, PRESETS.last()) {
+        let mut protocol = Protocol::from(*last);
         protocol.add(t);
         steps.push(Step {
-            name: format!("+{}", t.name()),
+            kind: StepKind::PresetPlus(t),
             normalizer: Normalizer::with_protocol(protocol),
         });
     }
     steps
 }
+
+/// The rungs the first pass counts line by line, in order; the protocol
+/// steps start from the last.
+const RFC_RUNGS: [Rung; 3] = [Rung::String, Rung::Syntax, Rung::Scheme];
 
 /// The transforms whose merges are attributed: every one in a preset.
 fn attributed() -> Vec<Transform> {
@@ -119,16 +169,11 @@ fn attributed() -> Vec<Transform> {
         .collect()
 }
 
-/// A line's place: input number in the top 24 bits, offset below.
-type Position = u64;
-const OFFSET_BITS: u32 = 40;
-
 /// A fingerprint; 0 means "rejected at this step".
 type Print = u128;
 
 /// A map keyed by fingerprints, which are already uniformly random.
 type PrintHasher = BuildHasherDefault<FoldHasher>;
-type Classes = HashMap<Print, Class, PrintHasher>;
 
 #[derive(Default)]
 struct FoldHasher(u64);
@@ -145,6 +190,9 @@ impl Hasher for FoldHasher {
     fn write_u128(&mut self, n: u128) {
         self.0 = n as u64;
     }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 /// What a step remembers of one class.
@@ -153,40 +201,104 @@ struct Class {
     size: u64,
     /// The step below's fingerprint of the class's first line (low bits).
     below: u64,
-    first: Position,
+    first: Place,
     /// The first line whose fingerprint below differs from the first's, or
-    /// [`NO_OTHER`] (kept as a plain number: classes are most of the memory).
-    other: Position,
+    /// [`NO_OTHER`] (kept as a plain place: classes are most of the memory).
+    other: Place,
 }
 
 /// No line of the class differs below (yet).
-const NO_OTHER: Position = Position::MAX;
+const NO_OTHER: Place = Place::NONE;
 
-/// Adds `size` lines to the class of `print`, the first of them at
-/// `position` with fingerprint `below` at the step below. Called in input
-/// order, so `first` and `other` are the earliest such lines.
-fn absorb(table: &mut Classes, print: Print, below: Print, position: Position, size: u64) {
-    let below = below as u64;
-    table
-        .entry(print)
-        .and_modify(|c| {
-            c.size += size;
-            if c.other == NO_OTHER && c.below != below {
-                c.other = position;
+/// The lines a table's classes refer to: in a mapped input they are read
+/// where they lie; from standard input, which is read as a stream, they are
+/// copied when a class first refers to them.
+#[derive(Default)]
+struct LineStore {
+    copies: HashMap<Place, Range<usize>, PrintHasher>,
+    bytes: Vec<u8>,
+}
+
+impl LineStore {
+    /// Keeps `line` (at `place`, in `chunk`) if it would not outlive the chunk.
+    fn keep(&mut self, chunk: &Chunk<'_>, place: Place, line: &[u8]) {
+        if let ChunkBytes::Owned(_) = chunk.bytes {
+            let start = self.bytes.len();
+            self.bytes.extend_from_slice(line);
+            self.copies.insert(place, start..self.bytes.len());
+        }
+    }
+
+    /// The line at `place`.
+    fn line<'s>(&'s self, place: Place, maps: &[&'s [u8]]) -> &'s [u8] {
+        if let Some(range) = self.copies.get(&place) {
+            return &self.bytes[range.clone()];
+        }
+        let (input, offset) = place
+            .input_offset()
+            .expect("the ladder places lines in inputs");
+        let rest = &maps[input][offset..];
+        let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
+        line.strip_suffix(b"\r").unwrap_or(line)
+    }
+}
+
+/// One step's classes, and the lines they refer to.
+#[derive(Default)]
+struct Classes {
+    map: HashMap<Print, Class, PrintHasher>,
+    lines: LineStore,
+}
+
+impl Classes {
+    /// Adds `size` lines to the class of `print`, the first of them `line`
+    /// at `place` with fingerprint `below` at the step below. Called in
+    /// input order, so `first` and `other` are the earliest such lines.
+    fn absorb(&mut self, print: Print, below: Print, line: LineAt<'_, '_>, size: u64) {
+        let below = below as u64;
+        let keep = match self.map.entry(print) {
+            std::collections::hash_map::Entry::Occupied(mut entry) => {
+                let class = entry.get_mut();
+                class.size += size;
+                let differs = class.other == NO_OTHER && class.below != below;
+                if differs {
+                    class.other = line.place;
+                }
+                differs
             }
-        })
-        .or_insert(Class {
-            size,
-            below,
-            first: position,
-            other: NO_OTHER,
-        });
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                entry.insert(Class {
+                    size,
+                    below,
+                    first: line.place,
+                    other: NO_OTHER,
+                });
+                true
+            }
+        };
+        if keep && let Some((chunk, bytes)) = line.in_chunk {
+            self.lines.keep(chunk, line.place, bytes);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+/// A line being counted: its place, and while its chunk is at hand, its bytes.
+#[derive(Clone, Copy)]
+struct LineAt<'c, 'a> {
+    place: Place,
+    in_chunk: Option<(&'c Chunk<'a>, &'c [u8])>,
 }
 
 /// The per-line fingerprints of one chunk at the three RFC rungs.
-struct ChunkPrints {
-    positions: Vec<Position>,
-    /// `prints[rung][line]`: string, syntax, scheme.
+struct ChunkPrints<'a> {
+    chunk: Chunk<'a>,
+    /// Each line looked at: its place, and its span in the chunk.
+    lines: Vec<(Place, Range<usize>)>,
+    /// `prints[rung][line]`, in the order of [`RFC_RUNGS`].
     prints: [Vec<Print>; 3],
     blank: u64,
     time: [Duration; 3],
@@ -195,7 +307,7 @@ struct ChunkPrints {
 /// One class of the scheme rung, which the protocol steps start from.
 #[derive(Clone, Copy)]
 struct SchemeClass {
-    first: Position,
+    first: Place,
     size: u64,
     print: Print,
 }
@@ -216,7 +328,33 @@ struct ProtocolPrints {
 
 type Hashers = (ahash::RandomState, ahash::RandomState);
 
-/// Runs the report over `inputs`.
+/// The hashers of fingerprints: fixed seeds, so a report is reproducible.
+fn hashers() -> Hashers {
+    (
+        ahash::RandomState::with_seeds(1, 2, 3, 4),
+        ahash::RandomState::with_seeds(5, 6, 7, 8),
+    )
+}
+
+/// What the report reads and how: the inputs' maps, the line preparation.
+struct Reading<'r, 'a> {
+    maps: Vec<&'a [u8]>,
+    options: &'r Options,
+    hashers: Hashers,
+}
+
+impl Reading<'_, '_> {
+    /// Calls `with` on the URI `line` stands for (see [`Columns::with_uri`]).
+    fn with_uri<T>(
+        &self,
+        line: &[u8],
+        with: impl FnOnce(&[u8]) -> Result<T, crate::InvalidUri>,
+    ) -> Result<T, crate::InvalidUri> {
+        self.options.columns.with_uri(line, with).map(|(t, _)| t)
+    }
+}
+
+/// Runs the report over `inputs`, telling `progress` the bytes read.
 ///
 /// Two passes. The first goes over the lines, normalizing each at the three
 /// RFC rungs. The protocol steps and the single transforms are functions of
@@ -224,74 +362,95 @@ type Hashers = (ahash::RandomState, ahash::RandomState);
 /// one line each, in the order of their first lines: that gives the same
 /// classes, sizes and examples as going over every line, for a fraction of
 /// the work and none of the per-line memory.
-pub fn run(inputs: &[Input], options: &Options) -> Result<Report, InputError> {
+pub fn run(
+    inputs: &[Input],
+    options: &Options,
+    progress: &dyn Progress,
+) -> Result<Report, RunError> {
     let started = Instant::now();
-    let sources = load(inputs)?;
     let steps = steps(options);
     let transforms = attributed();
-    let hashers = (
-        ahash::RandomState::with_seeds(1, 2, 3, 4),
-        ahash::RandomState::with_seeds(5, 6, 7, 8),
-    );
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads)
-        .build()
-        .map_err(|e| InputError::new("<threads>", std::io::Error::other(e)))?;
-    let progress = crate::pipeline::Unwatched;
+    let pool = thread_pool(options.threads)?;
+    let reading = Reading {
+        maps: inputs
+            .iter()
+            .map(|i| i.bytes().unwrap_or_default())
+            .collect(),
+        options,
+        hashers: hashers(),
+    };
 
-    let lines = pool.install(|| count_rungs(&sources, options, &hashers, &progress));
-    let mut reports = Vec::with_capacity(steps.len());
-    reports.push(step_report(
-        &steps[0],
-        lines.strings.len() as u64,
-        lines.rejected[0],
-        lines.time[0],
-        Vec::new(),
-        None,
-    ));
-    for (r, table) in lines.tables.iter().enumerate() {
-        let s = r + 1;
+    let counts = pool.install(|| count_rungs(inputs, &reading, progress))?;
+    let mut reports: Vec<StepReport> = Vec::with_capacity(steps.len());
+    let mut below: Option<&Step> = None;
+    for (step, rung) in steps.iter().zip(RFC_RUNGS) {
+        let (distinct, examples) = match counts.table(rung) {
+            Some(table) => (
+                table.len() as u64,
+                examples(table, &reading, step, below, options.examples),
+            ),
+            None => (counts.strings.len() as u64, Vec::new()),
+        };
+        let i = rung_index(rung);
         reports.push(step_report(
-            &steps[s],
-            table.len() as u64,
-            lines.rejected[s],
-            lines.time[s],
-            examples(table, &sources, &steps[s], &steps[s - 1], options.examples),
+            step,
+            distinct,
+            counts.rejected[i],
+            counts.time[i],
+            examples,
             reports.last(),
         ));
+        below = Some(step);
     }
-    drop(lines.strings);
-    let [syntax, scheme] = lines.tables;
-    drop(syntax);
-    let scheme_classes = in_first_order(scheme);
-    let protocol_steps: Vec<&Protocol> = steps[3..]
+    let RungCounts {
+        tables: [_, scheme],
+        rejected,
+        seen,
+        blank,
+        ..
+    } = counts;
+    let scheme_rejected = rejected[rung_index(Rung::Scheme)];
+    let scheme_classes = in_first_order(&scheme);
+    let protocol_steps: Vec<&Step> = steps
+        .iter()
+        .filter(|step| !matches!(step.kind, StepKind::Rung(_)))
+        .collect();
+    let protocols: Vec<&Protocol> = protocol_steps
         .iter()
         .filter_map(|step| step.normalizer.protocol())
         .collect();
     let worked: Vec<ProtocolPrints> = pool.install(|| {
         scheme_classes
             .par_chunks(CLASS_RUN)
-            .map(|run| protocol_prints(run, &sources, &protocol_steps, &transforms, &hashers))
+            .map(|run| protocol_prints(run, &scheme.lines, &reading, &protocols, &transforms))
             .collect()
     });
     let tables: Vec<Classes> = pool.install(|| {
-        (0..protocol_steps.len())
+        (0..protocols.len())
             .into_par_iter()
             .map(|p| protocol_classes(&scheme_classes, &worked, p))
             .collect()
     });
-    for (p, table) in tables.iter().enumerate() {
-        let s = 3 + p;
+    for (p, (step, table)) in protocol_steps.iter().zip(tables).enumerate() {
+        // Protocol classes refer to the scheme rung's first lines.
+        let examples = examples_in(
+            &table,
+            &scheme.lines,
+            &reading,
+            step,
+            below,
+            options.examples,
+        );
         reports.push(step_report(
-            &steps[s],
+            step,
             table.len() as u64,
-            lines.rejected[2],
+            scheme_rejected,
             worked.iter().map(|w| w.time[p]).sum(),
-            examples(table, &sources, &steps[s], &steps[s - 1], options.examples),
+            examples,
             reports.last(),
         ));
+        below = Some(step);
     }
-    drop(tables);
     let attribution = pool.install(|| {
         (0..transforms.len())
             .into_par_iter()
@@ -299,13 +458,21 @@ pub fn run(inputs: &[Input], options: &Options) -> Result<Report, InputError> {
             .collect()
     });
     Ok(Report {
-        lines: lines.seen,
-        blank: lines.blank,
+        lines: seen,
+        blank,
         sample: options.sample,
         steps: reports,
         attribution,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The position of `rung` in [`RFC_RUNGS`].
+fn rung_index(rung: Rung) -> usize {
+    RFC_RUNGS
+        .iter()
+        .position(|&r| r == rung)
+        .expect("one of the RFC rungs")
 }
 
 /// One line of the table, from its step's classes.
@@ -318,7 +485,8 @@ fn step_report(
     previous: Option<&StepReport>,
 ) -> StepReport {
     StepReport {
-        name: step.name.clone(),
+        kind: step.kind,
+        name: step.kind.name(),
         distinct,
         collapsed: previous.map_or(0, |r| r.distinct as i64 - distinct as i64),
         rejected,
@@ -328,7 +496,7 @@ fn step_report(
 }
 
 /// The first pass's totals: the string rung's keys, and a class table for
-/// the syntax and the scheme rungs.
+/// the syntax and the scheme rungs. Arrays are in the order of [`RFC_RUNGS`].
 struct RungCounts {
     strings: HashSet<Print, PrintHasher>,
     tables: [Classes; 2],
@@ -339,10 +507,15 @@ struct RungCounts {
 }
 
 impl RungCounts {
+    /// The class table of `rung`; the string rung keeps only its keys.
+    fn table(&self, rung: Rung) -> Option<&Classes> {
+        rung_index(rung).checked_sub(1).map(|t| &self.tables[t])
+    }
+
     /// Counts a batch of chunks, in input order, each rung on its own task.
-    fn count(&mut self, printed: &[ChunkPrints]) {
+    fn count(&mut self, printed: &[ChunkPrints<'_>]) {
         for chunk in printed {
-            self.seen += chunk.positions.len() as u64;
+            self.seen += chunk.lines.len() as u64;
             self.blank += chunk.blank;
             for (t, d) in self.time.iter_mut().zip(chunk.time) {
                 *t += d;
@@ -374,14 +547,16 @@ impl RungCounts {
     }
 }
 
-/// The first pass: batches of chunks are fingerprinted in parallel, and each
-/// batch is counted while the next one is fingerprinted.
-fn count_rungs(
-    sources: &[Cow<'_, [u8]>],
-    options: &Options,
-    hashers: &Hashers,
-    progress: &dyn crate::pipeline::Progress,
-) -> RungCounts {
+/// How many chunks of input each thread fingerprints per batch.
+const CHUNKS_PER_THREAD: usize = 4;
+
+/// The first pass: batches of the pipeline's chunks are fingerprinted in
+/// parallel, and each batch is counted while the next one is fingerprinted.
+fn count_rungs<'a>(
+    inputs: &'a [Input],
+    reading: &Reading<'_, 'a>,
+    progress: &dyn Progress,
+) -> Result<RungCounts, RunError> {
     let rungs = [Rung::Syntax, Rung::Scheme].map(Normalizer::new);
     let mut counts = RungCounts {
         strings: HashSet::default(),
@@ -391,62 +566,37 @@ fn count_rungs(
         seen: 0,
         blank: 0,
     };
-    let ranges = chunk_ranges(sources);
-    let print_batch = |batch: &[(usize, usize, usize)]| -> Vec<ChunkPrints> {
+    let mut chunks = Chunks::new(inputs);
+    let batch_len = rayon::current_num_threads() * CHUNKS_PER_THREAD;
+    let print_batch = |batch: Vec<Chunk<'a>>| -> Result<Vec<ChunkPrints<'a>>, RunError> {
+        let bytes: usize = batch.iter().map(|c| c.bytes.len()).sum();
         let printed = batch
-            .par_iter()
-            .map(|&(source, start, end)| {
-                print_chunk(sources, source, start, end, &rungs, options, hashers)
-            })
-            .collect();
-        progress.advance(
-            batch
-                .iter()
-                .map(|&(_, start, end)| (end - start) as u64)
-                .sum(),
-        );
-        printed
+            .into_par_iter()
+            .map(|chunk| print_chunk(chunk, &rungs, reading))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|source| too_large(inputs, source))?;
+        progress.advance(bytes as u64);
+        Ok(printed)
     };
-    let mut pending: Vec<ChunkPrints> = Vec::new();
-    for batch in ranges.chunks(rayon::current_num_threads() * 4) {
+    let mut pending: Vec<ChunkPrints<'a>> = Vec::new();
+    loop {
+        let batch = chunks.next_batch(batch_len).map_err(RunError::Input)?;
+        if batch.is_empty() {
+            break;
+        }
         let (printed, ()) = rayon::join(|| print_batch(batch), || counts.count(&pending));
-        pending = printed;
+        pending = printed?;
     }
     counts.count(&pending);
-    counts
+    Ok(counts)
 }
 
-/// Each input's bytes: the map of a file, or standard input read whole.
-fn load(inputs: &[Input]) -> Result<Vec<Cow<'_, [u8]>>, InputError> {
-    inputs
-        .iter()
-        .map(|input| match input.bytes() {
-            Some(bytes) => Ok(Cow::Borrowed(bytes)),
-            None => {
-                let mut bytes = Vec::new();
-                std::io::stdin()
-                    .lock()
-                    .read_to_end(&mut bytes)
-                    .map_err(|e| InputError::new(input.name(), e))?;
-                Ok(Cow::Owned(bytes))
-            }
-        })
-        .collect()
-}
-
-/// Ranges of about 1 MiB ending at newlines: `(source, start, end)`.
-fn chunk_ranges(sources: &[Cow<'_, [u8]>]) -> Vec<(usize, usize, usize)> {
-    let mut ranges = Vec::new();
-    for (source, bytes) in sources.iter().enumerate() {
-        let mut start = 0;
-        while start < bytes.len() {
-            let want = (start + crate::pipeline::chunks::CHUNK_BYTES).min(bytes.len());
-            let end = memchr::memchr(b'\n', &bytes[want - 1..]).map_or(bytes.len(), |n| want + n);
-            ranges.push((source, start, end));
-            start = end;
-        }
-    }
-    ranges
+/// The error for an input too large to place its lines in (over 1 TiB).
+fn too_large(inputs: &[Input], source: usize) -> RunError {
+    RunError::Input(InputError::new(
+        inputs[source].name(),
+        std::io::Error::other("too large for the ladder to index (over 1 TiB)"),
+    ))
 }
 
 /// The fingerprint of a key (never 0, which means "rejected").
@@ -455,10 +605,10 @@ fn print(key: &[u8], hashers: &Hashers) -> Print {
     p.max(1)
 }
 
-/// Whether a line is in the sample: by a hash of its host without `www.`,
+/// Whether a URI is in the sample: by a hash of its host without `www.`,
 /// so every spelling of a site lands on the same side.
-fn sampled(line: &[u8], fraction: f64, hashers: &Hashers) -> bool {
-    let host = UriRef::parse_bytes(line)
+fn sampled(uri: &[u8], fraction: f64, hashers: &Hashers) -> bool {
+    let host = UriRef::parse_bytes(uri)
         .ok()
         .and_then(|u| u.host())
         .unwrap_or_default()
@@ -467,39 +617,82 @@ fn sampled(line: &[u8], fraction: f64, hashers: &Hashers) -> bool {
     (hashers.0.hash_one(host.as_bytes()) as f64) < fraction * u64::MAX as f64
 }
 
+/// Where a URI to fingerprint is: the line itself, or prepared (a column,
+/// repaired, resolved) into the chunk's buffer; `None` when rejected.
+enum Value {
+    Line(Range<usize>),
+    Prepared(Range<usize>),
+    Rejected,
+}
+
 /// Fingerprints one chunk's lines at the three RFC rungs, rung by rung (so
 /// each is timed once a chunk). Each line is parsed once: the string rung's
-/// work is that check.
-fn print_chunk(
-    sources: &[Cow<'_, [u8]>],
-    source: usize,
-    start: usize,
-    end: usize,
+/// work is that check. An error names the input whose lines cannot be placed.
+fn print_chunk<'a>(
+    chunk: Chunk<'a>,
     rungs: &[Normalizer; 2],
-    options: &Options,
-    hashers: &Hashers,
-) -> ChunkPrints {
+    reading: &Reading<'_, '_>,
+) -> Result<ChunkPrints<'a>, usize> {
     let t0 = Instant::now();
-    let mut positions = Vec::new();
+    let options = reading.options;
+    let plain = options.columns.is_plain();
+    let mut lines = Vec::new();
+    let mut values = Vec::new();
+    let mut prepared = Vec::new();
     let mut blank = 0;
-    let mut parsed: Vec<Option<UriRef<'_>>> = Vec::new();
-    let body_offset = |line: &[u8]| line.as_ptr() as usize - sources[source].as_ptr() as usize;
-    for (_, line) in lines_at(&sources[source][start..end], start) {
+    let bytes: &[u8] = &chunk.bytes;
+    for (_, line) in lines_at(bytes, chunk.offset) {
         if line.is_empty() {
             blank += 1;
             continue;
         }
-        if options.sample.is_some_and(|f| !sampled(line, f, hashers)) {
-            continue;
+        let start = line.as_ptr() as usize - bytes.as_ptr() as usize;
+        let value = if line.len() > options.max_line_bytes {
+            Value::Rejected
+        } else if plain {
+            Value::Line(start..start + line.len())
+        } else {
+            let from = prepared.len();
+            let kept = reading.with_uri(line, |uri| {
+                prepared.extend_from_slice(uri);
+                Ok(())
+            });
+            match kept {
+                Ok(()) => Value::Prepared(from..prepared.len()),
+                Err(_) => Value::Rejected,
+            }
+        };
+        if let Some(fraction) = options.sample {
+            let uri = match &value {
+                Value::Prepared(range) => &prepared[range.clone()],
+                _ => line,
+            };
+            if !sampled(uri, fraction, &reading.hashers) {
+                prepared.truncate(match &value {
+                    Value::Prepared(range) => range.start,
+                    _ => prepared.len(),
+                });
+                continue;
+            }
         }
-        positions.push((source as u64) << OFFSET_BITS | body_offset(line) as u64);
-        parsed.push(UriRef::parse_bytes(line).ok());
+        let place =
+            Place::in_input(chunk.source, chunk.offset + start).map_err(|_| chunk.source)?;
+        lines.push((place, start..start + line.len()));
+        values.push(value);
     }
+    let parsed: Vec<Option<UriRef<'_>>> = values
+        .iter()
+        .map(|value| match value {
+            Value::Line(range) => UriRef::parse_bytes(&bytes[range.clone()]).ok(),
+            Value::Prepared(range) => UriRef::parse_bytes(&prepared[range.clone()]).ok(),
+            Value::Rejected => None,
+        })
+        .collect();
     let string_prints = parsed
         .iter()
         .map(|uri| {
             uri.as_ref()
-                .map_or(0, |u| print(u.as_str().as_bytes(), hashers))
+                .map_or(0, |u| print(u.as_str().as_bytes(), &reading.hashers))
         })
         .collect();
     let mut time = [t0.elapsed(), Duration::ZERO, Duration::ZERO];
@@ -511,7 +704,7 @@ fn print_chunk(
             .map(|uri| {
                 out.clear();
                 match uri.as_ref().map(|u| rungs[r].normalize_parsed(u, &mut out)) {
-                    Some(Ok(_)) => print(&out, hashers),
+                    Some(Ok(_)) => print(&out, &reading.hashers),
                     _ => 0,
                 }
             })
@@ -519,31 +712,40 @@ fn print_chunk(
         time[r + 1] = t0.elapsed();
         prints
     });
-    ChunkPrints {
-        positions,
+    drop(parsed);
+    Ok(ChunkPrints {
+        chunk,
+        lines,
         prints: [string_prints, syntax, scheme],
         blank,
         time,
-    }
+    })
 }
 
 /// Counts one chunk's lines into rung `r`'s table, in input order.
-fn count_rung(table: &mut Classes, rejected: &mut u64, chunk: &ChunkPrints, r: usize) {
+fn count_rung(table: &mut Classes, rejected: &mut u64, chunk: &ChunkPrints<'_>, r: usize) {
     for (i, &p) in chunk.prints[r].iter().enumerate() {
         if p == 0 {
             *rejected += 1;
             continue;
         }
         let below = r.checked_sub(1).map_or(0, |b| chunk.prints[b][i]);
-        absorb(table, p, below, chunk.positions[i], 1);
+        let (place, span) = &chunk.lines[i];
+        let line = LineAt {
+            place: *place,
+            in_chunk: Some((&chunk.chunk, &chunk.chunk.bytes[span.clone()])),
+        };
+        table.absorb(p, below, line, 1);
     }
 }
 
-/// The scheme rung's classes, earliest first line first.
-fn in_first_order(table: Classes) -> Vec<SchemeClass> {
+/// The scheme rung's classes, earliest first line first (places order
+/// lines by input, then offset).
+fn in_first_order(table: &Classes) -> Vec<SchemeClass> {
     let mut classes: Vec<SchemeClass> = table
-        .into_iter()
-        .map(|(print, class)| SchemeClass {
+        .map
+        .iter()
+        .map(|(&print, class)| SchemeClass {
             first: class.first,
             size: class.size,
             print,
@@ -557,19 +759,22 @@ fn in_first_order(table: Classes) -> Vec<SchemeClass> {
 /// attributed transform alone, from each class's first line.
 fn protocol_prints(
     run: &[SchemeClass],
-    sources: &[Cow<'_, [u8]>],
-    protocol_steps: &[&Protocol],
+    lines: &LineStore,
+    reading: &Reading<'_, '_>,
+    protocols: &[&Protocol],
     transforms: &[Transform],
-    hashers: &Hashers,
 ) -> ProtocolPrints {
     let scheme = Normalizer::new(Rung::Scheme);
+    let hashers = &reading.hashers;
     let mut forms = Vec::new();
-    let spans: Vec<std::ops::Range<usize>> = run
+    let spans: Vec<Range<usize>> = run
         .iter()
         .map(|class| {
             let start = forms.len();
-            scheme
-                .normalize_into(line_at(sources, class.first), &mut forms)
+            reading
+                .with_uri(lines.line(class.first, &reading.maps), |uri| {
+                    scheme.normalize_into(uri, &mut forms)
+                })
                 .expect("the first pass accepted this line at the scheme rung");
             start..forms.len()
         })
@@ -588,8 +793,8 @@ fn protocol_prints(
         protocol.write(&parsed[i], &mut out);
         (out != forms[spans[i].clone()]).then(|| print(&out, hashers))
     };
-    let mut time = Vec::with_capacity(protocol_steps.len());
-    let images = protocol_steps
+    let mut time = Vec::with_capacity(protocols.len());
+    let images = protocols
         .iter()
         .map(|protocol| {
             let t0 = Instant::now();
@@ -631,7 +836,8 @@ fn protocol_prints(
 }
 
 /// The classes of protocol step `p`: the scheme classes merged by their
-/// images, in the order of their first lines.
+/// images, in the order of their first lines. Their lines are the scheme
+/// rung's (its [`LineStore`]).
 fn protocol_classes(classes: &[SchemeClass], worked: &[ProtocolPrints], p: usize) -> Classes {
     let mut table = Classes::default();
     for (run, prints) in classes.chunks(CLASS_RUN).zip(worked) {
@@ -640,13 +846,11 @@ fn protocol_classes(classes: &[SchemeClass], worked: &[ProtocolPrints], p: usize
                 0 => class.print,
                 _ => prints.images[p - 1][i],
             };
-            absorb(
-                &mut table,
-                prints.images[p][i],
-                below,
-                class.first,
-                class.size,
-            );
+            let line = LineAt {
+                place: class.first,
+                in_chunk: None,
+            };
+            table.absorb(prints.images[p][i], below, line, class.size);
         }
     }
     table
@@ -670,17 +874,38 @@ fn merged_alone(classes: &[SchemeClass], worked: &[ProtocolPrints], t: usize) ->
     changed as i64 - (images.len() - unchanged_hit) as i64
 }
 
-/// The `n` largest classes new at `step`, largest first, earliest first on a tie.
+/// The `n` largest classes new at `step`, largest first, earliest first on a
+/// tie; their lines are the table's own.
 fn examples(
     table: &Classes,
-    sources: &[Cow<'_, [u8]>],
+    reading: &Reading<'_, '_>,
     step: &Step,
-    below: &Step,
+    below: Option<&Step>,
     n: usize,
 ) -> Vec<Merge> {
-    let mut merged: Vec<&Class> = table.values().filter(|c| c.other != NO_OTHER).collect();
+    examples_in(table, &table.lines, reading, step, below, n)
+}
+
+/// [`examples`], with the lines in `lines`.
+fn examples_in(
+    table: &Classes,
+    lines: &LineStore,
+    reading: &Reading<'_, '_>,
+    step: &Step,
+    below: Option<&Step>,
+    n: usize,
+) -> Vec<Merge> {
+    let Some(below) = below else {
+        return Vec::new();
+    };
+    let mut merged: Vec<(&Class, Place)> = table
+        .map
+        .values()
+        .filter(|c| c.other != NO_OTHER)
+        .map(|c| (c, c.other))
+        .collect();
     // Classes have distinct first lines, so the order is total.
-    let order = |c: &&Class| (std::cmp::Reverse(c.size), c.first);
+    let order = |(c, _): &(&Class, Place)| (std::cmp::Reverse(c.size), c.first);
     if merged.len() > n {
         merged.select_nth_unstable_by_key(n, order);
         merged.truncate(n);
@@ -688,14 +913,20 @@ fn examples(
     merged.sort_unstable_by_key(order);
     merged
         .into_iter()
-        .map(|class| {
-            let spellings: Vec<&[u8]> = [class.first, class.other]
+        .map(|(class, other)| {
+            // The URIs as they entered the ladder (a column, repaired, resolved).
+            let spellings: Vec<Vec<u8>> = [class.first, other]
                 .into_iter()
-                .map(|p| line_at(sources, p))
+                .map(|place| {
+                    let line = lines.line(place, &reading.maps);
+                    reading
+                        .with_uri(line, |uri| Ok(uri.to_vec()))
+                        .unwrap_or_else(|_| line.to_vec())
+                })
                 .collect();
             let key = step
                 .normalizer
-                .normalize(&String::from_utf8_lossy(spellings[0]))
+                .normalize(&String::from_utf8_lossy(&spellings[0]))
                 .unwrap_or_default();
             let mut joined_by: Vec<String> = Vec::new();
             for spelling in &spellings {
@@ -718,13 +949,13 @@ fn examples(
         .collect()
 }
 
-/// The names of what `step` changed in `line` beyond `below`.
-fn reasons(step: &Step, below: &Step, line: &[u8]) -> Vec<String> {
+/// The names of what `step` changed in `uri` beyond `below`.
+fn reasons(step: &Step, below: &Step, uri: &[u8]) -> Vec<String> {
     let mut out = Vec::new();
-    let Ok(changes) = step.normalizer.normalize_into(line, &mut out) else {
+    let Ok(changes) = step.normalizer.normalize_into(uri, &mut out) else {
         return Vec::new();
     };
-    let below_changes = below.normalizer.normalize_into(line, &mut Vec::new()).ok();
+    let below_changes = below.normalizer.normalize_into(uri, &mut Vec::new()).ok();
     let rung = step.normalizer.rung();
     let mut names: Vec<String> = changes
         .rules()
@@ -738,13 +969,4 @@ fn reasons(step: &Step, below: &Step, line: &[u8]) -> Vec<String> {
             .map(|t| t.name().to_string()),
     );
     names
-}
-
-/// The line at `position`.
-fn line_at<'s>(sources: &'s [Cow<'_, [u8]>], position: Position) -> &'s [u8] {
-    let source = (position >> OFFSET_BITS) as usize;
-    let offset = (position & ((1 << OFFSET_BITS) - 1)) as usize;
-    let rest = &sources[source][offset..];
-    let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
-    line.strip_suffix(b"\r").unwrap_or(line)
 }

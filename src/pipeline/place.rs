@@ -9,7 +9,7 @@
 /// (then the next 23 bits are the input and the low 40 the offset) or in an
 /// arena (then the next 23 bits are the arena's block and the low 40 the
 /// offset in it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Place(u64);
 
 /// Why a place cannot be packed: more inputs, or a larger one, than 64 bits hold.
@@ -17,6 +17,9 @@ pub(crate) struct Place(u64);
 pub(crate) struct TooLarge;
 
 impl Place {
+    /// A place no packing makes: "no place", where a sentinel is cheaper
+    /// than an `Option` (which would double the size).
+    pub(crate) const NONE: Place = Place(u64::MAX);
     const IN_INPUT: u64 = 1 << 63;
     const INDEX_BITS: u32 = 23;
     const OFFSET_BITS: u32 = 40;
@@ -35,9 +38,18 @@ impl Place {
         if offset >> Self::OFFSET_BITS != 0 || index >> Self::INDEX_BITS != 0 {
             return Err(TooLarge);
         }
-        Ok(Place(
-            flag | (index as u64) << Self::OFFSET_BITS | offset as u64,
-        ))
+        let place = Place(flag | (index as u64) << Self::OFFSET_BITS | offset as u64);
+        match place {
+            Place::NONE => Err(TooLarge),
+            place => Ok(place),
+        }
+    }
+
+    /// Whether the place is in an input, its input (or block), and its offset.
+    fn unpack(self) -> (bool, usize, usize) {
+        let offset = (self.0 & ((1 << Self::OFFSET_BITS) - 1)) as usize;
+        let index = ((self.0 & !Self::IN_INPUT) >> Self::OFFSET_BITS) as usize;
+        (self.0 & Self::IN_INPUT != 0, index, offset)
     }
 
     /// The place as a plain number (to keep in a table slot).
@@ -50,11 +62,18 @@ impl Place {
         Place(bits)
     }
 
+    /// The input and offset of a place in an input.
+    pub(crate) fn input_offset(self) -> Option<(usize, usize)> {
+        match self.unpack() {
+            (true, index, offset) if self != Place::NONE => Some((index, offset)),
+            _ => None,
+        }
+    }
+
     /// The bytes the place lies in, and where it starts in them.
     pub(crate) fn locate<'s>(self, arena: &'s Arena, inputs: &[&'s [u8]]) -> (&'s [u8], usize) {
-        let offset = (self.0 & ((1 << Self::OFFSET_BITS) - 1)) as usize;
-        let index = ((self.0 & !Self::IN_INPUT) >> Self::OFFSET_BITS) as usize;
-        let bytes = if self.0 & Self::IN_INPUT != 0 {
+        let (in_input, index, offset) = self.unpack();
+        let bytes = if in_input {
             inputs[index]
         } else {
             &arena.blocks[index][..]
@@ -129,6 +148,9 @@ mod tests {
     fn what_does_not_fit_is_refused_not_wrapped() {
         assert_eq!(Place::in_input(0, 1 << 40), Err(TooLarge));
         assert_eq!(Place::in_input(1 << 23, 0), Err(TooLarge));
-        assert!(Place::in_input((1 << 23) - 1, (1 << 40) - 1).is_ok());
+        assert!(Place::in_input((1 << 23) - 1, (1 << 40) - 2).is_ok());
+        // The last one is `Place::NONE`.
+        assert_eq!(Place::in_input((1 << 23) - 1, (1 << 40) - 1), Err(TooLarge));
+        assert_eq!(Place::NONE.input_offset(), None);
     }
 }

@@ -6,14 +6,22 @@ use clap::Args;
 use serde_json::json;
 use urinorm::ladder::{self, Options, Report};
 use urinorm::normalize::protocol::Transform;
+use urinorm::pipeline::MAX_LINE_BYTES;
 
+use super::normalize::LineArgs;
+use crate::cli::progress::Bar;
 use crate::cli::{Error, Outcome, open_inputs, thread_count};
 
 #[derive(Args, Debug)]
 pub struct LadderArgs {
-    /// Files of URIs, one per line; none or `-` reads standard input (read whole).
+    /// Files of URIs, one per line; none or `-` reads standard input.
     #[arg(value_name = "FILE")]
     pub files: Vec<String>,
+    #[command(flatten)]
+    pub line: LineArgs,
+    /// Reject lines longer than this many bytes (never truncate them).
+    #[arg(long, value_name = "N", default_value_t = MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
     /// Write the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -41,16 +49,17 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
             "--sample takes a fraction above 0 and at most 1".into(),
         ));
     }
+    let columns = args.line.columns()?;
     let inputs = open_inputs(&args.files)?;
-    let threads = thread_count(args.threads)?;
     let options = Options {
         examples: args.examples,
         sample: args.sample,
         with: args.with,
-        threads,
-        progress: !args.quiet,
+        threads: thread_count(args.threads)?,
+        columns,
+        max_line_bytes: args.max_line_bytes,
     };
-    let report = ladder::run(&inputs, &options)?;
+    let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet))?;
     let text = if args.json {
         format!("{:#}\n", to_json(&report))
     } else {

@@ -86,23 +86,53 @@ pub struct NormalizeArgs {
     pub run: RunArgs,
 }
 
-/// Which column holds the URI, and what is done to it first; shared by
-/// `normalize` and `dedup`.
+/// The key of each line, and where the URI is in it; shared by `normalize`
+/// and `dedup`.
 #[derive(Args, Debug, Default, Clone)]
 pub struct ColumnArgs {
     /// The key written for each line: its canonical form, or a SURT.
     #[arg(long, value_enum, default_value_t = KeyFormat::Canonical)]
     pub key: KeyFormat,
+    /// Deduplicate on these normalized columns together (e.g. 1,2 for a
+    /// page-link edge); default: the --field column.
+    #[arg(long, value_name = "N,M", value_delimiter = ',')]
+    pub key_fields: Vec<usize>,
+    #[command(flatten)]
+    pub line: LineArgs,
+}
+
+impl ColumnArgs {
+    /// The mapper these flags and `normalizer` describe.
+    pub fn mapper(&self, normalizer: Normalizer) -> Result<NormalizeLines, Error> {
+        let key_fields = self
+            .key_fields
+            .iter()
+            .map(|&n| column(n, "--key-fields"))
+            .collect::<Result<Vec<_>, _>>()?;
+        if self.line.field.is_none() && !key_fields.is_empty() {
+            return Err(Error::Usage("--key-fields needs --field".into()));
+        }
+        Ok(NormalizeLines {
+            normalizer,
+            key: self.key,
+            columns: Columns {
+                key_fields,
+                ..self.line.columns()?
+            },
+        })
+    }
+}
+
+/// Which column of a line holds the URI, and what is done to it first;
+/// shared by every command that reads lines of URIs (`ladder` too).
+#[derive(Args, Debug, Default, Clone)]
+pub struct LineArgs {
     /// Normalize this column (1-based) and keep the others byte for byte.
     #[arg(long, value_name = "N")]
     pub field: Option<usize>,
     /// The column separator for --field (one byte; default tab).
     #[arg(long, value_name = "C", default_value = "\t")]
     pub delimiter: String,
-    /// Deduplicate on these normalized columns together (e.g. 1,2 for a
-    /// page-link edge); default: the --field column.
-    #[arg(long, value_name = "N,M", value_delimiter = ',')]
-    pub key_fields: Vec<usize>,
     /// Resolve the --field column against the URI in this column first (RFC 3986 §5.2).
     #[arg(long, value_name = "M")]
     pub base_field: Option<usize>,
@@ -116,9 +146,15 @@ pub struct ColumnArgs {
     pub lenient: bool,
 }
 
-impl ColumnArgs {
-    /// The mapper these flags and `normalizer` describe.
-    pub fn mapper(&self, normalizer: Normalizer) -> Result<NormalizeLines, Error> {
+/// The 0-based column of `--flag n`.
+fn column(n: usize, flag: &str) -> Result<usize, Error> {
+    n.checked_sub(1)
+        .ok_or_else(|| Error::Usage(format!("{flag} counts columns from 1")))
+}
+
+impl LineArgs {
+    /// The columns these flags describe (no key fields).
+    pub fn columns(&self) -> Result<Columns, Error> {
         let delimiter = match self.delimiter.as_str() {
             "\\t" | "\t" => b'\t',
             d if d.len() == 1 => d.as_bytes()[0],
@@ -128,24 +164,13 @@ impl ColumnArgs {
                 )));
             }
         };
-        let column = |n: usize, flag: &str| {
-            n.checked_sub(1)
-                .ok_or_else(|| Error::Usage(format!("{flag} counts columns from 1")))
-        };
         let field = self.field.map(|n| column(n, "--field")).transpose()?;
         let base_field = self
             .base_field
             .map(|n| column(n, "--base-field"))
             .transpose()?;
-        let key_fields = self
-            .key_fields
-            .iter()
-            .map(|&n| column(n, "--key-fields"))
-            .collect::<Result<Vec<_>, _>>()?;
-        if field.is_none() && (base_field.is_some() || !key_fields.is_empty()) {
-            return Err(Error::Usage(
-                "--base-field and --key-fields need --field".into(),
-            ));
+        if field.is_none() && base_field.is_some() {
+            return Err(Error::Usage("--base-field needs --field".into()));
         }
         if let Some(base) = &self.base {
             let uri = UriRef::parse(base).map_err(|e| {
@@ -157,18 +182,13 @@ impl ColumnArgs {
                 )));
             }
         }
-        let columns = Columns {
+        Ok(Columns {
             field,
             delimiter,
-            key_fields,
+            key_fields: Vec::new(),
             base_field,
             base: self.base.clone(),
             lenient: self.lenient,
-        };
-        Ok(NormalizeLines {
-            normalizer,
-            key: self.key,
-            columns,
         })
     }
 }
