@@ -2,6 +2,8 @@
 //! and directories register here while they exist, and the command's signal
 //! handler calls [`remove_all`] before it exits. (On a normal return or an
 //! error, their owners remove them as they are dropped.)
+//!
+//! It knows paths, not who made them or why.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -1,4 +1,6 @@
 //! Why a byte string is not a URI reference: an offset and a reason a person can read.
+//!
+//! It knows no grammar: the parser and the rungs decide, this only says.
 
 use std::fmt;
 

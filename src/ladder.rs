@@ -13,6 +13,9 @@
 //!
 //! It reads through the pipeline's input and chunker and the same line
 //! preparation as `dedup` ([`Columns`]); it writes nothing itself.
+//!
+//! It knows no flags and no output format: the command line prints the
+//! [`Report`].
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};

@@ -4,6 +4,8 @@
 //! them, and a strict run can say which repair would have saved a line.
 //!
 //! A line that is already a valid URI reference is never changed.
+//!
+//! It knows text and the grammar; not columns, files or counts.
 
 use crate::error::InvalidUri;
 pub use crate::error::Repair;

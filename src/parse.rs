@@ -5,6 +5,8 @@
 //! scan over a byte table from [`crate::table`] that stops at the first byte
 //! the component cannot hold; that byte is either the delimiter that starts
 //! the next component or the error.
+//!
+//! It knows the grammar only: nothing of normalization, files or threads.
 
 use memchr::memchr;
 

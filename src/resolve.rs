@@ -4,6 +4,8 @@
 //! Everything writes into a caller's `Vec<u8>`; dot segments are removed in
 //! place, because the algorithm of §5.2.4 never writes more bytes than it has
 //! read.
+//!
+//! It knows references and bases, nothing of normalization or files.
 
 use crate::error::{ErrorKind, InvalidUri};
 use crate::uri::UriRef;

@@ -6,6 +6,8 @@
 //! reversed and joined by `,`, an IP address is kept as written, and a URI
 //! without a host is its own key. What else merges is the rung's business:
 //! the key is made from the canonical form, byte for byte.
+//!
+//! It knows the key's layout; what the canonical form is, is the normalizer's.
 
 use std::cell::RefCell;
 

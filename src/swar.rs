@@ -4,6 +4,8 @@
 //!
 //! Naive versions they replace, and are tested against:
 //! `s.iter().any(u8::is_ascii_uppercase)` and `s.windows(2).any(|w| w == b"/.")`.
+//!
+//! It knows bytes, nothing of URIs.
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;

@@ -3,6 +3,8 @@
 //! Each table answers "may this byte stand here, as itself?" in one load.
 //! `%` is in none of them: percent-encodings are checked by the scanner, which
 //! needs the two bytes that follow.
+//!
+//! It knows characters, nothing of components' order: that is the parser's.
 
 /// A set of bytes, one flag per byte value.
 #[derive(Clone, Copy)]

@@ -1,4 +1,7 @@
 //! `UriRef`: a parsed URI reference as offsets over the caller's text, and §5.3 recomposition.
+//!
+//! It knows offsets and components, not how they were found (the parser)
+//! or what they mean at a rung (the normalizers).
 
 use std::fmt;
 

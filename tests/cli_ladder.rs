@@ -167,3 +167,94 @@ fn attribution_equals_dedup_with_each_transform_alone() {
     }
     assert!(merging >= 7, "{merging} transforms merge something here");
 }
+
+/// The report without its timings, which differ from run to run.
+fn without_times(mut report: Value) -> Value {
+    report["seconds"] = Value::Null;
+    for step in report["steps"].as_array_mut().unwrap() {
+        step["seconds"] = Value::Null;
+    }
+    report
+}
+
+fn report(args: &[&str], stdin: &[u8]) -> Value {
+    let run = urinorm(args, stdin);
+    assert!(run.code <= 1, "{args:?}: {}", run.stderr);
+    without_times(serde_json::from_str(&run.stdout).expect("the report is JSON"))
+}
+
+#[test]
+fn standard_input_is_streamed_to_the_same_report_as_a_file() {
+    // Over 1 MiB, so the stream arrives in several chunks, and a file
+    // before and after it.
+    let sample = input();
+    let mut big = Vec::new();
+    for i in 0..8 {
+        big.extend_from_slice(&sample);
+        big.extend_from_slice(format!("http://example.com/{i}\n").as_bytes());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.txt");
+    std::fs::write(&file, &big).unwrap();
+    let sample_path = common::testdata("sample/urls.txt");
+    let (file, sample_path) = (file.to_str().unwrap(), sample_path.to_str().unwrap());
+    let from_files = report(&["ladder", "--json", sample_path, file, sample_path], b"");
+    let streamed = report(&["ladder", "--json", sample_path, "-", sample_path], &big);
+    assert_eq!(from_files, streamed);
+    assert!(from_files["steps"][1]["examples"].as_array().unwrap().len() > 1);
+}
+
+#[test]
+fn columns_bases_and_repairs_are_measured_as_dedup_cleans_them() {
+    let links = b"http://a/b/c\t../d\n\
+                  http://a/x/\t../d\n\
+                  http://A/b/\tHTTP://a:80/d#f\n\
+                  http://a/\t <http://a/%64> \n\
+                  http://a/\tg h\n\
+                  http://a/\t//b/?utm_source=x\n\
+                  http://a/\t//B/\n\
+                  only-one-column\n";
+    let columns = ["--field", "2", "--base-field", "1", "--lenient"];
+    let mut args = vec!["ladder", "--json"];
+    args.extend_from_slice(&columns);
+    let report = report(&args, links);
+    let steps = report["steps"].as_array().unwrap();
+    for (step, rung) in [
+        (&steps[0], &["--rung", "string"][..]),
+        (&steps[1], &["--rung", "syntax"]),
+        (&steps[2], &["--rung", "scheme"]),
+        (&steps[3], &["--preset", "safe"]),
+    ] {
+        let mut flags = columns.to_vec();
+        flags.extend_from_slice(rung);
+        assert_eq!(
+            step["distinct"].as_u64().unwrap(),
+            dedup_count(&flags, links),
+            "{}",
+            step["name"]
+        );
+    }
+    assert_eq!(steps[0]["rejected"], 1, "the line without a second column");
+    // The spellings are the URIs as resolved and repaired, not the lines.
+    let spellings: Vec<&str> = steps
+        .iter()
+        .flat_map(|s| s["examples"].as_array().unwrap())
+        .flat_map(|m| m["spellings"].as_array().unwrap())
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(spellings.contains(&"http://a/%64"), "{spellings:?}");
+    assert!(spellings.iter().all(|s| !s.contains('\t')), "{spellings:?}");
+}
+
+#[test]
+fn lines_over_the_limit_are_rejected_at_every_step() {
+    let long = format!("http://a/{}\nhttp://a/\nhttp://A/\n", "x".repeat(100));
+    let report = report(
+        &["ladder", "--json", "--max-line-bytes", "50"],
+        long.as_bytes(),
+    );
+    let steps = report["steps"].as_array().unwrap();
+    assert!(steps.iter().all(|s| s["rejected"] == 1), "{steps:?}");
+    assert_eq!(steps[0]["distinct"], 2);
+    assert_eq!(steps[1]["distinct"], 1);
+}

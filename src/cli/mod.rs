@@ -1,5 +1,8 @@
 //! The command line: flags (clap), one module per subcommand, and the errors
 //! that end a run with exit code 2.
+//!
+//! It knows flags and the words a person reads; every decision about URIs,
+//! lines and files is the library's.
 
 pub mod cmd;
 pub mod engine;

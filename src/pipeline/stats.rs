@@ -1,4 +1,6 @@
 //! What a run counted: every line read is accounted for exactly once.
+//!
+//! It knows counts, not how they were made.
 
 use std::collections::BTreeMap;
 use std::fmt;

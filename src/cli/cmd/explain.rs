@@ -7,6 +7,7 @@ use urinorm::normalize::{Normalizer, Rung};
 use urinorm::uri::mask_password;
 
 use super::normalize::RungArgs;
+use crate::cli::rejects::Reason;
 use crate::cli::{Error, Outcome};
 
 #[derive(Args, Debug)]
@@ -24,21 +25,28 @@ pub fn run(args: &ExplainArgs) -> Result<Outcome, Error> {
         rung: Some(Rung::Protocol),
         ..args.rung.clone()
     };
-    let text = explain(&args.uri, &flags.normalizer()?);
-    let rejected = text.contains("rejected:");
+    let explanation = explain(&args.uri, &flags.normalizer()?);
     io::stdout()
         .lock()
-        .write_all(text.as_bytes())
+        .write_all(explanation.text.as_bytes())
         .map_err(Error::stdout)?;
     Ok(Outcome {
-        rejected: u64::from(rejected),
+        rejected: u64::from(explanation.rejected),
     })
 }
 
-/// The explanation as text: the input, then each rung's output and the rules
-/// that changed it; the protocol rung is `protocol`'s. Passwords are masked
-/// (RFC 3986 §7.5).
-pub fn explain(uri: &str, protocol: &Normalizer) -> String {
+/// What `explain` found.
+pub struct Explanation {
+    /// The input, then each rung's output and the rules that changed it.
+    pub text: String,
+    /// Whether a rung rejected the input (it is not a URI reference, or its
+    /// host or port cannot be what its scheme names).
+    pub rejected: bool,
+}
+
+/// The explanation of `uri`: each rung in turn, the protocol rung being
+/// `protocol`'s. Passwords are masked (RFC 3986 §7.5).
+pub fn explain(uri: &str, protocol: &Normalizer) -> Explanation {
     let mut text = format!("input     {}\n", mask_password(uri));
     for rung in Rung::ALL {
         let mut out = Vec::new();
@@ -77,15 +85,21 @@ pub fn explain(uri: &str, protocol: &Normalizer) -> String {
                 }
             }
             Err(e) => {
-                text += &format!("{:<9} rejected: {e}\n", rung.name());
+                text += &format!("{:<9} rejected: {}\n", rung.name(), Reason(&e));
                 if e.offset() <= uri.len() {
                     text += &format!("          {}^\n", " ".repeat(e.offset()));
                 }
-                break;
+                return Explanation {
+                    text,
+                    rejected: true,
+                };
             }
         }
     }
-    text
+    Explanation {
+        text,
+        rejected: false,
+    }
 }
 
 fn rung_title(rung: Rung) -> &'static str {
@@ -106,7 +120,17 @@ mod tests {
         assert_eq!(mask_password("http://u:secret@h/"), "http://u:****@h/");
         assert_eq!(mask_password("http://u@h/"), "http://u@h/");
         assert!(
-            !explain("HTTP://u:secret@H:80/", &Normalizer::new(Rung::Protocol)).contains("secret")
+            !explain("HTTP://u:secret@H:80/", &Normalizer::new(Rung::Protocol))
+                .text
+                .contains("secret")
         );
+    }
+
+    #[test]
+    fn rejection_is_decided_not_read_back_from_the_text() {
+        let protocol = Normalizer::new(Rung::Protocol);
+        let valid = explain("http://a/rejected:x", &protocol);
+        assert!(valid.text.contains("rejected:") && !valid.rejected);
+        assert!(explain("http://a b/", &protocol).rejected);
     }
 }
