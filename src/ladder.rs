@@ -254,33 +254,42 @@ struct Classes {
 }
 
 impl Classes {
-    /// Adds `size` lines to the class of `print`, the first of them `line`
-    /// at `place` with fingerprint `below` at the step below. Called in
-    /// input order, so `first` and `other` are the earliest such lines.
-    fn absorb(&mut self, print: Print, below: Print, line: LineAt<'_, '_>, size: u64) {
+    /// Adds `size` lines to the class of `print`, the first of them with
+    /// fingerprint `below` at the step below. Called in input order, so
+    /// `first` and `other` are the earliest such lines. `line` tells where
+    /// that first line is; it is asked only when the class takes its place.
+    fn absorb<'c, 'a: 'c>(
+        &mut self,
+        print: Print,
+        below: Print,
+        size: u64,
+        line: impl FnOnce() -> LineAt<'c, 'a>,
+    ) {
         let below = below as u64;
-        let keep = match self.map.entry(print) {
+        let taken = match self.map.entry(print) {
             std::collections::hash_map::Entry::Occupied(mut entry) => {
                 let class = entry.get_mut();
                 class.size += size;
-                let differs = class.other == NO_OTHER && class.below != below;
-                if differs {
-                    class.other = line.place;
+                if class.other != NO_OTHER || class.below == below {
+                    return;
                 }
-                differs
+                let line = line();
+                class.other = line.place;
+                line
             }
             std::collections::hash_map::Entry::Vacant(entry) => {
+                let line = line();
                 entry.insert(Class {
                     size,
                     below,
                     first: line.place,
                     other: NO_OTHER,
                 });
-                true
+                line
             }
         };
-        if keep && let Some((chunk, bytes)) = line.in_chunk {
-            self.lines.keep(chunk, line.place, bytes);
+        if let Some((chunk, bytes)) = taken.in_chunk {
+            self.lines.keep(chunk, taken.place, bytes);
         }
     }
 
@@ -299,8 +308,8 @@ struct LineAt<'c, 'a> {
 /// The per-line fingerprints of one chunk at the three RFC rungs.
 struct ChunkPrints<'a> {
     chunk: Chunk<'a>,
-    /// Each line looked at: its place, and its span in the chunk.
-    lines: Vec<(Place, Range<usize>)>,
+    /// Each line looked at: its span in the chunk (chunks are far below 4 GiB).
+    lines: Vec<Range<u32>>,
     /// `prints[rung][line]`, in the order of [`RFC_RUNGS`].
     prints: [Vec<Print>; 3],
     blank: u64,
@@ -353,7 +362,10 @@ impl Reading<'_, '_> {
         line: &[u8],
         with: impl FnOnce(&[u8]) -> Result<T, crate::InvalidUri>,
     ) -> Result<T, crate::InvalidUri> {
-        self.options.columns.with_uri(line, with).map(|(t, _)| t)
+        match self.options.columns.is_plain() {
+            true => with(line),
+            false => self.options.columns.with_uri(line, with).map(|(t, _)| t),
+        }
     }
 }
 
@@ -406,14 +418,21 @@ pub fn run(
         below = Some(step);
     }
     let RungCounts {
-        tables: [_, scheme],
+        strings,
+        tables: [syntax, scheme],
         rejected,
         seen,
         blank,
         ..
     } = counts;
+    // The second pass needs only the scheme rung's classes and their lines.
+    drop((strings, syntax));
+    let Classes {
+        map: scheme,
+        lines: scheme_lines,
+    } = scheme;
     let scheme_rejected = rejected[rung_index(Rung::Scheme)];
-    let scheme_classes = in_first_order(&scheme);
+    let scheme_classes = in_first_order(scheme);
     let protocol_steps: Vec<&Step> = steps
         .iter()
         .filter(|step| !matches!(step.kind, StepKind::Rung(_)))
@@ -425,7 +444,7 @@ pub fn run(
     let worked: Vec<ProtocolPrints> = pool.install(|| {
         scheme_classes
             .par_chunks(CLASS_RUN)
-            .map(|run| protocol_prints(run, &scheme.lines, &reading, &protocols, &transforms))
+            .map(|run| protocol_prints(run, &scheme_lines, &reading, &protocols, &transforms))
             .collect()
     });
     let tables: Vec<Classes> = pool.install(|| {
@@ -438,7 +457,7 @@ pub fn run(
         // Protocol classes refer to the scheme rung's first lines.
         let examples = examples_in(
             &table,
-            &scheme.lines,
+            &scheme_lines,
             &reading,
             step,
             below,
@@ -620,14 +639,6 @@ fn sampled(uri: &[u8], fraction: f64, hashers: &Hashers) -> bool {
     (hashers.0.hash_one(host.as_bytes()) as f64) < fraction * u64::MAX as f64
 }
 
-/// Where a URI to fingerprint is: the line itself, or prepared (a column,
-/// repaired, resolved) into the chunk's buffer; `None` when rejected.
-enum Value {
-    Line(Range<usize>),
-    Prepared(Range<usize>),
-    Rejected,
-}
-
 /// Fingerprints one chunk's lines at the three RFC rungs, rung by rung (so
 /// each is timed once a chunk). Each line is parsed once: the string rung's
 /// work is that check. An error names the input whose lines cannot be placed.
@@ -638,59 +649,60 @@ fn print_chunk<'a>(
 ) -> Result<ChunkPrints<'a>, usize> {
     let t0 = Instant::now();
     let options = reading.options;
+    let bytes: &[u8] = &chunk.bytes;
+    // Every line of the chunk can be placed if its end can.
+    Place::in_input(chunk.source, chunk.offset + bytes.len()).map_err(|_| chunk.source)?;
     let plain = options.columns.is_plain();
     let mut lines = Vec::new();
-    let mut values = Vec::new();
+    // The URIs: parsed from the lines as they are read when the lines are
+    // the URIs; else prepared (a column, repaired, resolved) into one
+    // buffer first, and parsed once it is complete.
+    let mut parsed: Vec<Option<UriRef<'_>>> = Vec::new();
     let mut prepared = Vec::new();
+    let mut prepared_spans: Vec<Option<Range<usize>>> = Vec::new();
     let mut blank = 0;
-    let bytes: &[u8] = &chunk.bytes;
     for (_, line) in lines_at(bytes, chunk.offset) {
         if line.is_empty() {
             blank += 1;
             continue;
         }
-        let start = line.as_ptr() as usize - bytes.as_ptr() as usize;
-        let value = if line.len() > options.max_line_bytes {
-            Value::Rejected
-        } else if plain {
-            Value::Line(start..start + line.len())
+        let too_long = line.len() > options.max_line_bytes;
+        let from = prepared.len();
+        let span = if plain || too_long {
+            None
         } else {
-            let from = prepared.len();
-            let kept = reading.with_uri(line, |uri| {
-                prepared.extend_from_slice(uri);
-                Ok(())
-            });
-            match kept {
-                Ok(()) => Value::Prepared(from..prepared.len()),
-                Err(_) => Value::Rejected,
-            }
+            reading
+                .with_uri(line, |uri| {
+                    prepared.extend_from_slice(uri);
+                    Ok(())
+                })
+                .ok()
+                .map(|()| from..prepared.len())
         };
         if let Some(fraction) = options.sample {
-            let uri = match &value {
-                Value::Prepared(range) => &prepared[range.clone()],
-                _ => line,
-            };
+            let uri = span.as_ref().map_or(line, |r| &prepared[r.clone()]);
             if !sampled(uri, fraction, &reading.hashers) {
-                prepared.truncate(match &value {
-                    Value::Prepared(range) => range.start,
-                    _ => prepared.len(),
-                });
+                prepared.truncate(from);
                 continue;
             }
         }
-        let place =
-            Place::in_input(chunk.source, chunk.offset + start).map_err(|_| chunk.source)?;
-        lines.push((place, start..start + line.len()));
-        values.push(value);
+        let start = line.as_ptr() as usize - bytes.as_ptr() as usize;
+        lines.push(start as u32..(start + line.len()) as u32);
+        if plain {
+            parsed.push(match too_long {
+                true => None,
+                false => UriRef::parse_bytes(line).ok(),
+            });
+        } else {
+            prepared_spans.push(span);
+        }
     }
-    let parsed: Vec<Option<UriRef<'_>>> = values
-        .iter()
-        .map(|value| match value {
-            Value::Line(range) => UriRef::parse_bytes(&bytes[range.clone()]).ok(),
-            Value::Prepared(range) => UriRef::parse_bytes(&prepared[range.clone()]).ok(),
-            Value::Rejected => None,
-        })
-        .collect();
+    if !plain {
+        parsed = prepared_spans
+            .into_iter()
+            .map(|span| span.and_then(|r| UriRef::parse_bytes(&prepared[r]).ok()))
+            .collect();
+    }
     let string_prints = parsed
         .iter()
         .map(|uri| {
@@ -733,22 +745,23 @@ fn count_rung(table: &mut Classes, rejected: &mut u64, chunk: &ChunkPrints<'_>, 
             continue;
         }
         let below = r.checked_sub(1).map_or(0, |b| chunk.prints[b][i]);
-        let (place, span) = &chunk.lines[i];
-        let line = LineAt {
-            place: *place,
-            in_chunk: Some((&chunk.chunk, &chunk.chunk.bytes[span.clone()])),
-        };
-        table.absorb(p, below, line, 1);
+        table.absorb(p, below, 1, || {
+            let span = chunk.lines[i].start as usize..chunk.lines[i].end as usize;
+            LineAt {
+                place: Place::in_input(chunk.chunk.source, chunk.chunk.offset + span.start)
+                    .expect("the chunk's end was placed"),
+                in_chunk: Some((&chunk.chunk, &chunk.chunk.bytes[span])),
+            }
+        });
     }
 }
 
 /// The scheme rung's classes, earliest first line first (places order
 /// lines by input, then offset).
-fn in_first_order(table: &Classes) -> Vec<SchemeClass> {
+fn in_first_order(table: HashMap<Print, Class, PrintHasher>) -> Vec<SchemeClass> {
     let mut classes: Vec<SchemeClass> = table
-        .map
-        .iter()
-        .map(|(&print, class)| SchemeClass {
+        .into_iter()
+        .map(|(print, class)| SchemeClass {
             first: class.first,
             size: class.size,
             print,
@@ -849,11 +862,11 @@ fn protocol_classes(classes: &[SchemeClass], worked: &[ProtocolPrints], p: usize
                 0 => class.print,
                 _ => prints.images[p - 1][i],
             };
-            let line = LineAt {
+            let line = || LineAt {
                 place: class.first,
                 in_chunk: None,
             };
-            table.absorb(prints.images[p][i], below, line, class.size);
+            table.absorb(prints.images[p][i], below, class.size, line);
         }
     }
     table
