@@ -28,6 +28,7 @@ use crate::mapper::Columns;
 use crate::normalize::protocol::{PRESETS, Preset, Protocol, Transform, candidates};
 use crate::normalize::{Normalizer, Rung};
 use crate::pipeline::chunks::{Chunk, ChunkBytes, Chunks};
+use crate::pipeline::hash::Fingerprints;
 use crate::pipeline::input::{Input, InputError, lines_at};
 use crate::pipeline::place::Place;
 use crate::pipeline::{MAX_LINE_BYTES, Progress, RunError, thread_pool};
@@ -172,7 +173,7 @@ fn attributed() -> Vec<Transform> {
         .collect()
 }
 
-/// A fingerprint; 0 means "rejected at this step".
+/// A fingerprint ([`Fingerprints::of`]); 0 means "rejected at this step".
 type Print = u128;
 
 /// A map keyed by fingerprints, which are already uniformly random.
@@ -338,21 +339,11 @@ struct ProtocolPrints {
     time: Vec<Duration>,
 }
 
-type Hashers = (ahash::RandomState, ahash::RandomState);
-
-/// The hashers of fingerprints: fixed seeds, so a report is reproducible.
-fn hashers() -> Hashers {
-    (
-        ahash::RandomState::with_seeds(1, 2, 3, 4),
-        ahash::RandomState::with_seeds(5, 6, 7, 8),
-    )
-}
-
 /// What the report reads and how: the inputs' maps, the line preparation.
 struct Reading<'r, 'a> {
     maps: Vec<&'a [u8]>,
     options: &'r Options,
-    hashers: Hashers,
+    prints: Fingerprints,
 }
 
 impl Reading<'_, '_> {
@@ -392,7 +383,7 @@ pub fn run(
             .map(|i| i.bytes().unwrap_or_default())
             .collect(),
         options,
-        hashers: hashers(),
+        prints: Fingerprints::new(),
     };
 
     let counts = pool.install(|| count_rungs(inputs, &reading, progress))?;
@@ -621,22 +612,16 @@ fn too_large(inputs: &[Input], source: usize) -> RunError {
     ))
 }
 
-/// The fingerprint of a key (never 0, which means "rejected").
-fn print(key: &[u8], hashers: &Hashers) -> Print {
-    let p = u128::from(hashers.0.hash_one(key)) << 64 | u128::from(hashers.1.hash_one(key));
-    p.max(1)
-}
-
 /// Whether a URI is in the sample: by a hash of its host without `www.`,
 /// so every spelling of a site lands on the same side.
-fn sampled(uri: &[u8], fraction: f64, hashers: &Hashers) -> bool {
+fn sampled(uri: &[u8], fraction: f64, prints: &Fingerprints) -> bool {
     let host = UriRef::parse_bytes(uri)
         .ok()
         .and_then(|u| u.host())
         .unwrap_or_default()
         .to_ascii_lowercase();
     let host = host.strip_prefix("www.").unwrap_or(&host);
-    (hashers.0.hash_one(host.as_bytes()) as f64) < fraction * u64::MAX as f64
+    (prints.short(host.as_bytes()) as f64) < fraction * u64::MAX as f64
 }
 
 /// Fingerprints one chunk's lines at the three RFC rungs, rung by rung (so
@@ -681,7 +666,7 @@ fn print_chunk<'a>(
         };
         if let Some(fraction) = options.sample {
             let uri = span.as_ref().map_or(line, |r| &prepared[r.clone()]);
-            if !sampled(uri, fraction, &reading.hashers) {
+            if !sampled(uri, fraction, &reading.prints) {
                 prepared.truncate(from);
                 continue;
             }
@@ -707,7 +692,7 @@ fn print_chunk<'a>(
         .iter()
         .map(|uri| {
             uri.as_ref()
-                .map_or(0, |u| print(u.as_str().as_bytes(), &reading.hashers))
+                .map_or(0, |u| reading.prints.of(u.as_str().as_bytes()))
         })
         .collect();
     let mut time = [t0.elapsed(), Duration::ZERO, Duration::ZERO];
@@ -719,7 +704,7 @@ fn print_chunk<'a>(
             .map(|uri| {
                 out.clear();
                 match uri.as_ref().map(|u| rungs[r].normalize_parsed(u, &mut out)) {
-                    Some(Ok(_)) => print(&out, &reading.hashers),
+                    Some(Ok(_)) => reading.prints.of(&out),
                     _ => 0,
                 }
             })
@@ -781,7 +766,7 @@ fn protocol_prints(
     transforms: &[Transform],
 ) -> ProtocolPrints {
     let scheme = Normalizer::new(Rung::Scheme);
-    let hashers = &reading.hashers;
+    let prints = &reading.prints;
     let mut forms = Vec::new();
     let spans: Vec<Range<usize>> = run
         .iter()
@@ -807,7 +792,7 @@ fn protocol_prints(
     let mut image = |protocol: &Protocol, i: usize| -> Option<Print> {
         out.clear();
         protocol.write(&parsed[i], &mut out);
-        (out != forms[spans[i].clone()]).then(|| print(&out, hashers))
+        (out != forms[spans[i].clone()]).then(|| prints.of(&out))
     };
     let mut time = Vec::with_capacity(protocols.len());
     let images = protocols

@@ -21,6 +21,7 @@
 
 pub mod chunks;
 mod dedup;
+pub(crate) mod hash;
 pub mod input;
 pub mod output;
 pub(crate) mod place;
@@ -41,11 +42,12 @@ use rayon::prelude::*;
 use crate::error::InvalidUri;
 use chunks::Chunks;
 use dedup::{Decided, Dedup, Fates, FinishError};
+use hash::key_hasher;
 use input::{Input, InputError, total_bytes};
 use output::RejectSink;
 use spill::SpillError;
 use stats::Stats;
-use worker::{Buffers, key_hasher, process};
+use worker::{Buffers, process};
 use writer::Writer;
 
 /// What a [`LineMapper`] made of a line.

@@ -13,9 +13,9 @@
 //!
 //! It knows keys and hashes: not lines, chunks or what a key means.
 
-use super::place::{Arena, Place};
 #[cfg(test)]
-use super::worker::key_hasher;
+use super::hash::key_hasher;
+use super::place::{Arena, Place};
 
 /// How many shards: enough that each one's table is small, few enough that a
 /// batch gives each shard a run of lines.

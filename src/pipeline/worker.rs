@@ -11,16 +11,6 @@ use super::place::Place;
 use super::{Invalid, LineMapper, Options};
 use crate::error::{ErrorKind, InvalidUri};
 
-/// The hasher of keys: ahash with fixed seeds, so a run is reproducible.
-pub fn key_hasher() -> ahash::RandomState {
-    ahash::RandomState::with_seeds(
-        0x243f_6a88_85a3_08d3,
-        0x1319_8a2e_0370_7344,
-        0xa409_3822_299f_31d0,
-        0x082e_fa98_ec4e_6c89,
-    )
-}
-
 /// A byte range in a chunk or in its arena.
 #[derive(Clone, Copy, Debug)]
 pub struct Span {
