@@ -35,6 +35,7 @@
 
 pub mod cleanup;
 pub mod error;
+pub mod escape;
 pub mod host;
 pub mod key;
 pub mod ladder;

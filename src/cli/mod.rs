@@ -14,6 +14,7 @@ use std::io;
 
 use clap::{Parser, Subcommand};
 
+use urinorm::escape::escape_str;
 use urinorm::pipeline::RunError;
 use urinorm::pipeline::input::{Input, InputError, MmapChoice, STDIN};
 
@@ -88,7 +89,9 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Input(e) => e.fmt(f),
-            Error::Output { name, source } => write!(f, "cannot write '{name}': {source}"),
+            Error::Output { name, source } => {
+                write!(f, "cannot write '{}': {source}", escape_str(name))
+            }
             Error::Usage(message) => f.write_str(message),
             Error::Run(e) => e.fmt(f),
         }
@@ -134,6 +137,23 @@ pub fn open_inputs(files: &[String]) -> Result<Vec<Input>, Error> {
         .iter()
         .map(|n| Input::open(n, mmap))
         .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// The base URI of `--base`, which must be a URI with a scheme (RFC 3986 §5.1).
+pub fn absolute_base(base: &str) -> Result<urinorm::UriRef<'_>, Error> {
+    let uri = urinorm::UriRef::parse(base).map_err(|e| {
+        Error::Usage(format!(
+            "the base '{}' is not a URI reference: {e}",
+            escape_str(base)
+        ))
+    })?;
+    if uri.is_relative() {
+        return Err(Error::Usage(format!(
+            "the base '{}' has no scheme (RFC 3986 §5.1)",
+            escape_str(base)
+        )));
+    }
+    Ok(uri)
 }
 
 /// The worker threads `-j` asks for; all cores when it is not given.

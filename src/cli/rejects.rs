@@ -9,6 +9,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use urinorm::InvalidUri;
+use urinorm::escape::{escape, escape_str};
 use urinorm::pipeline::output::RejectSink;
 
 /// A rejection as the command line words it: the reason, where, and the
@@ -36,6 +37,7 @@ impl RejectSink for RejectsToStderr {
         error: &InvalidUri,
         _raw: &[u8],
     ) -> io::Result<()> {
+        let input = escape_str(input);
         writeln!(io::stderr().lock(), "{input}:{line}: {}", Reason(error))
     }
 }
@@ -43,7 +45,9 @@ impl RejectSink for RejectsToStderr {
 /// Write buffers are large: one write per few thousand rejected lines.
 const BUFFER_BYTES: usize = 1 << 20;
 
-/// Every rejected line as `file:line<TAB>reason<TAB>raw` in a file.
+/// Every rejected line as `file:line<TAB>reason<TAB>raw` in a file: the
+/// raw line as it was read, byte for byte, so nothing is lost (the file is
+/// data, not a diagnostic: it is never escaped).
 pub struct RejectsToFile {
     writer: BufWriter<File>,
 }
@@ -77,10 +81,13 @@ pub struct RejectExamples {
 /// How many examples of rejected lines the summary shows.
 pub const EXAMPLES: usize = 5;
 
+/// How much of a rejected line the summary shows, in characters.
+const SHOWN_OF_A_LINE: usize = 120;
+
 impl RejectSink for RejectExamples {
     fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()> {
         if self.examples.len() < EXAMPLES {
-            let raw = String::from_utf8_lossy(&raw[..raw.len().min(120)]);
+            let (input, raw) = (escape_str(input), escape(raw, SHOWN_OF_A_LINE));
             self.examples
                 .push(format!("{input}:{line}: {}: {raw}", Reason(error)));
         }

@@ -160,7 +160,8 @@ impl std::fmt::Display for InputError {
             io::ErrorKind::PermissionDenied => "permission denied".to_string(),
             _ => self.source.to_string(),
         };
-        write!(f, "cannot read '{}': {reason}", display_name(&self.name))
+        let name = crate::escape::escape_str(&display_name(&self.name));
+        write!(f, "cannot read '{name}': {reason}")
     }
 }
 

@@ -9,6 +9,7 @@ use urinorm::uri::mask_password;
 use super::normalize::RungArgs;
 use crate::cli::rejects::Reason;
 use crate::cli::{Error, Outcome};
+use urinorm::escape::escape;
 
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
@@ -47,7 +48,9 @@ pub struct Explanation {
 /// The explanation of `uri`: each rung in turn, the protocol rung being
 /// `protocol`'s. Passwords are masked (RFC 3986 §7.5).
 pub fn explain(uri: &str, protocol: &Normalizer) -> Explanation {
-    let mut text = format!("input     {}\n", mask_password(uri));
+    // The URI may hold bytes a terminal would act on: it is shown escaped.
+    let shown = |text: &str| escape(mask_password(text).as_bytes(), usize::MAX);
+    let mut text = format!("input     {}\n", shown(uri));
     for rung in Rung::ALL {
         let mut out = Vec::new();
         let normalizer = if rung == Rung::Protocol {
@@ -61,7 +64,7 @@ pub fn explain(uri: &str, protocol: &Normalizer) -> Explanation {
                 text += &format!(
                     "{:<9} {}   ({} {})\n",
                     rung.name(),
-                    mask_password(&output),
+                    shown(&output),
                     rung.section(),
                     rung_title(rung)
                 );
@@ -86,8 +89,10 @@ pub fn explain(uri: &str, protocol: &Normalizer) -> Explanation {
             }
             Err(e) => {
                 text += &format!("{:<9} rejected: {}\n", rung.name(), Reason(&e));
-                if e.offset() <= uri.len() {
-                    text += &format!("          {}^\n", " ".repeat(e.offset()));
+                if let Some(before) = uri.as_bytes().get(..e.offset()) {
+                    // Under the byte as shown: escapes are wider than bytes.
+                    let width = escape(before, usize::MAX).chars().count();
+                    text += &format!("          {}^\n", " ".repeat(width));
                 }
                 return Explanation {
                     text,

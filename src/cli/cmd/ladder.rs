@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use clap::Args;
 use serde_json::json;
+use urinorm::escape::escape_str;
 use urinorm::ladder::{self, Options, Report};
 use urinorm::normalize::protocol::Transform;
 use urinorm::pipeline::MAX_LINE_BYTES;
@@ -95,9 +96,10 @@ pub fn table(report: &Report) -> String {
     for step in report.steps.iter().filter(|s| !s.examples.is_empty()) {
         text += &format!("\nLargest merges new at {}:\n", step.name);
         for merge in &step.examples {
-            text += &format!("  {} lines -> {}\n", merge.size, merge.key);
+            // Spellings come from the input: shown escaped.
+            text += &format!("  {} lines -> {}\n", merge.size, escape_str(&merge.key));
             for spelling in &merge.spellings {
-                text += &format!("      {spelling}\n");
+                text += &format!("      {}\n", escape_str(spelling));
             }
             for reason in &merge.joined_by {
                 text += &format!("    by: {reason}\n");

@@ -2,14 +2,14 @@
 
 use clap::Args;
 use serde_json::json;
-use urinorm::UriRef;
+use urinorm::escape::escape_str;
 use urinorm::normalize::protocol::{Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{NeedsProtocolRung, Normalizer, Rung};
 use urinorm::pipeline::Mode;
 use urinorm::pipeline::input::InputError;
 
 use crate::cli::engine::{DefaultRejects, RunArgs, execute};
-use crate::cli::{Error, Outcome};
+use crate::cli::{Error, Outcome, absolute_base};
 use urinorm::key::KeyFormat;
 use urinorm::mapper::{Columns, NormalizeLines};
 
@@ -160,7 +160,8 @@ impl LineArgs {
             d if d.len() == 1 => d.as_bytes()[0],
             d => {
                 return Err(Error::Usage(format!(
-                    "--delimiter takes one byte, not '{d}'"
+                    "--delimiter takes one byte, not '{}'",
+                    escape_str(d)
                 )));
             }
         };
@@ -173,14 +174,7 @@ impl LineArgs {
             return Err(Error::Usage("--base-field needs --field".into()));
         }
         if let Some(base) = &self.base {
-            let uri = UriRef::parse(base).map_err(|e| {
-                Error::Usage(format!("the base '{base}' is not a URI reference: {e}"))
-            })?;
-            if uri.is_relative() {
-                return Err(Error::Usage(format!(
-                    "the base '{base}' has no scheme (RFC 3986 §5.1)"
-                )));
-            }
+            absolute_base(base)?;
         }
         Ok(Columns {
             field,

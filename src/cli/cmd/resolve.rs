@@ -7,7 +7,7 @@ use urinorm::resolve::{SchemeRule, resolve_into};
 use urinorm::{InvalidUri, UriRef};
 
 use crate::cli::engine::{DefaultRejects, RunArgs, execute};
-use crate::cli::{Error, Outcome};
+use crate::cli::{Error, Outcome, absolute_base};
 
 #[derive(Args, Debug)]
 pub struct ResolveArgs {
@@ -40,18 +40,7 @@ impl LineMapper for ResolveLines<'_> {
 /// Writes one resolved URI per non-blank input line; an invalid reference
 /// gets a `file:line: reason` message on standard error instead.
 pub fn run(args: &ResolveArgs) -> Result<Outcome, Error> {
-    let base = UriRef::parse(&args.base).map_err(|e| {
-        Error::Usage(format!(
-            "the base '{}' is not a URI reference: {e}",
-            args.base
-        ))
-    })?;
-    if base.is_relative() {
-        return Err(Error::Usage(format!(
-            "the base '{}' has no scheme (RFC 3986 §5.1)",
-            args.base
-        )));
-    }
+    let base = absolute_base(&args.base)?;
     let rule = if args.non_strict {
         SchemeRule::NonStrict
     } else {
