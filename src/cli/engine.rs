@@ -2,7 +2,7 @@
 //! shares, opening inputs and outputs, and the summary at the end.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::Value;
@@ -122,6 +122,9 @@ pub fn execute(
 ) -> Result<Outcome, Error> {
     let inputs = open_inputs(&args.files)?;
     let threads = thread_count(args.threads)?;
+    // Every output path is opened (as a temporary file beside it) before
+    // any input is read: a path that cannot be written stops the run at
+    // once, and the temporary files already made go with it.
     let output_name = args
         .output
         .as_ref()
@@ -131,18 +134,25 @@ pub fn execute(
         source,
     };
     let mut output = Output::create(args.output.as_deref()).map_err(write_error)?;
+    let mut to_file = args
+        .rejects
+        .as_deref()
+        .map(|path| RejectsToFile::create(path).map_err(|source| path_error(path, source)))
+        .transpose()?;
+    let stats_output = args
+        .stats
+        .as_deref()
+        .map(|path| Output::create(Some(path)).map_err(|source| path_error(path, source)))
+        .transpose()?;
+    if let Some(memory) = memory {
+        let dir = memory.temp_dir();
+        Output::check_dir(&dir).map_err(|source| path_error(&dir, source))?;
+    }
 
     let mut examples = RejectExamples::default();
-    let mut to_file;
     let mut to_stderr = RejectsToStderr;
-    let rejects: &mut dyn RejectSink = match (&args.rejects, default_rejects) {
-        (Some(path), _) => {
-            to_file = RejectsToFile::create(path).map_err(|source| Error::Output {
-                name: path.display().to_string(),
-                source,
-            })?;
-            &mut to_file
-        }
+    let rejects: &mut dyn RejectSink = match (&mut to_file, default_rejects) {
+        (Some(to_file), _) => to_file,
         (None, DefaultRejects::EachOnStderr) => &mut to_stderr,
         (None, DefaultRejects::Summarized) => &mut examples,
     };
@@ -175,12 +185,12 @@ pub fn execute(
     drop(progress);
     output.finish().map_err(write_error)?;
 
-    if let Some(path) = &args.stats {
-        let json = stats.to_json(extra);
-        std::fs::write(path, format!("{json:#}\n")).map_err(|source| Error::Output {
-            name: path.display().to_string(),
-            source,
-        })?;
+    if let (Some(mut stats_output), Some(path)) = (stats_output, &args.stats) {
+        let json = format!("{:#}\n", stats.to_json(extra));
+        let written = stats_output.writer().write_all(json.as_bytes());
+        written
+            .and_then(|()| stats_output.finish())
+            .map_err(|source| path_error(path, source))?;
     }
     if !args.quiet {
         report(&stats, &examples.examples);
@@ -188,6 +198,14 @@ pub fn execute(
     Ok(Outcome {
         rejected: stats.rejected_total(),
     })
+}
+
+/// An error writing the file at `path`, named as the user gave it.
+fn path_error(path: &Path, source: io::Error) -> Error {
+    Error::Output {
+        name: path.display().to_string(),
+        source,
+    }
 }
 
 /// The summary on standard error: the counting line, and rejects by reason.

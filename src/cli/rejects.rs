@@ -4,13 +4,12 @@
 //! names the `--lenient` flag.
 
 use std::fmt;
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 use urinorm::InvalidUri;
 use urinorm::escape::{escape, escape_str};
-use urinorm::pipeline::output::RejectSink;
+use urinorm::pipeline::output::{Output, RejectSink};
 
 /// A rejection as the command line words it: the reason, where, and the
 /// flag that would avoid it.
@@ -42,33 +41,39 @@ impl RejectSink for RejectsToStderr {
     }
 }
 
-/// Write buffers are large: one write per few thousand rejected lines.
-const BUFFER_BYTES: usize = 1 << 20;
-
 /// Every rejected line as `file:line<TAB>reason<TAB>raw` in a file: the
 /// raw line as it was read, byte for byte, so nothing is lost (the file is
-/// data, not a diagnostic: it is never escaped).
+/// data, not a diagnostic: it is never escaped). Like `-o`, the file
+/// appears only when the run completes.
 pub struct RejectsToFile {
-    writer: BufWriter<File>,
+    output: Option<Output>,
 }
 
 impl RejectsToFile {
     pub fn create(path: &Path) -> io::Result<RejectsToFile> {
         Ok(RejectsToFile {
-            writer: BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?),
+            output: Some(Output::create(Some(path))?),
         })
+    }
+
+    fn writer(&mut self) -> io::Result<&mut dyn Write> {
+        match &mut self.output {
+            Some(output) => Ok(output.writer()),
+            None => Err(io::Error::other("the rejects file is already complete")),
+        }
     }
 }
 
 impl RejectSink for RejectsToFile {
     fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()> {
-        write!(self.writer, "{input}:{line}\t{}\t", Reason(error))?;
-        self.writer.write_all(raw)?;
-        self.writer.write_all(b"\n")
+        let writer = self.writer()?;
+        write!(writer, "{input}:{line}\t{}\t", Reason(error))?;
+        writer.write_all(raw)?;
+        writer.write_all(b"\n")
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.writer.flush()
+        self.output.take().map_or(Ok(()), Output::finish)
     }
 }
 

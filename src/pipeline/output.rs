@@ -53,23 +53,48 @@ impl Output {
     }
 
     /// A temporary file beside `path`, to be renamed over it when complete.
+    /// It gets the mode (and, where the process may, the owner) of the file
+    /// it replaces, as `sort -o` and `sed -i` do; a new file gets mode 0666
+    /// less the umask, as any file a command creates.
     fn create_file(path: &Path) -> io::Result<Output> {
         let dir = match path.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),
         };
-        // Mode 0666 less the umask, as for any file a command creates (a
-        // temporary file is private by default).
+        // A temporary file is private by default: ask for the usual mode.
         let mut builder = tempfile::Builder::new();
         builder.prefix(".urinorm-");
         #[cfg(unix)]
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-        let temp = builder.tempfile_in(dir)?;
+        let temp = builder.tempfile_in(dir).map_err(in_directory)?;
+        if let Ok(replaced) = std::fs::metadata(path) {
+            temp.as_file().set_permissions(replaced.permissions())?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                // Only a privileged process may give a file away: otherwise
+                // the file is the user's own, as a new file would be.
+                let _ = std::os::unix::fs::fchown(
+                    temp.as_file(),
+                    Some(replaced.uid()),
+                    Some(replaced.gid()),
+                );
+            }
+        }
         Ok(Output::File {
             registered: crate::cleanup::register(temp.path()),
             writer: BufWriter::with_capacity(BUFFER_BYTES, temp),
             path: path.to_path_buf(),
         })
+    }
+
+    /// Checks that files can be made in `dir` (by making and removing a
+    /// directory there), so that a run never learns it halfway through.
+    pub fn check_dir(dir: &Path) -> io::Result<()> {
+        let probe = tempfile::Builder::new()
+            .prefix(".urinorm-probe-")
+            .tempdir_in(dir);
+        probe.map(drop).map_err(in_directory)
     }
 
     /// The writer to write lines to.
@@ -98,6 +123,17 @@ impl Output {
                 Ok(())
             }
         }
+    }
+}
+
+/// An error making a temporary file in a directory, without the temporary
+/// file's name (which tempfile puts in its errors): the user named another
+/// path, which the caller's message gives.
+fn in_directory(e: io::Error) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::NotFound => io::Error::new(e.kind(), "no such directory"),
+        io::ErrorKind::PermissionDenied => io::Error::new(e.kind(), "permission denied"),
+        kind => io::Error::from(kind),
     }
 }
 
