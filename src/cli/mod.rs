@@ -40,6 +40,10 @@ pub enum Command {
     Explain(cmd::explain::ExplainArgs),
     /// List the protocol rung's transforms and presets.
     Transforms,
+    /// Write a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(cmd::docs::CompletionsArgs),
+    /// Write the manual page (roff), e.g. `urinorm man > urinorm.1`.
+    Man,
 }
 
 /// How a run that completed went: it decides the exit code.
@@ -122,6 +126,8 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Ladder(args) => cmd::ladder::run(&args),
         Command::Explain(args) => cmd::explain::run(&args),
         Command::Transforms => cmd::transforms::run(),
+        Command::Completions(args) => cmd::docs::completions(&args),
+        Command::Man => cmd::docs::man(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod dedup;
+pub mod docs;
 pub mod explain;
 pub mod ladder;
 pub mod normalize;
