@@ -165,7 +165,7 @@ pub fn execute(
         memory_limit: memory.map(MemoryArgs::limit),
         temp_dir: memory.map_or_else(std::env::temp_dir, MemoryArgs::temp_dir),
     };
-    let progress = Bar::new(&inputs, !args.quiet);
+    let progress = Bar::new(&inputs, !args.quiet, args.output.is_none());
     let sinks = Sinks {
         out: output.writer(),
         rejects,

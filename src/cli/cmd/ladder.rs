@@ -60,7 +60,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         columns,
         max_line_bytes: args.max_line_bytes,
     };
-    let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet))?;
+    let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
     let text = if args.json {
         format!("{:#}\n", to_json(&report))
     } else {
