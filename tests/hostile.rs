@@ -160,3 +160,46 @@ fn protocol_rung_on_hostile_paths() {
     );
     assert_eq!(stats["unique"].as_u64(), Some(1));
 }
+
+#[test]
+fn a_binary_file_is_named_once_as_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    // An ELF header, then bytes that split into a few line-like pieces.
+    let mut elf = b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\n".to_vec();
+    for i in 0..200u32 {
+        elf.extend_from_slice(&i.to_le_bytes());
+        elf.extend_from_slice(b"\x00\x01/lib64/ld-linux.so\n");
+    }
+    let elf_path = dir.path().join("a.out");
+    std::fs::write(&elf_path, &elf).unwrap();
+    let list = common::testdata("sample/urls.txt");
+    let stats = dir.path().join("stats.json");
+    let run = urinorm(
+        &[
+            "dedup",
+            "-o",
+            "/dev/null",
+            "--stats",
+            stats.to_str().unwrap(),
+            list.to_str().unwrap(),
+            elf_path.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let binary_lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("looks like a binary file"))
+        .collect();
+    assert_eq!(binary_lines.len(), 1, "{}", run.stderr);
+    assert!(binary_lines[0].contains("a.out"), "{}", run.stderr);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(
+        json["binary_inputs"],
+        serde_json::json!([elf_path.to_str().unwrap()])
+    );
+    // A list of URIs, even with some bad lines, is not binary.
+    let run = urinorm(&["dedup", "-o", "/dev/null", list.to_str().unwrap()], b"");
+    assert!(!run.stderr.contains("binary"), "{}", run.stderr);
+}

@@ -15,6 +15,7 @@ use urinorm::pipeline::{
 use super::progress::Bar;
 use super::rejects::{EXAMPLES, RejectExamples, RejectsToFile, RejectsToStderr};
 use super::{Error, Outcome, open_inputs, thread_count};
+use urinorm::escape::escape_str;
 
 /// Flags of every command that reads lines in bulk.
 #[derive(Args, Debug)]
@@ -212,6 +213,13 @@ fn path_error(path: &Path, source: io::Error) -> Error {
 fn report(stats: &Stats, examples: &[String]) {
     let mut err = io::stderr().lock();
     let _ = writeln!(err, "urinorm: {stats}");
+    for name in &stats.binary {
+        let _ = writeln!(
+            err,
+            "urinorm: '{}' looks like a binary file, not a list of URIs (NUL bytes, or most of its first lines rejected); its lines are counted above",
+            escape_str(name)
+        );
+    }
     for (reason, count) in &stats.rejected {
         let _ = writeln!(err, "urinorm:   rejected {count}: {reason}");
     }

@@ -38,6 +38,9 @@ pub struct Stats {
     pub deduplicated: bool,
     /// When the keys outgrew the memory limit: what went to disk, and where.
     pub spill: Option<SpillStats>,
+    /// The inputs that look like binary files, not lists of lines (a NUL
+    /// byte near the start, or most of their first lines rejected).
+    pub binary: Vec<String>,
 }
 
 impl Stats {
@@ -67,6 +70,9 @@ impl Stats {
         object.insert("bytes_out".into(), json!(self.bytes_out));
         object.insert("seconds".into(), json!(self.seconds));
         object.insert("threads".into(), json!(self.threads));
+        if !self.binary.is_empty() {
+            object.insert("binary_inputs".into(), json!(self.binary));
+        }
         if let Some(spill) = &self.spill {
             object.insert(
                 "spill".into(),

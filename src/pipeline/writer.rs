@@ -14,6 +14,19 @@ use super::stats::Stats;
 use super::worker::Processed;
 use super::{Emit, Mode, Options, RunError};
 
+/// Whether an input looks like a binary file rather than a list of lines,
+/// judged as grep does from its first chunk: a NUL byte in its first
+/// [`BINARY_PROBE`] bytes, or most of its lines rejected.
+fn looks_binary(first: &Processed<'_>) -> bool {
+    let bytes: &[u8] = &first.chunk.bytes;
+    let probe = &bytes[..bytes.len().min(BINARY_PROBE)];
+    let lines = u64::from(first.lines) - first.blank;
+    memchr::memchr(0, probe).is_some() || (lines >= 4 && first.rejected.len() as u64 * 2 > lines)
+}
+
+/// How much of an input is searched for a NUL byte.
+const BINARY_PROBE: usize = 64 << 10;
+
 /// How much output to gather before a write.
 const WRITE_BYTES: usize = 1 << 20;
 
@@ -67,6 +80,9 @@ impl<'i> Writer<'i> {
             self.lines_before = 0;
         }
         let name = self.inputs[p.chunk.source].name();
+        if p.chunk.offset == 0 && looks_binary(p) {
+            self.stats.binary.push(name.to_string());
+        }
         for r in &p.rejected {
             let line = self.lines_before + u64::from(r.index) + 1;
             *self
