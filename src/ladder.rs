@@ -77,6 +77,8 @@ pub struct Options {
     pub columns: Columns,
     /// Longer lines are rejected (never truncated).
     pub max_line_bytes: usize,
+    /// The first line of each input is a header, not looked at.
+    pub header: bool,
 }
 
 impl Default for Options {
@@ -88,6 +90,7 @@ impl Default for Options {
             threads: 1,
             columns: Columns::default(),
             max_line_bytes: MAX_LINE_BYTES,
+            header: false,
         }
     }
 }
@@ -646,7 +649,11 @@ fn print_chunk<'a>(
     let mut prepared = Vec::new();
     let mut prepared_spans: Vec<Option<Range<usize>>> = Vec::new();
     let mut blank = 0;
-    for (_, line) in lines_at(bytes, chunk.offset) {
+    let skip_header = options.header && chunk.offset == 0;
+    for (number, line) in lines_at(bytes, chunk.offset) {
+        if number == 1 && skip_header {
+            continue;
+        }
         if line.is_empty() {
             blank += 1;
             continue;

@@ -33,7 +33,11 @@ fn bash_loads_the_completions_and_completes_subcommands() {
     );
     let output = Command::new("bash").arg("-c").arg(probe).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(stdout.lines().any(|l| l == "dedup"), "{stdout}");
     assert!(stdout.contains("-F _urinorm urinorm"), "{stdout}");
 }

@@ -37,10 +37,22 @@ fn every_output_path_is_checked_before_work() {
     let bad_rejects = format!("{missing}/r.tsv");
     let bad_out = format!("{missing}/o.txt");
     let cases: [(&[&str], &str); 4] = [
-        (&["-o", out, "--rejects", rejects, "--stats", &bad_stats], &bad_stats),
-        (&["-o", out, "--stats", stats, "--rejects", &bad_rejects], &bad_rejects),
-        (&["--rejects", rejects, "--stats", stats, "-o", &bad_out], &bad_out),
-        (&["-o", out, "--stats", stats, "--temp-dir", missing], missing),
+        (
+            &["-o", out, "--rejects", rejects, "--stats", &bad_stats],
+            &bad_stats,
+        ),
+        (
+            &["-o", out, "--stats", stats, "--rejects", &bad_rejects],
+            &bad_rejects,
+        ),
+        (
+            &["--rejects", rejects, "--stats", stats, "-o", &bad_out],
+            &bad_out,
+        ),
+        (
+            &["-o", out, "--stats", stats, "--temp-dir", missing],
+            missing,
+        ),
     ];
     for (flags, bad) in cases {
         let mut args = vec!["dedup"];
@@ -61,12 +73,19 @@ fn every_output_path_is_checked_before_work() {
         INPUT,
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert_eq!(files_in(dir.path()), ["out.txt", "rejects.tsv", "stats.json"]);
+    assert_eq!(
+        files_in(dir.path()),
+        ["out.txt", "rejects.tsv", "stats.json"]
+    );
     assert_eq!(std::fs::read_to_string(out).unwrap(), "http://a/\n");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
     assert_eq!(json["rejected"], 1);
-    assert!(std::fs::read_to_string(rejects).unwrap().ends_with("\tnot a uri\n"));
+    assert!(
+        std::fs::read_to_string(rejects)
+            .unwrap()
+            .ends_with("\tnot a uri\n")
+    );
 }
 
 #[test]

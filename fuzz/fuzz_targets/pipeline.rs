@@ -194,6 +194,7 @@ fn check_run(
             max_line_bytes,
             memory_limit,
             temp_dir: temp_dir(),
+            ..Options::default()
         };
         let mut out = Vec::new();
         let mut sink = Count::default();

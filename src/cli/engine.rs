@@ -44,6 +44,10 @@ pub struct RunArgs {
     /// Reject lines longer than this many bytes (never truncate them).
     #[arg(long, value_name = "N", default_value_t = MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
+    /// The first line of each input is a header: write it as it is (counted
+    /// as a header, never rejected).
+    #[arg(long)]
+    pub header: bool,
 }
 
 /// How much memory the dedup set may take, and where it spills past that.
@@ -118,6 +122,7 @@ pub fn execute(
     memory: Option<&MemoryArgs>,
     mapper: &dyn LineMapper,
     mode: Mode,
+    aligned: bool,
     default_rejects: DefaultRejects,
     extra: &[(&str, Value)],
 ) -> Result<Outcome, Error> {
@@ -163,6 +168,8 @@ pub fn execute(
         invalid: args.invalid,
         threads,
         max_line_bytes: args.max_line_bytes,
+        header: args.header,
+        aligned,
         memory_limit: memory.map(MemoryArgs::limit),
         temp_dir: memory.map_or_else(std::env::temp_dir, MemoryArgs::temp_dir),
     };

@@ -28,13 +28,13 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Write each line's canonical form at a rung, one output line per input line, in order.
+    /// Write each accepted line's canonical form at a rung, in order (--aligned: one line per input line).
     Normalize(cmd::normalize::NormalizeArgs),
     /// Write each equivalence class once, in first-occurrence order.
     Dedup(cmd::dedup::DedupArgs),
     /// Measure what each rung and preset would merge on these lines, with examples.
     Ladder(cmd::ladder::LadderArgs),
-    /// Resolve each reference against a base URI (RFC 3986 §5.2), one output line per input line.
+    /// Resolve each reference against a base URI (RFC 3986 §5.2), one output line per accepted line (--aligned: per input line).
     Resolve(cmd::resolve::ResolveArgs),
     /// Show what each rung makes of one URI, and which rules changed it.
     Explain(cmd::explain::ExplainArgs),

@@ -145,6 +145,13 @@ pub struct Options {
     pub threads: usize,
     /// Longer lines are rejected (never truncated).
     pub max_line_bytes: usize,
+    /// The first line of each input is a header: written as it is, never
+    /// mapped, counted as a header.
+    pub header: bool,
+    /// When mapping: one output line per input line, in order; an empty one
+    /// for a rejected line, and for a blank line what the mapper makes of
+    /// the empty reference (counted as blank).
+    pub aligned: bool,
     /// When deduplicating: the bytes the set of keys may take. Past it, new
     /// keys spill to partition files under `temp_dir` (same output).
     pub memory_limit: Option<u64>,
@@ -164,6 +171,8 @@ impl Default for Options {
             invalid: Invalid::Reject,
             threads: 1,
             max_line_bytes: MAX_LINE_BYTES,
+            header: false,
+            aligned: false,
             memory_limit: None,
             temp_dir: std::env::temp_dir(),
         }

@@ -19,6 +19,8 @@ pub struct Stats {
     /// Lines read, blank ones included.
     pub lines: u64,
     pub blank: u64,
+    /// First lines passed through as headers (`Options::header`).
+    pub header: u64,
     /// Rejected lines by reason.
     pub rejected: RejectCounts,
     /// Lines the mapper repaired, by repair (a line may count under several).
@@ -49,9 +51,11 @@ impl Stats {
         self.rejected.values().sum()
     }
 
-    /// The invariant of every run: read = unique + duplicates + rejected + blank.
+    /// The invariant of every run: read = unique + duplicates + rejected +
+    /// blank (+ header).
     pub fn balances(&self) -> bool {
-        self.lines == self.unique + self.duplicates + self.rejected_total() + self.blank
+        self.lines
+            == self.unique + self.duplicates + self.rejected_total() + self.blank + self.header
     }
 
     /// The stats as JSON, with the caller's fields (the rung, say) added.
@@ -60,6 +64,9 @@ impl Stats {
         object.insert("files".into(), json!(self.files));
         object.insert("lines".into(), json!(self.lines));
         object.insert("blank".into(), json!(self.blank));
+        if self.header > 0 {
+            object.insert("header".into(), json!(self.header));
+        }
         object.insert("rejected".into(), json!(self.rejected_total()));
         object.insert("rejected_by_reason".into(), json!(self.rejected));
         object.insert("passed".into(), json!(self.passed));
@@ -107,6 +114,9 @@ impl fmt::Display for Stats {
                 "{lines} lines read = {} written + {rejected} rejected + {blank} blank",
                 self.unique
             )?;
+        }
+        if self.header > 0 {
+            write!(f, " + {} header", self.header)?;
         }
         if self.passed > 0 {
             write!(

@@ -8,7 +8,7 @@
 use super::chunks::{Chunk, ChunkBytes};
 use super::input::{BOM, strip_cr};
 use super::place::Place;
-use super::{Invalid, LineMapper, Options};
+use super::{Invalid, LineMapper, Mode, Options};
 use crate::error::{ErrorKind, InvalidUri};
 
 /// A byte range in a chunk or in its arena.
@@ -42,6 +42,8 @@ pub struct Accepted {
     pub output: Option<Span>,
     /// The line as read, without its ending.
     pub line: Span,
+    /// A blank line, mapped only for aligned output (and counted as blank).
+    pub blank: bool,
 }
 
 /// A rejected line.
@@ -66,6 +68,8 @@ pub struct Processed<'a> {
     pub lines: u32,
     /// How many lines had each of the mapper's note bits.
     pub notes: [u64; 32],
+    /// The input's first line, passed through as a header (`Options::header`).
+    pub header: Option<Span>,
 }
 
 impl Processed<'_> {
@@ -157,65 +161,85 @@ pub fn process<'a>(
     } else {
         0
     };
-    // One iterator over the newlines of the chunk, not a search per line.
-    let mut newlines = memchr::memchr_iter(b'\n', bytes);
-    while pos < bytes.len() {
-        let end = newlines.next().unwrap_or(bytes.len());
-        let line = strip_cr(&bytes[pos..end]);
-        let span = Span::new(pos, pos + line.len());
-        if line.is_empty() {
-            blank += 1;
-        } else if line.len() > options.max_line_bytes {
+    // With `header`, an input's first line is passed through, not mapped.
+    let mut header = None;
+    let header_here = options.header && chunk.offset == 0;
+    // Aligned output writes a line for every line: a blank one is mapped
+    // too (the empty reference), though it still counts as blank.
+    let map_blank = options.aligned && options.mode == Mode::Map;
+    let mut map = |line: &[u8], span: Span, blank_line: bool, index: u32| {
+        if line.len() > options.max_line_bytes {
             let error = InvalidUri::new(options.max_line_bytes, ErrorKind::LineTooLong);
             rejected.push(Rejected {
                 error,
                 line: span,
                 index,
             });
-        } else {
-            // A bug in the mapper must not lose the line or the run: a panic
-            // becomes this line's rejection, with its file and line number.
-            let arena_len = arena.len();
-            let mapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                mapper.map_line(line, &mut arena)
-            }))
-            .unwrap_or_else(|_| {
-                arena.truncate(arena_len);
-                Err(InvalidUri::new(0, ErrorKind::InternalError))
-            });
-            match mapped {
-                Ok(mapped) => {
-                    let in_arena = |r: std::ops::Range<usize>| Span::new(r.start, r.end);
-                    let key_bytes = match &mapped.key {
-                        Some(r) => &arena[r.clone()],
-                        None => line,
-                    };
-                    let hash = hash(key_bytes);
-                    for (bit, count) in notes.iter_mut().enumerate() {
-                        *count += u64::from(mapped.notes >> bit & 1);
-                    }
-                    accepted.push(Accepted {
-                        hash,
-                        key: mapped.key.map(in_arena),
-                        output: mapped.output.map(in_arena),
-                        line: span,
-                    });
+            return;
+        }
+        // A bug in the mapper must not lose the line or the run: a panic
+        // becomes this line's rejection, with its file and line number.
+        let arena_len = arena.len();
+        let mapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            mapper.map_line(line, &mut arena)
+        }))
+        .unwrap_or_else(|_| {
+            arena.truncate(arena_len);
+            Err(InvalidUri::new(0, ErrorKind::InternalError))
+        });
+        match mapped {
+            Ok(mapped) => {
+                let in_arena = |r: std::ops::Range<usize>| Span::new(r.start, r.end);
+                let key_bytes = match &mapped.key {
+                    Some(r) => &arena[r.clone()],
+                    None => line,
+                };
+                let hash = hash(key_bytes);
+                for (bit, count) in notes.iter_mut().enumerate() {
+                    *count += u64::from(mapped.notes >> bit & 1);
                 }
-                Err(_) if invalid == Invalid::Pass => {
-                    passed += 1;
-                    accepted.push(Accepted {
-                        hash: hash(line),
-                        key: None,
-                        output: None,
-                        line: span,
-                    });
-                }
-                Err(error) => rejected.push(Rejected {
-                    error,
+                accepted.push(Accepted {
+                    hash,
+                    key: mapped.key.map(in_arena),
+                    output: mapped.output.map(in_arena),
                     line: span,
-                    index,
-                }),
+                    blank: blank_line,
+                });
             }
+            Err(_) if invalid == Invalid::Pass => {
+                passed += u64::from(!blank_line);
+                accepted.push(Accepted {
+                    hash: hash(line),
+                    key: None,
+                    output: None,
+                    line: span,
+                    blank: blank_line,
+                });
+            }
+            // A blank line is blank, whatever the mapper made of it.
+            Err(_) if blank_line => {}
+            Err(error) => rejected.push(Rejected {
+                error,
+                line: span,
+                index,
+            }),
+        }
+    };
+    // One iterator over the newlines of the chunk, not a search per line.
+    let mut newlines = memchr::memchr_iter(b'\n', bytes);
+    while pos < bytes.len() {
+        let end = newlines.next().unwrap_or(bytes.len());
+        let line = strip_cr(&bytes[pos..end]);
+        let span = Span::new(pos, pos + line.len());
+        if index == 0 && header_here {
+            header = Some(span);
+        } else if line.is_empty() {
+            blank += 1;
+            if map_blank {
+                map(line, span, true, index);
+            }
+        } else {
+            map(line, span, false, index);
         }
         index += 1;
         pos = end + 1;
@@ -229,6 +253,7 @@ pub fn process<'a>(
         passed,
         lines: index,
         notes,
+        header,
     }
 }
 

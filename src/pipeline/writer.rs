@@ -42,6 +42,8 @@ pub(crate) struct Writer<'i> {
     pending: Vec<u8>,
     /// The names of the mapper's note bits.
     note_names: &'i [&'static str],
+    /// One output line per input line ([`Options::aligned`]).
+    aligned: bool,
 }
 
 impl<'i> Writer<'i> {
@@ -64,6 +66,7 @@ impl<'i> Writer<'i> {
             lines_before: 0,
             pending: Vec::with_capacity(WRITE_BYTES + 4096),
             note_names,
+            aligned: options.aligned,
         }
     }
 
@@ -94,6 +97,12 @@ impl<'i> Writer<'i> {
                 .reject(name, line, &r.error, p.line(r.line))
                 .map_err(RunError::Rejects)?;
         }
+        if let Some(header) = p.header {
+            self.stats.header += 1;
+            self.emit(&[p.line(header)], out)?;
+        }
+        // Aligned output: an empty line where each rejected line was.
+        let mut gaps = p.rejected.iter().map(|r| r.line.start).peekable();
         for (i, a) in p.accepted.iter().enumerate() {
             let emit = match (self.mode, fates) {
                 (Mode::Dedup(emit), Some(fates)) => Some((emit, fates.get(i))),
@@ -101,7 +110,15 @@ impl<'i> Writer<'i> {
             };
             // Mapping writes every line; dedup, what the set decided.
             let bytes = match emit {
-                None => p.output(a),
+                None => {
+                    while self.aligned && gaps.next_if(|&start| start < a.line.start).is_some() {
+                        self.emit(&[], out)?;
+                    }
+                    // A blank line is counted as blank, though written.
+                    self.stats.unique += u64::from(!a.blank);
+                    self.emit(&[p.output(a)], out)?;
+                    continue;
+                }
                 Some((_, Fate::Duplicate)) => {
                     self.stats.duplicates += 1;
                     continue;
@@ -118,6 +135,11 @@ impl<'i> Writer<'i> {
             };
             self.stats.unique += 1;
             self.emit(&[bytes], out)?;
+        }
+        if self.aligned && self.mode == Mode::Map {
+            for _ in gaps {
+                self.emit(&[], out)?;
+            }
         }
         for (bit, name) in self.note_names.iter().enumerate() {
             if p.notes[bit] > 0 {

@@ -36,6 +36,7 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
         Some(&args.memory),
         &mapper,
         Mode::Dedup(args.emit),
+        false,
         DefaultRejects::Summarized,
         &extra,
     )

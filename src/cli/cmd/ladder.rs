@@ -23,6 +23,9 @@ pub struct LadderArgs {
     /// Reject lines longer than this many bytes (never truncate them).
     #[arg(long, value_name = "N", default_value_t = MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
+    /// The first line of each input is a header: leave it out.
+    #[arg(long)]
+    pub header: bool,
     /// Write the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -59,6 +62,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         threads: thread_count(args.threads)?,
         columns,
         max_line_bytes: args.max_line_bytes,
+        header: args.header,
     };
     let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
     let text = if args.json {

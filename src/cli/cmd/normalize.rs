@@ -82,6 +82,10 @@ pub struct NormalizeArgs {
     pub rung: RungArgs,
     #[command(flatten)]
     pub columns: ColumnArgs,
+    /// Write exactly one line per input line, in order (for `paste`): an
+    /// empty one for a blank or rejected line.
+    #[arg(long)]
+    pub aligned: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -198,6 +202,7 @@ pub fn run(args: &NormalizeArgs) -> Result<Outcome, Error> {
         None,
         &mapper,
         Mode::Map,
+        args.aligned,
         DefaultRejects::EachOnStderr,
         &extra,
     )

@@ -18,6 +18,11 @@ pub struct ResolveArgs {
     /// backward-compatible reading of §5.2.2) instead of as absolute.
     #[arg(long)]
     pub non_strict: bool,
+    /// Write exactly one line per input line, in order (for `paste`): an
+    /// empty one for a rejected line; a blank line is the empty reference,
+    /// which resolves to the base (RFC 3986 §5.2.2).
+    #[arg(long)]
+    pub aligned: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -52,6 +57,7 @@ pub fn run(args: &ResolveArgs) -> Result<Outcome, Error> {
         None,
         &ResolveLines { base, rule },
         Mode::Map,
+        args.aligned,
         DefaultRejects::EachOnStderr,
         &extra,
     )
