@@ -1,8 +1,10 @@
 """normalize_batch: lists and Arrow arrays in, a string array and its
 validity mask out, nulls where a value was null or not a URI reference."""
 
+import gc
+import sys
 import threading
-import time
+from functools import partial
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -127,31 +129,75 @@ def test_bad_options_raise_value_error():
         urinorm.normalize_batch(pa.array(["http://a/"]), rung="best")
 
 
-def test_other_threads_run_while_a_batch_does():
+class Exported:
+    """An array already exported through the Arrow C data interface."""
+
+    def __init__(self, array):
+        self.capsules = array.__arrow_c_array__()
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return self.capsules
+
+
+@pytest.mark.parametrize("path", ["list", "arrow"])
+def test_other_threads_run_while_a_batch_does(path):
     """The loop runs without the GIL: another Python thread runs meanwhile.
 
-    A C call that held the GIL would let no other thread run Python code
-    between its start and its end; the thread could only run in the switch
-    intervals (5 ms) before and after the call. So it must have run in the
-    middle of the call, well away from both ends.
+    With a switch interval longer than the test, a thread holding the GIL
+    keeps it until it blocks or releases it itself. The other thread is
+    woken just before the batch and needs the GIL to record whether the
+    batch is running: had the loop kept the GIL, the first moment it could
+    record anything would be when this thread blocks in `join`, after the
+    batch, and it would record False. No clock decides the outcome; a call
+    the other thread misses (a batch shorter than its wake-up) is repeated,
+    a bounded number of times.
+
+    The batch is the normalizer method normalize_batch calls, not
+    normalize_batch itself: pyarrow releases the GIL for a moment while it
+    exports an array or builds the result's, which the other thread could
+    take for the loop's release. So the array is exported before (the method
+    reads it through the Arrow C data interface, as normalize_batch has it),
+    and the result is left unwrapped.
     """
-    values = pa.array(["HTTP://Example.com:80/a/./b/../c%7e?q#f"] * 400_000)
-    ticks = []
-    done = threading.Event()
+    if not getattr(sys, "_is_gil_enabled", lambda: True)():
+        pytest.skip("a free-threaded interpreter has no GIL to release")
+    values = ["HTTP://Example.com:80/a/./b/../c%7e?q#f"] * 200_000
+    normalizer = urinorm.Normalizer()
+    if path == "list":
+        batch = partial(normalizer.batch_list, values, "canonical")
+    else:
+        batch = partial(normalizer.batch_arrow, Exported(pa.array(values)), "canonical")
+    state = {"in_batch": False}
+    woken = threading.Event()
+    seen = []
 
-    def tick():
-        while not done.is_set():
-            ticks.append(time.perf_counter())
+    def observe():
+        woken.wait()
+        seen.append(state["in_batch"])
 
-    ticker = threading.Thread(target=tick)
-    ticker.start()
+    switch_interval = sys.getswitchinterval()
+    # Long enough that no forced switch happens while the test runs; not
+    # endless, so a thread that never blocks cannot hang the suite.
+    sys.setswitchinterval(60)
+    # A collection could run finalizers, and a finalizer may release the GIL.
+    gc.collect()
+    gc.disable()
+    observer = threading.Thread(target=observe)
     try:
-        start = time.perf_counter()
-        urinorm.normalize_batch(values)
-        end = time.perf_counter()
+        # start() returns once the observer has blocked in wait(): with this
+        # interval it keeps the GIL until then.
+        observer.start()
+        woken.set()
+        for _ in range(20):
+            state["in_batch"] = True
+            batch()
+            state["in_batch"] = False
+            if seen:
+                break
     finally:
-        done.set()
-        ticker.join()
-    margin = (end - start) * 0.3
-    assert end - start > 0.05, "the batch is too short to tell"
-    assert any(start + margin < t < end - margin for t in ticks)
+        gc.enable()
+        sys.setswitchinterval(switch_interval)
+        woken.set()
+        observer.join(timeout=120)
+    assert not observer.is_alive(), "the observer never got the GIL"
+    assert seen == [True], "the other thread ran only after the batch: it keeps the GIL"

@@ -34,31 +34,69 @@ def spark():
     session.stop()
 
 
+# The sample has no two lines with one key at the scheme rung, so these
+# spellings of three URIs are added: without them dropDuplicates would only
+# fold the null keys. Case of scheme and host, percent-encoded unreserved
+# characters and dot segments (§6.2.2); default and empty ports, and the
+# empty path (§6.2.3).
+VARIANTS = [
+    "http://example.com/a",
+    "HTTP://Example.COM:80/a",
+    "http://example.com/%61",
+    "http://EXAMPLE.com:/a",
+    "https://example.com:443/",
+    "https://example.com",
+    "http://example.com/~",
+    "http://example.com/%7e",
+    "http://example.com/./b/../%7E",
+]
+VARIANT_KEYS = ["http://example.com/a", "https://example.com/", "http://example.com/~"]
+# The counts of `urinorm dedup --rung scheme` on the sample and VARIANTS.
+LINES = 5009  # 5,000 of the sample and the 9 variants
+REJECTED = 17  # lines of the sample that are not URIs
+UNIQUE = 4986  # the sample's 4,983 distinct keys and VARIANT_KEYS
+DUPLICATES = 6  # the variants that merged into the first of their URI
+
+
 @pytest.fixture(scope="module")
-def cli_dedup(cli):
-    """What `urinorm dedup SAMPLE --rung scheme` writes, one key a line."""
+def source(tmp_path_factory):
+    """The sample followed by VARIANTS, one a line."""
+    path = tmp_path_factory.mktemp("spark") / "urls.txt"
+    path.write_bytes(SAMPLE.read_bytes() + "".join(v + "\n" for v in VARIANTS).encode())
+    return path
+
+
+@pytest.fixture(scope="module")
+def cli_dedup(cli, source):
+    """What `urinorm dedup SOURCE --rung scheme` writes, one key a line."""
     done = subprocess.run(
-        [cli, "dedup", "--quiet", "--rung", "scheme", SAMPLE],
+        [cli, "dedup", "--quiet", "--rung", "scheme", source],
         check=False,
         capture_output=True,
         text=True,
     )
-    assert done.returncode == 1  # 17 lines are not URIs
-    return done.stdout.splitlines()
+    assert done.returncode == 1  # REJECTED lines are not URIs
+    keys = done.stdout.splitlines()
+    # The variants merged: into one key per URI, each written once.
+    assert len(keys) == UNIQUE
+    assert [keys.count(k) for k in VARIANT_KEYS] == [1, 1, 1]
+    return keys
 
 
 @pytest.mark.parametrize("udf", ["arrow", "pandas"])
-def test_the_one_line_dedup_job(spark, cli_dedup, udf):
-    df = spark.read.text(str(SAMPLE)).withColumnRenamed("value", "url")
-    assert df.count() == 5000
+def test_the_one_line_dedup_job(spark, source, cli_dedup, udf):
+    df = spark.read.text(str(source)).withColumnRenamed("value", "url")
+    assert df.count() == LINES
 
     deduped = df.withColumn(
         "canonical", normalize_col("url", rung="scheme", udf=udf)
     ).dropDuplicates(["canonical"])
-    # The 17 lines that are not URIs share the null key: one row among the distinct ones.
+    # The lines that are not URIs share the null key: one row among the distinct ones.
     keys = [row.canonical for row in deduped.select("canonical").collect()]
     assert keys.count(None) == 1
-    assert len(keys) - 1 == len(cli_dedup) == 4983
+    assert len(keys) - 1 == len(cli_dedup) == UNIQUE
+    # What was dropped: the variants that merged, and all nulls but one.
+    assert LINES - len(keys) == DUPLICATES + REJECTED - 1
     assert sorted(k for k in keys if k is not None) == sorted(cli_dedup)
 
 
@@ -84,18 +122,21 @@ def test_bad_options_fail_on_the_driver():
         normalize_col("url", udf="rdd")
 
 
-def test_the_example_script(spark, cli_dedup, tmp_path):
+def test_the_example_script(spark, source, cli_dedup, tmp_path):
     path = ROOT / "scripts" / "spark_dedup.py"
     spec = importlib.util.spec_from_file_location("spark_dedup", path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
 
     # CRLF endings and blank lines, read as urinorm reads them.
-    source = tmp_path / "urls.txt"
-    source.write_bytes(SAMPLE.read_bytes().replace(b"\n", b"\r\n\r\n"))
-    counts = script.dedup(
-        spark, str(source), str(tmp_path / "out"), single_file=True, rung="scheme"
-    )
-    assert counts == {"lines": 5000, "unique": 4983, "duplicates": 0, "rejected": 17}
+    crlf = tmp_path / "urls.txt"
+    crlf.write_bytes(source.read_bytes().replace(b"\n", b"\r\n\r\n"))
+    counts = script.dedup(spark, str(crlf), str(tmp_path / "out"), single_file=True, rung="scheme")
+    assert counts == {
+        "lines": LINES,
+        "unique": UNIQUE,
+        "duplicates": DUPLICATES,
+        "rejected": REJECTED,
+    }
     (part,) = (tmp_path / "out").glob("part-*")
     assert sorted(part.read_text().splitlines()) == sorted(cli_dedup)
