@@ -24,7 +24,10 @@ pub enum KeyFormat {
     /// The canonical form.
     #[default]
     Canonical,
-    /// `com,example,www)/path?query`, for web archive (CDX) tooling.
+    /// `com,example,www)/path?query`, the SURT layout of web archive
+    /// tools. It leaves out the scheme and the userinfo, so `ftp://h/a`
+    /// and `http://h/a` share a key; it is not the Internet Archive's CDX
+    /// key, which canonicalizes more.
     Surt,
 }
 
