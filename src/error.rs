@@ -137,6 +137,23 @@ pub struct InvalidUri {
     kind: ErrorKind,
     /// The lenient repair that would make the line a URI reference, if one would.
     repair: Option<Repair>,
+    /// What text the offset counts in.
+    within: Within,
+}
+
+/// The text an [`InvalidUri`]'s offset counts bytes in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Within {
+    /// The text that was parsed: a whole line, or a URI.
+    #[default]
+    Text,
+    /// Column N (1-based) of a line: the URI's column.
+    Field(u32),
+    /// Column N (1-based) of a line, which holds the base URI.
+    BaseField(u32),
+    /// The URI a reference resolved to against its base (RFC 3986 §5.2),
+    /// from column N when the reference is a column.
+    Resolved(Option<u32>),
 }
 
 impl InvalidUri {
@@ -146,7 +163,28 @@ impl InvalidUri {
             offset,
             kind,
             repair: None,
+            within: Within::Text,
         }
+    }
+
+    /// The same error, its offset counted in `within` and moved to `offset`.
+    ///
+    /// ```
+    /// use urinorm::error::{ErrorKind, InvalidUri, Within};
+    /// let e = InvalidUri::new(3, ErrorKind::Space).within(Within::Field(2), 3);
+    /// assert_eq!(e.to_string(), "field 2: space is not allowed in a URI at byte 3 of the field");
+    /// ```
+    pub const fn within(self, within: Within, offset: usize) -> Self {
+        InvalidUri {
+            within,
+            offset,
+            ..self
+        }
+    }
+
+    /// What text the offset counts in.
+    pub const fn counted_in(&self) -> Within {
+        self.within
     }
 
     /// The same error, noting the lenient repair that would avoid it.
@@ -178,7 +216,21 @@ impl InvalidUri {
 /// the command line names its flag, the library has none.
 impl fmt::Display for InvalidUri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte {}", self.kind, self.offset)
+        let (kind, offset) = (self.kind, self.offset);
+        match self.within {
+            Within::Text => write!(f, "{kind} at byte {offset}"),
+            Within::Field(n) => write!(f, "field {n}: {kind} at byte {offset} of the field"),
+            Within::BaseField(n) => {
+                write!(f, "base field {n}: {kind} at byte {offset} of the field")
+            }
+            Within::Resolved(None) => write!(f, "{kind} at byte {offset} of the resolved URI"),
+            Within::Resolved(Some(n)) => {
+                write!(
+                    f,
+                    "field {n}: {kind} at byte {offset} of the URI it resolves to"
+                )
+            }
+        }
     }
 }
 

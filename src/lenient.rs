@@ -24,6 +24,31 @@ use crate::uri::UriRef;
 /// assert_ne!(done & Repair::Unwrap.bit(), 0);
 /// ```
 pub fn repair(text: &[u8], out: &mut Vec<u8>) -> u32 {
+    repair_tracked(text, out, None)
+}
+
+/// Where byte `repaired_offset` of `text`'s repair came from in `text`: a
+/// rejection found in the repaired text is reported at the user's byte.
+/// An offset past the repair's end maps to the end of `text`.
+///
+/// ```
+/// use urinorm::lenient::original_offset;
+/// // "%EF%BB%BFhttps:…": the ':' at byte 14 of the repair is byte 8 of the text.
+/// assert_eq!(original_offset(b"\xef\xbb\xbfhttps://x.gov/a", 14), 8);
+/// assert_eq!(original_offset(b"  <http://a/b c>", 12), 13);
+/// ```
+pub fn original_offset(text: &[u8], repaired_offset: usize) -> usize {
+    let mut sources = Vec::new();
+    let mut out = Vec::new();
+    if repair_tracked(text, &mut out, Some(&mut sources)) == 0 {
+        return repaired_offset;
+    }
+    sources.get(repaired_offset).map_or(text.len(), |&s| s)
+}
+
+/// [`repair`], noting in `sources` (when given) the offset in `text` each
+/// byte appended to `out` came from.
+fn repair_tracked(text: &[u8], out: &mut Vec<u8>, mut sources: Option<&mut Vec<usize>>) -> u32 {
     if UriRef::parse_bytes(text).is_ok() {
         return 0;
     }
@@ -38,15 +63,19 @@ pub fn repair(text: &[u8], out: &mut Vec<u8>) -> u32 {
     let (unwrapped, angle) = unwrap(trimmed);
     note(Repair::Unwrap, unwrapped.len() != trimmed.len());
     let start = out.len();
+    let first = unwrapped.as_ptr() as usize - text.as_ptr() as usize;
     // Inside <…>, whitespace is line wrapping, not part of the URI.
-    for &b in unwrapped {
+    for (i, &b) in unwrapped.iter().enumerate() {
         if angle && b.is_ascii_whitespace() {
             note(Repair::EmbeddedWhitespace, true);
         } else {
             out.push(b);
+            if let Some(sources) = sources.as_deref_mut() {
+                sources.push(first + i);
+            }
         }
     }
-    let encoded = percent_encode(out, start);
+    let encoded = percent_encode(out, start, sources);
     note(Repair::PercentEncode, encoded.0);
     note(Repair::LonePercent, encoded.1);
     done
@@ -72,8 +101,15 @@ fn unwrap(text: &[u8]) -> (&[u8], bool) {
 /// bytes, the ASCII characters no URI holds (`"<>\^`{|}`), `[`/`]` outside
 /// the authority, a second `#`; and writes a `%` not followed by two hex
 /// digits as `%25`. Returns (percent-encoded something, fixed a lone `%`).
-fn percent_encode(out: &mut Vec<u8>, start: usize) -> (bool, bool) {
+/// `sources`, when given, holds where each byte of `out[start..]` came from,
+/// and is kept so as the bytes grow into triplets.
+fn percent_encode(
+    out: &mut Vec<u8>,
+    start: usize,
+    mut sources: Option<&mut Vec<usize>>,
+) -> (bool, bool) {
     let text = out.split_off(start);
+    let from = sources.as_deref_mut().map(std::mem::take);
     let authority = authority_range(&text);
     let (mut encoded, mut lone) = (false, false);
     let mut seen_hash = false;
@@ -93,8 +129,9 @@ fn percent_encode(out: &mut Vec<u8>, start: usize) -> (bool, bool) {
             b':' | b'/' | b'?' | b'@' => true,
             _ => REG_NAME.allows(b),
         };
-        if keep {
+        let written = if keep {
             out.push(b);
+            1
         } else {
             encoded |= b != b'%';
             out.extend_from_slice(&[
@@ -102,6 +139,10 @@ fn percent_encode(out: &mut Vec<u8>, start: usize) -> (bool, bool) {
                 HEX_UPPER[usize::from(b >> 4)],
                 HEX_UPPER[usize::from(b & 15)],
             ]);
+            3
+        };
+        if let (Some(sources), Some(from)) = (sources.as_deref_mut(), &from) {
+            sources.extend(std::iter::repeat_n(from[i], written));
         }
     }
     (encoded, lone)

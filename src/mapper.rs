@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::ops::Range;
 
-use crate::error::{ErrorKind, InvalidUri};
+use crate::error::{ErrorKind, InvalidUri, Within};
 use crate::key::KeyFormat;
 use crate::lenient::{self, Repair};
 use crate::normalize::Normalizer;
@@ -69,7 +69,7 @@ impl Columns {
         with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
     ) -> Result<(T, u32), InvalidUri> {
         let Some(field) = self.field else {
-            return self.prepare(line, self.fixed_base(), with);
+            return self.prepare(line, None, self.fixed_base(), with);
         };
         COLUMNS.with_borrow_mut(|columns| {
             split_columns(line, self.delimiter, columns);
@@ -78,19 +78,24 @@ impl Columns {
                 Some(m) => Some(column(line, columns, m)?),
                 None => self.fixed_base(),
             };
-            self.prepare(value, base, with)
+            self.prepare(value, Some(field), base, with)
         })
     }
 
-    /// Calls `with` on `value` repaired if lenient and resolved against
-    /// `base` if any. A strict run's rejection says which repair would have
-    /// saved the line.
+    /// Calls `with` on `value` (column `field`, or the whole line) repaired
+    /// if lenient and resolved against `base` if any. A rejection counts its
+    /// offset in the user's bytes: the column's, the base column's, or (past
+    /// a resolution) the resolved URI's. A strict run's rejection says which
+    /// repair would have saved the line.
     fn prepare<T>(
         &self,
         value: &[u8],
+        field: Option<usize>,
         base: Option<&[u8]>,
         with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
     ) -> Result<(T, u32), InvalidUri> {
+        let number = |n: usize| u32::try_from(n + 1).unwrap_or(u32::MAX);
+        let in_value = field.map_or(Within::Text, |n| Within::Field(number(n)));
         REPAIRED.with_borrow_mut(|repaired| {
             repaired.clear();
             let notes = if self.lenient {
@@ -98,27 +103,36 @@ impl Columns {
             } else {
                 0
             };
-            let value = if notes == 0 { value } else { &repaired[..] };
-            let strict_reason = |e: InvalidUri| {
-                if self.lenient {
-                    e
-                } else {
-                    lenient::explain_rejection(value, e)
+            let text = if notes == 0 { value } else { &repaired[..] };
+            // An error in `text`: at the user's byte, with the repair that
+            // would have avoided it when the run is strict.
+            let in_text = |e: InvalidUri| {
+                let offset = match notes {
+                    0 => e.offset(),
+                    _ => lenient::original_offset(value, e.offset()),
+                };
+                let e = e.within(in_value, offset);
+                match self.lenient {
+                    true => e,
+                    false => lenient::explain_rejection(value, e),
                 }
             };
+            let Some(base) = base else {
+                return Ok((with(text).map_err(in_text)?, notes));
+            };
+            let in_base = |e: InvalidUri| match self.base_field {
+                Some(m) => e.within(Within::BaseField(number(m)), e.offset()),
+                None => e,
+            };
             RESOLVED.with_borrow_mut(|resolved| {
-                let value = match base {
-                    None => value,
-                    Some(base) => {
-                        // A base that is not a URI rejects the line, with its reason.
-                        let base = UriRef::parse_bytes(base)?;
-                        let reference = UriRef::parse_bytes(value).map_err(strict_reason)?;
-                        resolved.clear();
-                        resolve_into(&base, &reference, SchemeRule::Strict, resolved)?;
-                        &resolved[..]
-                    }
-                };
-                Ok((with(value).map_err(strict_reason)?, notes))
+                // A base that is not a URI rejects the line, with its reason.
+                let base = UriRef::parse_bytes(base).map_err(in_base)?;
+                let reference = UriRef::parse_bytes(text).map_err(in_text)?;
+                resolved.clear();
+                resolve_into(&base, &reference, SchemeRule::Strict, resolved).map_err(in_base)?;
+                let in_resolved =
+                    |e: InvalidUri| e.within(Within::Resolved(field.map(number)), e.offset());
+                Ok((with(resolved).map_err(in_resolved)?, notes))
             })
         })
     }
@@ -195,7 +209,7 @@ impl LineMapper for NormalizeLines {
             let key_start = out.len();
             let ((), notes) = self
                 .columns
-                .prepare(value, base, |uri| self.write_key(uri, out))
+                .prepare(value, Some(field), base, |uri| self.write_key(uri, out))
                 .inspect_err(|_| out.truncate(start))?;
             let key_range = key_start..out.len();
             out.extend_from_slice(&line[columns[field].end..]);
@@ -218,7 +232,7 @@ impl LineMapper for NormalizeLines {
                 } else {
                     let value = column(line, columns, k).inspect_err(|_| out.truncate(start))?;
                     self.columns
-                        .prepare(value, None, |uri| self.write_key(uri, out))
+                        .prepare(value, Some(k), None, |uri| self.write_key(uri, out))
                         .inspect_err(|_| out.truncate(start))?;
                 }
             }
