@@ -35,7 +35,8 @@ pub fn repair(text: &[u8], out: &mut Vec<u8>) -> u32 {
 /// use urinorm::lenient::original_offset;
 /// // "%EF%BB%BFhttps:…": the ':' at byte 14 of the repair is byte 8 of the text.
 /// assert_eq!(original_offset(b"\xef\xbb\xbfhttps://x.gov/a", 14), 8);
-/// assert_eq!(original_offset(b"  <http://a/b c>", 12), 13);
+/// // Inside <…> the space is line wrapping, removed: "http://a/bc".
+/// assert_eq!(original_offset(b"  <http://a/b c>", 10), 13);
 /// ```
 pub fn original_offset(text: &[u8], repaired_offset: usize) -> usize {
     let mut sources = Vec::new();
