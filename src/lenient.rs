@@ -36,7 +36,7 @@ pub fn repair(text: &[u8], out: &mut Vec<u8>) -> u32 {
 /// // "%EF%BB%BFhttps:…": the ':' at byte 14 of the repair is byte 8 of the text.
 /// assert_eq!(original_offset(b"\xef\xbb\xbfhttps://x.gov/a", 14), 8);
 /// // Inside <…> the space is line wrapping, removed: "http://a/bc".
-/// assert_eq!(original_offset(b"  <http://a/b c>", 10), 13);
+/// assert_eq!(original_offset(b"  <http://a/b c>", 10), 14);
 /// ```
 pub fn original_offset(text: &[u8], repaired_offset: usize) -> usize {
     let mut sources = Vec::new();
