@@ -36,6 +36,7 @@
 pub mod cleanup;
 pub mod error;
 pub mod escape;
+pub mod fingerprint;
 pub mod host;
 pub mod key;
 pub mod ladder;

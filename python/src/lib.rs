@@ -12,8 +12,9 @@ mod arrow;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyString};
+use pyo3::types::{PyBytes, PyCapsule, PyString};
 
+use urinorm::fingerprint::fingerprint;
 use urinorm::key::KeyFormat;
 use urinorm::normalize::protocol::{PRESETS, Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{Normalizer, Rung};
@@ -107,6 +108,21 @@ impl PyNormalizer {
         normalize_surt_into(&self.normalizer, uri.as_bytes(), &mut out)
             .map_err(|e| invalid_uri(py, &e))?;
         Ok(String::from_utf8(out).expect("SURT keys of canonical forms are ASCII"))
+    }
+
+    /// The stable 128-bit fingerprint (XXH3-128, big-endian) of the key of
+    /// `uri`: the 16 bytes the seen store keeps; raises InvalidUri.
+    fn fingerprint<'py>(
+        &self,
+        py: Python<'py>,
+        uri: &str,
+        key: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let mut out = Vec::with_capacity(uri.len());
+        parse_key(key)?
+            .write(&self.normalizer, uri.as_bytes(), &mut out)
+            .map_err(|e| invalid_uri(py, &e))?;
+        Ok(PyBytes::new(py, &fingerprint(&out)))
     }
 
     /// Normalizes an iterable of `str` or `None` into the buffers of an

@@ -161,3 +161,19 @@ def test_constants_describe_the_ladder():
     assert set(urinorm.PRESETS["safe"]) < set(urinorm.PRESETS["aggressive"])
     assert set(urinorm.PRESETS["aggressive"]) <= set(urinorm.TRANSFORMS)
     assert urinorm.__version__ == "0.1.0"
+
+
+def test_fingerprint_is_xxh3_128_of_the_key_big_endian():
+    # The same known answer as the Rust tests (src/fingerprint.rs), from
+    # xxHash's own implementation: the bytes are the key's, not the input's.
+    known = bytes.fromhex("42663426682770e605cd77c9b152d153")
+    assert urinorm.fingerprint("http://example.com/") == known
+    assert urinorm.fingerprint("HTTP://Example.COM:80") == known
+    assert urinorm.fingerprint("HTTP://Example.COM:80", rung="syntax") != known
+    surt_key = urinorm.surt("http://example.com/")
+    assert urinorm.fingerprint("http://example.com/", key="surt") != known
+    assert len(urinorm.fingerprint(surt_key, rung="string")) == 16
+    with pytest.raises(urinorm.InvalidUri):
+        urinorm.fingerprint("http://a b/")
+    with pytest.raises(ValueError, match="unknown key"):
+        urinorm.fingerprint("http://a/", key="bogus")

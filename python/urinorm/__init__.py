@@ -49,6 +49,7 @@ __all__ = [
     "TRANSFORMS",
     "InvalidUri",
     "__version__",
+    "fingerprint",
     "normalize",
     "normalize_batch",
     "resolve",
@@ -95,6 +96,30 @@ def surt(
     ``rung``. Raises as :func:`normalize` does.
     """
     return _normalizer(rung, preset, with_, without, tracking_params).surt(uri)
+
+
+def fingerprint(
+    uri: str,
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+    key: str = "canonical",
+) -> bytes:
+    """Return the 16-byte fingerprint of ``uri``'s key.
+
+    The key is the canonical form at ``rung`` (or its SURT with
+    ``key="surt"``); the fingerprint is XXH3-128 with seed 0 over the key's
+    bytes, most significant byte first: a stable, documented function that
+    gives the same bytes on every machine and in every version, so a store of
+    fingerprints can outlive the process. Raises as :func:`normalize` does.
+
+    >>> fingerprint("HTTP://Example.com:80/").hex()
+    '42663426682770e605cd77c9b152d153'
+    """
+    normalizer = _normalizer(rung, preset, with_, without, tracking_params)
+    return normalizer.fingerprint(uri, key)
 
 
 def normalize_batch(

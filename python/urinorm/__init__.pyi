@@ -37,6 +37,17 @@ def normalize(
 ) -> str:
     """Return the canonical form of ``uri`` at ``rung``; raises InvalidUri."""
 
+def fingerprint(
+    uri: str,
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+    key: str = "canonical",
+) -> bytes:
+    """Return the 16-byte XXH3-128 fingerprint of ``uri``'s key; raises InvalidUri."""
+
 def surt(
     uri: str,
     rung: str | None = None,
