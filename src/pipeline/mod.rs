@@ -11,7 +11,7 @@
 //! input ─▶ chunks ─▶ worker (map + hash, on the pool) ─▶ dedup (─▶ spill) ─▶ writer
 //! ```
 //! [`input`] opens files (memory-mapped when the caller allows it) and
-//! standard input; [`chunks`] cuts them at newlines; the `worker` maps each
+//! standard input; `chunks` cuts them at newlines; the `worker` maps each
 //! chunk's lines into keys on the pool; the `dedup` stage decides which line
 //! is the first of its class, shards in parallel, and past the memory limit
 //! hands new keys to the [`spill`] (partition files by hash, deduplicated
@@ -19,7 +19,7 @@
 //! numbers, reports, writes and counts, in input order. The producer thread
 //! runs one batch ahead of the writer, so writing overlaps the parallel work.
 
-pub mod chunks;
+pub(crate) mod chunks;
 mod dedup;
 pub(crate) mod hash;
 pub mod input;
