@@ -1,8 +1,9 @@
-//! Arrow string arrays in and out, without arrow-rs: a `string` or
-//! `large_string` array is read in place through the Arrow C data interface
-//! (the `__arrow_c_array__` PyCapsules pyarrow 14+ gives), and a result is
-//! written as the three buffers of an Arrow string array, which pyarrow
-//! wraps where they are (`foreign_buffer`, `Array.from_buffers`).
+//! Arrow arrays in and out, without arrow-rs: a `string` or `large_string`
+//! array is read in place through the Arrow C data interface (the
+//! `__arrow_c_array__` PyCapsules pyarrow 14+ gives), and a result is
+//! written as the buffers of an Arrow string array (keys) or of a
+//! `fixed_size_binary(16)` array (fingerprints), which pyarrow wraps where
+//! they are (`foreign_buffer`, `Array.from_buffers`).
 //!
 //! Why not arrow-rs or pyo3-arrow: the batch loop needs two buffers of one
 //! array type and no compute kernel; the C data interface is a stable ABI of
@@ -16,6 +17,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
+use urinorm::fingerprint::{Fingerprint, fingerprint};
 use urinorm::key::KeyFormat;
 use urinorm::normalize::Normalizer;
 
@@ -194,10 +196,19 @@ enum OffsetsOut {
     Large(Vec<i64>),
 }
 
-/// The buffers of an Arrow string array being written: one value per
-/// input, null where the input was null or not a URI reference.
+/// What a batch's values are.
+enum Shape {
+    /// Keys, as an Arrow string array: offsets into `data`.
+    Keys(OffsetsOut),
+    /// The keys' 16-byte fingerprints, as an Arrow `fixed_size_binary(16)`
+    /// array (no offsets); `key` is where each key is made first.
+    Fingerprints { key: Vec<u8> },
+}
+
+/// The buffers of an Arrow array being written: one value per input, null
+/// where the input was null or not a URI reference.
 pub struct Batch {
-    offsets: OffsetsOut,
+    shape: Shape,
     data: Vec<u8>,
     /// The validity bitmap, least significant bit first.
     validity: Vec<u8>,
@@ -206,16 +217,26 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// An empty batch for `capacity` values of about `bytes` bytes in all
+    /// An empty batch for `capacity` keys of about `bytes` bytes in all
     /// (canonical forms are about as long as their inputs).
-    pub fn new(capacity: usize, bytes: usize, large: bool) -> Batch {
+    pub fn keys(capacity: usize, bytes: usize, large: bool) -> Batch {
         let offsets = if large {
             OffsetsOut::Large(Vec::with_capacity(capacity + 1))
         } else {
             OffsetsOut::Small(Vec::with_capacity(capacity + 1))
         };
+        Batch::new(Shape::Keys(offsets), capacity, bytes)
+    }
+
+    /// An empty batch for `capacity` fingerprints.
+    pub fn fingerprints(capacity: usize) -> Batch {
+        let shape = Shape::Fingerprints { key: Vec::new() };
+        Batch::new(shape, capacity, capacity * size_of::<Fingerprint>())
+    }
+
+    fn new(shape: Shape, capacity: usize, bytes: usize) -> Batch {
         let mut batch = Batch {
-            offsets,
+            shape,
             data: Vec::with_capacity(bytes),
             validity: Vec::with_capacity(capacity.div_ceil(8)),
             nulls: 0,
@@ -225,10 +246,22 @@ impl Batch {
         batch
     }
 
-    /// Appends the `key` of `value`, or a null.
+    /// Appends the `key` of `value` (or its fingerprint), or a null.
     pub fn push(&mut self, normalizer: &Normalizer, key: KeyFormat, value: Option<&[u8]>) {
-        // On error nothing is appended, so the value is an empty null.
-        let valid = value.is_some_and(|value| key.write(normalizer, value, &mut self.data).is_ok());
+        let valid = match &mut self.shape {
+            // On error nothing is appended, so the value is an empty null.
+            Shape::Keys(_) => {
+                value.is_some_and(|value| key.write(normalizer, value, &mut self.data).is_ok())
+            }
+            // A null of a fixed-size array still takes its 16 bytes.
+            Shape::Fingerprints { key: made } => {
+                made.clear();
+                let valid = value.is_some_and(|value| key.write(normalizer, value, made).is_ok());
+                let print = if valid { fingerprint(made) } else { [0; 16] };
+                self.data.extend_from_slice(&print);
+                valid
+            }
+        };
         if self.length % 8 == 0 {
             self.validity.push(0);
         }
@@ -243,17 +276,21 @@ impl Batch {
 
     fn push_offset(&mut self) {
         let end = self.data.len();
-        match &mut self.offsets {
-            OffsetsOut::Large(offsets) => offsets.push(end as i64),
+        match &mut self.shape {
+            Shape::Keys(OffsetsOut::Large(offsets)) => offsets.push(end as i64),
             // Past i32::MAX the batch is refused in `finish`; the offset
             // written meanwhile is never read.
-            OffsetsOut::Small(offsets) => offsets.push(end.min(i32::MAX as usize) as i32),
+            Shape::Keys(OffsetsOut::Small(offsets)) => {
+                offsets.push(end.min(i32::MAX as usize) as i32)
+            }
+            Shape::Fingerprints { .. } => {}
         }
     }
 
     /// The finished array, unless 32-bit offsets overflowed.
     pub fn finish(self) -> Result<Keys, TooLarge> {
-        if matches!(self.offsets, OffsetsOut::Small(_)) && self.data.len() > i32::MAX as usize {
+        let small = matches!(self.shape, Shape::Keys(OffsetsOut::Small(_)));
+        if small && self.data.len() > i32::MAX as usize {
             return Err(TooLarge);
         }
         Ok(Keys(self))
@@ -288,7 +325,14 @@ impl Keys {
     /// Whether the offsets are 64-bit (a `large_string` array).
     #[getter]
     fn large(&self) -> bool {
-        matches!(self.0.offsets, OffsetsOut::Large(_))
+        matches!(self.0.shape, Shape::Keys(OffsetsOut::Large(_)))
+    }
+
+    /// Whether the values are 16-byte fingerprints (a `fixed_size_binary(16)`
+    /// array, which has no offsets).
+    #[getter]
+    fn fingerprints(&self) -> bool {
+        matches!(self.0.shape, Shape::Fingerprints { .. })
     }
 
     /// `(address, size)` of the validity bitmap.
@@ -297,12 +341,13 @@ impl Keys {
         address(&self.0.validity)
     }
 
-    /// `(address, size)` of the offsets.
+    /// `(address, size)` of the offsets; `(0, 0)` for fingerprints.
     #[getter]
     fn offsets(&self) -> (usize, usize) {
-        match &self.0.offsets {
-            OffsetsOut::Small(offsets) => address(offsets),
-            OffsetsOut::Large(offsets) => address(offsets),
+        match &self.0.shape {
+            Shape::Keys(OffsetsOut::Small(offsets)) => address(offsets),
+            Shape::Keys(OffsetsOut::Large(offsets)) => address(offsets),
+            Shape::Fingerprints { .. } => (0, 0),
         }
     }
 

@@ -126,12 +126,16 @@ impl PyNormalizer {
     }
 
     /// Normalizes an iterable of `str` or `None` into the buffers of an
-    /// Arrow string array; a `None` or an invalid reference is a null.
+    /// Arrow string array (or, with `fingerprints`, of a
+    /// `fixed_size_binary(16)` array of the keys' fingerprints); a `None` or
+    /// an invalid reference is a null.
+    #[pyo3(signature = (values, key, fingerprints=false))]
     fn batch_list<'py>(
         &self,
         py: Python<'py>,
         values: &Bound<'py, PyAny>,
         key: &str,
+        fingerprints: bool,
     ) -> PyResult<arrow::Keys> {
         let key = parse_key(key)?;
         // The items are kept alive here, so the text borrowed from them
@@ -156,8 +160,13 @@ impl PyNormalizer {
             .map(|item| item.as_ref().map(|s| s.to_str()).transpose())
             .collect::<PyResult<Vec<_>>>()?;
         let batch = py.detach(|| {
-            let bytes = texts.iter().flatten().map(|t| t.len()).sum();
-            let mut batch = arrow::Batch::new(texts.len(), bytes, false);
+            let mut batch = match fingerprints {
+                true => arrow::Batch::fingerprints(texts.len()),
+                false => {
+                    let bytes = texts.iter().flatten().map(|t| t.len()).sum();
+                    arrow::Batch::keys(texts.len(), bytes, false)
+                }
+            };
             for text in &texts {
                 batch.push(&self.normalizer, key, text.map(str::as_bytes));
             }
@@ -169,12 +178,15 @@ impl PyNormalizer {
     /// Normalizes a pyarrow `string` or `large_string` array (anything with
     /// `__arrow_c_array__`), read in place through the Arrow C data
     /// interface, into the buffers of an Arrow string array whose offsets
-    /// are as wide as the input's.
+    /// are as wide as the input's (or, with `fingerprints`, of a
+    /// `fixed_size_binary(16)` array).
+    #[pyo3(signature = (array, key, fingerprints=false))]
     fn batch_arrow<'py>(
         &self,
         py: Python<'py>,
         array: &Bound<'py, PyAny>,
         key: &str,
+        fingerprints: bool,
     ) -> PyResult<arrow::Keys> {
         let key = parse_key(key)?;
         let capsules = array.call_method0("__arrow_c_array__")?;
@@ -182,7 +194,10 @@ impl PyNormalizer {
         let (schema, array): (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>) = capsules.extract()?;
         let strings = arrow::StringArray::borrow(&schema, &array)?;
         let batch = py.detach(|| {
-            let mut batch = arrow::Batch::new(strings.len(), strings.data_len(), strings.large());
+            let mut batch = match fingerprints {
+                true => arrow::Batch::fingerprints(strings.len()),
+                false => arrow::Batch::keys(strings.len(), strings.data_len(), strings.large()),
+            };
             for i in 0..strings.len() {
                 batch.push(&self.normalizer, key, strings.value(i));
             }

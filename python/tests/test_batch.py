@@ -201,3 +201,33 @@ def test_other_threads_run_while_a_batch_does(path):
         observer.join(timeout=120)
     assert not observer.is_alive(), "the observer never got the GIL"
     assert seen == [True], "the other thread ran only after the batch: it keeps the GIL"
+
+
+def test_fingerprint_batch_gives_fingerprint_bytes_for_lists_and_arrays():
+    values = ["HTTP://Example.com:80/", None, "http://a b/", "http://example.com/%7e", "x"]
+    expected = [
+        urinorm.fingerprint("HTTP://Example.com:80/"),
+        None,
+        None,
+        urinorm.fingerprint("http://example.com/~"),
+        urinorm.fingerprint("x"),
+    ]
+    from_list = urinorm.fingerprint_batch(values)
+    assert from_list.type == pa.binary(16)
+    assert from_list.to_pylist() == expected
+    assert from_list.null_count == 2
+    for array in (pa.array(values, pa.string()), pa.array(values, pa.large_string())):
+        assert urinorm.fingerprint_batch(array).to_pylist() == expected
+    chunked = pa.chunked_array([values[:2], values[2:]], pa.string())
+    result = urinorm.fingerprint_batch(chunked)
+    assert isinstance(result, pa.ChunkedArray) and result.type == pa.binary(16)
+    assert result.to_pylist() == expected
+    # Options apply as for normalize: at the syntax rung the port stays.
+    assert urinorm.fingerprint_batch(values[:1], rung="syntax").to_pylist() == [
+        urinorm.fingerprint(values[0], rung="syntax")
+    ]
+    assert urinorm.fingerprint_batch(values[:1], key="surt").to_pylist() == [
+        urinorm.fingerprint(values[0], key="surt")
+    ]
+    with pytest.raises(TypeError, match="fingerprint_batch takes"):
+        urinorm.fingerprint_batch(pa.array([1, 2]))

@@ -50,6 +50,7 @@ __all__ = [
     "InvalidUri",
     "__version__",
     "fingerprint",
+    "fingerprint_batch",
     "normalize",
     "normalize_batch",
     "resolve",
@@ -149,28 +150,62 @@ def normalize_batch(
     chunk for chunk) for a chunked input. Invalid values raise nothing: use
     :func:`normalize` on one to learn its reason.
     """
+    return _run_batch(
+        "normalize_batch", values, _normalizer(rung, preset, with_, without, tracking_params), key
+    )
+
+
+def fingerprint_batch(
+    values: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+    key: str = "canonical",
+):
+    """The 16-byte :func:`fingerprint` of each value's key, as a pyarrow
+    ``fixed_size_binary(16)`` array, with the GIL released; needs pyarrow.
+
+    ``values`` is taken as :func:`normalize_batch` takes it; the result is
+    null where the value was null or is not a URI reference, and a chunked
+    array for a chunked input. The bytes are those :func:`fingerprint` (and
+    the seen store) give: a Spark job can keep its history as a Parquet
+    column of them and anti-join a new batch.
+
+    >>> fingerprint_batch(["HTTP://Example.com:80/", None])[0].as_py().hex()
+    '42663426682770e605cd77c9b152d153'
+    """
+    normalizer = _normalizer(rung, preset, with_, without, tracking_params)
+    result, _ = _run_batch("fingerprint_batch", values, normalizer, key, fingerprints=True)
+    return result
+
+
+def _run_batch(caller: str, values, normalizer: Normalizer, key: str, fingerprints: bool = False):
     try:
         import pyarrow as pa
     except ImportError as e:
         raise ImportError(
-            "normalize_batch returns pyarrow arrays: pip install pyarrow (or urinorm[arrow])"
+            f"{caller} returns pyarrow arrays: pip install pyarrow (or urinorm[arrow])"
         ) from e
-    normalizer = _normalizer(rung, preset, with_, without, tracking_params)
     if isinstance(values, pa.ChunkedArray):
-        pairs = [_batch_array(pa, normalizer, chunk, key) for chunk in values.chunks]
+        pairs = [
+            _batch_array(pa, caller, normalizer, chunk, key, fingerprints) for chunk in values.chunks
+        ]
+        result_type = pa.binary(16) if fingerprints else values.type
         return (
-            pa.chunked_array([r for r, _ in pairs], type=values.type),
+            pa.chunked_array([r for r, _ in pairs], type=result_type),
             pa.chunked_array([v for _, v in pairs], type=pa.bool_()),
         )
     if isinstance(values, pa.Array):
-        return _batch_array(pa, normalizer, values, key)
-    return _arrays(pa, normalizer.batch_list(values, key))
+        return _batch_array(pa, caller, normalizer, values, key, fingerprints)
+    return _arrays(pa, normalizer.batch_list(values, key, fingerprints))
 
 
-def _batch_array(pa, normalizer: Normalizer, array: pyarrow.Array, key: str):
+def _batch_array(pa, caller, normalizer: Normalizer, array: pyarrow.Array, key: str, fingerprints):
     if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
-        raise TypeError(f"normalize_batch takes a string or large_string array, not {array.type}")
-    return _arrays(pa, normalizer.batch_arrow(array, key))
+        raise TypeError(f"{caller} takes a string or large_string array, not {array.type}")
+    return _arrays(pa, normalizer.batch_arrow(array, key, fingerprints))
 
 
 def _arrays(pa, keys):
@@ -181,11 +216,11 @@ def _arrays(pa, keys):
         return pa.foreign_buffer(address, size, base=keys)
 
     valid = wrap(keys.validity)
-    result = pa.Array.from_buffers(
-        pa.large_string() if keys.large else pa.string(),
-        len(keys),
-        [valid, wrap(keys.offsets), wrap(keys.data)],
-        null_count=keys.null_count,
-    )
+    if keys.fingerprints:
+        arrow_type, buffers = pa.binary(16), [valid, wrap(keys.data)]
+    else:
+        arrow_type = pa.large_string() if keys.large else pa.string()
+        buffers = [valid, wrap(keys.offsets), wrap(keys.data)]
+    result = pa.Array.from_buffers(arrow_type, len(keys), buffers, null_count=keys.null_count)
     # The mask shares the result's validity bitmap.
     return result, pa.Array.from_buffers(pa.bool_(), len(keys), [None, valid])

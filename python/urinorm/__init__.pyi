@@ -48,6 +48,17 @@ def fingerprint(
 ) -> bytes:
     """Return the 16-byte XXH3-128 fingerprint of ``uri``'s key; raises InvalidUri."""
 
+def fingerprint_batch(
+    values: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+    key: str = "canonical",
+) -> pyarrow.FixedSizeBinaryArray | pyarrow.ChunkedArray:
+    """The 16-byte fingerprint of each value's key (fixed_size_binary(16)); null where invalid."""
+
 def surt(
     uri: str,
     rung: str | None = None,
