@@ -140,3 +140,64 @@ def test_the_example_script(spark, source, cli_dedup, tmp_path):
     }
     (part,) = (tmp_path / "out").glob("part-*")
     assert sorted(part.read_text().splitlines()) == sorted(cli_dedup)
+
+
+def _load_script(name: str):
+    path = ROOT / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_the_frontier_script_admits_each_key_once_across_batches(spark, cli, sample, tmp_path):
+    """Two overlapping batches: the second writes its keys less the first's,
+    a rerun writes nothing, and the history holds each key's fingerprint."""
+    script = _load_script("spark_frontier")
+    lines = [line for _, line in sample]
+    first = tmp_path / "first.txt"
+    first.write_text("".join(line + "\n" for line in lines[:3000]))
+    second = tmp_path / "second.txt"
+    second.write_text("".join(line + "\n" for line in lines[2000:] + VARIANTS))
+
+    def cli_keys(path) -> set:
+        done = subprocess.run(
+            [cli, "dedup", "--quiet", "--rung", "scheme", path], capture_output=True, text=True
+        )
+        assert done.returncode in (0, 1), done.stderr
+        return set(done.stdout.splitlines())
+
+    def admitted(out) -> set:
+        return {key for part in out.glob("part-*") for key in part.read_text().splitlines()}
+
+    history = str(tmp_path / "history")
+    first_keys, second_keys = cli_keys(first), cli_keys(second)
+    counts = script.admit(spark, str(first), history, str(tmp_path / "out1"), rung="scheme")
+    assert admitted(tmp_path / "out1") == first_keys
+    assert counts["new"] == len(first_keys) and counts["seen"] == 0
+
+    counts = script.admit(spark, str(second), history, str(tmp_path / "out2"), rung="scheme")
+    assert admitted(tmp_path / "out2") == second_keys - first_keys
+    assert counts["seen"] == len(second_keys & first_keys) > 0
+    assert counts["duplicates"] == DUPLICATES
+    assert counts["lines"] == counts["new"] + counts["duplicates"] + counts["seen"] + counts["rejected"]
+
+    counts = script.admit(spark, str(second), history, str(tmp_path / "out3"), rung="scheme")
+    assert counts["new"] == 0 and admitted(tmp_path / "out3") == set()
+
+    # The history is the fingerprints of every key admitted, as urinorm makes them.
+    stored = {bytes(row.fingerprint) for row in spark.read.parquet(history).collect()}
+    assert stored == {urinorm.fingerprint(key) for key in first_keys | second_keys}
+
+
+@pytest.mark.parametrize("udf", ["arrow", "pandas"])
+def test_fingerprint_col_gives_fingerprint_bytes(spark, udf):
+    from urinorm.spark import fingerprint_col
+
+    values = ["HTTP://Example.com:80/", "http://a b/", None, "http://example.com/%7e"]
+    df = spark.createDataFrame([(v,) for v in values], "url string")
+    rows = df.select("url", fingerprint_col("url", udf=udf).alias("print")).collect()
+    expected = {v: urinorm.fingerprint(v) for v in values if v and " " not in v}
+    assert {r.url: (bytes(r.print) if r.print is not None else None) for r in rows} == {
+        v: expected.get(v) for v in values
+    }

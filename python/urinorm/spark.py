@@ -1,4 +1,5 @@
-"""Spark columns of urinorm keys, computed by a vectorized UDF over Arrow batches.
+"""Spark columns of urinorm keys and their fingerprints, computed by a
+vectorized UDF over Arrow batches.
 
 The whole dedup job::
 
@@ -12,6 +13,11 @@ normalize`` prints. A value that is null or not a URI reference gets a null
 key: ``dropDuplicates`` then keeps one row for all of them, so filter with
 ``F.col("canonical").isNotNull()`` to drop them (and ``isNull()`` to see them;
 :func:`urinorm.normalize` on one says why).
+
+:func:`fingerprint_col` gives each key's 16-byte fingerprint (the bytes of
+:func:`urinorm.fingerprint` and of the seen store), so a frontier's history
+can be a Parquet column of them, anti-joined with each new batch
+(``scripts/spark_frontier.py``).
 
 Needs pyarrow (and pandas, which Spark's Arrow UDFs load); pyspark is the
 cluster's own.
@@ -44,6 +50,36 @@ def normalize_col(
     ``"pandas"`` (Spark 3.0+: ``pandas_udf``, converted to Arrow and back);
     by default the first that this pyspark has.
     """
+    options = _options(rung, preset, with_, without, tracking_params, key)
+    return _column(col, udf, "string", lambda values: urinorm.normalize_batch(values, **options)[0])
+
+
+def fingerprint_col(
+    col: "Column | str",
+    rung: "str | None" = None,
+    preset: "str | None" = None,
+    with_: "Names" = (),
+    without: "Names" = (),
+    tracking_params: "Names | None" = None,
+    key: str = "canonical",
+    udf: "str | None" = None,
+) -> Column:
+    """A binary column of the 16-byte fingerprints of the keys of ``col``
+    (null where the value is null or not a URI reference).
+
+    The options are :func:`normalize_col`'s, checked on the driver.
+    """
+    options = _options(rung, preset, with_, without, tracking_params, key)
+
+    def fingerprints(values: pa.Array) -> pa.Array:
+        # Spark's binary type is variable-width: the fixed-width array is cast.
+        return urinorm.fingerprint_batch(values, **options).cast(pa.binary())
+
+    return _column(col, udf, "binary", fingerprints)
+
+
+def _options(rung, preset, with_, without, tracking_params, key) -> dict:
+    """The options as the batch functions take them, checked here."""
     options = {
         "rung": rung,
         "preset": preset,
@@ -53,30 +89,37 @@ def normalize_col(
         "key": key,
     }
     urinorm.normalize_batch([], **options)
+    return options
+
+
+def _column(col, udf: "str | None", spark_type: str, batch) -> Column:
+    """``batch`` (an Arrow string array to an Arrow array) as a Spark
+    column of ``spark_type``, through the kind of vectorized UDF ``udf``
+    names: ``"arrow"`` (Spark 4.1+: Arrow arrays in and out) or
+    ``"pandas"`` (Spark 3.0+); by default the first this pyspark has."""
     if udf is None:
         udf = "arrow" if hasattr(F, "arrow_udf") else "pandas"
     if udf == "arrow":
-        return _arrow_udf(options)(col)
+        return _arrow_udf(spark_type, batch)(col)
     if udf == "pandas":
-        return _pandas_udf(options)(col)
+        return _pandas_udf(spark_type, batch)(col)
     raise ValueError(f"unknown udf '{udf}' (choose arrow or pandas)")
 
 
-def _arrow_udf(options):
-    @F.arrow_udf("string")
+def _arrow_udf(spark_type: str, batch):
+    @F.arrow_udf(spark_type)
     def urinorm_key(values: pa.Array) -> pa.Array:
-        return urinorm.normalize_batch(values, **options)[0]
+        return batch(values)
 
     return urinorm_key
 
 
-def _pandas_udf(options):
+def _pandas_udf(spark_type: str, batch):
     import pandas as pd
 
-    @F.pandas_udf("string")
+    @F.pandas_udf(spark_type)
     def urinorm_key(values: pd.Series) -> pd.Series:
-        # Spark hands pandas strings; Arrow is what normalize_batch reads in place.
-        array = pa.array(values, type=pa.string(), from_pandas=True)
-        return urinorm.normalize_batch(array, **options)[0].to_pandas()
+        # Spark hands pandas strings; Arrow is what the batch reads in place.
+        return batch(pa.array(values, type=pa.string(), from_pandas=True)).to_pandas()
 
     return urinorm_key
