@@ -58,12 +58,9 @@ def dedup(
     }
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Deduplicate a text file of URLs on Spark with urinorm's normalizer."
-    )
-    parser.add_argument("input", help="a text file, or a directory of them, one URI a line")
-    parser.add_argument("output", help="the directory to write the distinct keys to (replaced)")
+def add_key_options(parser: argparse.ArgumentParser) -> None:
+    """The options that make a key, and where Spark runs: shared with
+    scripts/spark_frontier.py."""
     parser.add_argument("--rung", choices=["string", "syntax", "scheme", "protocol"])
     parser.add_argument("--preset", choices=["safe", "aggressive"])
     parser.add_argument("--with", dest="with_", action="append", default=[], metavar="TRANSFORM")
@@ -71,28 +68,44 @@ def main(argv=None) -> int:
     parser.add_argument("--key", choices=["canonical", "surt"], default="canonical")
     parser.add_argument("--master", default="local[*]", help="the Spark master (default: local[*])")
     parser.add_argument("--single-file", action="store_true", help="write one part file")
-    args = parser.parse_args(argv)
 
-    builder = SparkSession.builder.appName("urinorm dedup").master(args.master)
-    if args.master.startswith("local"):
-        # The workers are this interpreter, which has urinorm; and the
-        # driver listens on the loopback interface only.
+
+def key_options(args: argparse.Namespace) -> dict:
+    """The options of :func:`urinorm.spark.normalize_col` the arguments give."""
+    return {
+        "rung": args.rung,
+        "preset": args.preset,
+        "with_": args.with_,
+        "without": args.without,
+        "key": args.key,
+    }
+
+
+def session(app: str, master: str) -> SparkSession:
+    """A Spark session; a local one runs its workers in this interpreter,
+    which has urinorm, and listens on the loopback interface only."""
+    builder = SparkSession.builder.appName(app).master(master)
+    if master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config(
             "spark.driver.host", "127.0.0.1"
         )
-    spark = builder.getOrCreate()
+    return builder.getOrCreate()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Deduplicate a text file of URLs on Spark with urinorm's normalizer."
+    )
+    parser.add_argument("input", help="a text file, or a directory of them, one URI a line")
+    parser.add_argument("output", help="the directory to write the distinct keys to (replaced)")
+    add_key_options(parser)
+    args = parser.parse_args(argv)
+
+    spark = session("urinorm dedup", args.master)
     try:
         counts = dedup(
-            spark,
-            args.input,
-            args.output,
-            single_file=args.single_file,
-            rung=args.rung,
-            preset=args.preset,
-            with_=args.with_,
-            without=args.without,
-            key=args.key,
+            spark, args.input, args.output, single_file=args.single_file, **key_options(args)
         )
     finally:
         spark.stop()

@@ -23,7 +23,6 @@ key, big-endian), the bytes urinorm's own seen store keeps.
 
 import argparse
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -36,13 +35,14 @@ from urinorm.spark import fingerprint_col, normalize_col
 HISTORY_SCHEMA = StructType([StructField("fingerprint", BinaryType(), nullable=False)])
 
 
-def _read_lines():
-    """`read_lines` of scripts/spark_dedup.py: one way to read a URL list."""
+def _spark_dedup():
+    """scripts/spark_dedup.py, whose way of reading a URL list and whose
+    options this script shares."""
     path = Path(__file__).resolve().parent / "spark_dedup.py"
     spec = importlib.util.spec_from_file_location("spark_dedup", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.read_lines
+    return module
 
 
 def history(spark: SparkSession, path: str) -> DataFrame:
@@ -64,8 +64,9 @@ def admit(
     appends their fingerprints to the history, and returns the counts
     (lines, new, duplicates within the batch, seen before, rejected).
     `options` are those of :func:`urinorm.spark.normalize_col`."""
+    read_lines = _spark_dedup().read_lines
     keyed = (
-        _read_lines()(spark, batch)
+        read_lines(spark, batch)
         .withColumn("key", normalize_col("url", **options))
         .withColumn("fingerprint", fingerprint_col("url", **options))
         .filter(F.col("key").isNotNull())
@@ -79,7 +80,7 @@ def admit(
     keys.write.mode("overwrite").text(destination)
     new.select("fingerprint").write.mode("append").parquet(history_path)
 
-    lines = _read_lines()(spark, batch).count()
+    lines = read_lines(spark, batch).count()
     accepted, unique, admitted = keyed.count(), distinct.count(), new.count()
     return {
         "lines": lines,
@@ -97,24 +98,11 @@ def main(argv=None) -> int:
     parser.add_argument("batch", help="a text file, or a directory of them, one URI a line")
     parser.add_argument("history", help="the Parquet directory of admitted fingerprints")
     parser.add_argument("output", help="the directory to write the new keys to (replaced)")
-    parser.add_argument("--rung", choices=["string", "syntax", "scheme", "protocol"])
-    parser.add_argument("--preset", choices=["safe", "aggressive"])
-    parser.add_argument("--with", dest="with_", action="append", default=[], metavar="TRANSFORM")
-    parser.add_argument("--without", action="append", default=[], metavar="TRANSFORM")
-    parser.add_argument("--key", choices=["canonical", "surt"], default="canonical")
-    parser.add_argument("--master", default="local[*]", help="the Spark master (default: local[*])")
-    parser.add_argument("--single-file", action="store_true", help="write one part file")
+    shared = _spark_dedup()
+    shared.add_key_options(parser)
     args = parser.parse_args(argv)
 
-    builder = SparkSession.builder.appName("urinorm frontier").master(args.master)
-    if args.master.startswith("local"):
-        # The workers are this interpreter, which has urinorm; and the
-        # driver listens on the loopback interface only.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config(
-            "spark.driver.host", "127.0.0.1"
-        )
-    spark = builder.getOrCreate()
+    spark = shared.session("urinorm frontier", args.master)
     try:
         counts = admit(
             spark,
@@ -122,11 +110,7 @@ def main(argv=None) -> int:
             args.history,
             args.output,
             single_file=args.single_file,
-            rung=args.rung,
-            preset=args.preset,
-            with_=args.with_,
-            without=args.without,
-            key=args.key,
+            **shared.key_options(args),
         )
     finally:
         spark.stop()
