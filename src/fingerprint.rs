@@ -50,13 +50,32 @@ mod tests {
         }
     }
 
-    /// xxHash's sanity-check vectors cover lengths where the algorithm
-    /// changes path (0, 1–3, 4–8, 9–16, 17–128, 129–240, over 240): every
-    /// path must give distinct, stable output. Keys of every length up to
-    /// 300 bytes give distinct fingerprints, and the same ones twice.
+    /// XXH3 takes a different path for keys of 0, 1–3, 4–8, 9–16, 17–128,
+    /// 129–240 and over 240 bytes: a known answer on each side of every
+    /// boundary, from xxHash 0.8.4's C library (through Python's `xxhash`
+    /// 4.1.0), over bytes `i * 131 % 251`. Distinct keys of every length up
+    /// to 300 give distinct fingerprints.
     #[test]
-    fn every_length_path_is_deterministic_and_distinct() {
+    fn known_answers_on_every_length_path() {
         let bytes: Vec<u8> = (0..300u32).map(|i| (i * 131 % 251) as u8).collect();
+        let cases: [(usize, u128); 9] = [
+            (3, 0x1cef1b449ba11392c3abf7ae2e250b5a),
+            (8, 0xc37b9c609b812e65b97ca908010cab60),
+            (16, 0x7bf040f53be48d8c0deb840adcd7a040),
+            (17, 0xae2ff3252c52ad5ea10cdcc2393322b0),
+            (128, 0xace2e3f98ca779b2f5f648d02c5ea199),
+            (129, 0x494edab225dff56e189d01656e6adaee),
+            (240, 0x79eeb64cc139b65a64acbec064796cc2),
+            (241, 0x8c10a157d96fb846179ead905bf75a05),
+            (300, 0xbc089b4aeb63f7382b8fff0c222a0f22),
+        ];
+        for (len, expected) in cases {
+            assert_eq!(
+                fingerprint(&bytes[..len]),
+                expected.to_be_bytes(),
+                "{len} bytes"
+            );
+        }
         let prints: Vec<Fingerprint> = (0..=bytes.len())
             .map(|n| fingerprint(&bytes[..n]))
             .collect();

@@ -28,7 +28,7 @@ use crate::mapper::Columns;
 use crate::normalize::protocol::{PRESETS, Preset, Protocol, Transform, candidates};
 use crate::normalize::{Normalizer, Rung};
 use crate::pipeline::chunks::{Chunk, ChunkBytes, Chunks};
-use crate::pipeline::hash::Fingerprints;
+use crate::pipeline::hash::InMemoryPrints;
 use crate::pipeline::input::{Input, InputError, lines_at};
 use crate::pipeline::place::Place;
 use crate::pipeline::{MAX_LINE_BYTES, Progress, RunError, thread_pool};
@@ -176,7 +176,7 @@ fn attributed() -> Vec<Transform> {
         .collect()
 }
 
-/// A fingerprint ([`Fingerprints::of`]); 0 means "rejected at this step".
+/// A fingerprint ([`InMemoryPrints::of`]); 0 means "rejected at this step".
 type Print = u128;
 
 /// A map keyed by fingerprints, which are already uniformly random.
@@ -346,7 +346,7 @@ struct ProtocolPrints {
 struct Reading<'r, 'a> {
     maps: Vec<&'a [u8]>,
     options: &'r Options,
-    prints: Fingerprints,
+    prints: InMemoryPrints,
 }
 
 impl Reading<'_, '_> {
@@ -356,10 +356,7 @@ impl Reading<'_, '_> {
         line: &[u8],
         with: impl FnOnce(&[u8]) -> Result<T, crate::InvalidUri>,
     ) -> Result<T, crate::InvalidUri> {
-        match self.options.columns.is_plain() {
-            true => with(line),
-            false => self.options.columns.with_uri(line, with).map(|(t, _)| t),
-        }
+        self.options.columns.with_uri(line, with).map(|(t, _)| t)
     }
 }
 
@@ -386,7 +383,7 @@ pub fn run(
             .map(|i| i.bytes().unwrap_or_default())
             .collect(),
         options,
-        prints: Fingerprints::new(),
+        prints: InMemoryPrints::new(),
     };
 
     let counts = pool.install(|| count_rungs(inputs, &reading, progress))?;
@@ -617,7 +614,7 @@ fn too_large(inputs: &[Input], source: usize) -> RunError {
 
 /// Whether a URI is in the sample: by a hash of its host without `www.`,
 /// so every spelling of a site lands on the same side.
-fn sampled(uri: &[u8], fraction: f64, prints: &Fingerprints) -> bool {
+fn sampled(uri: &[u8], fraction: f64, prints: &InMemoryPrints) -> bool {
     let host = UriRef::parse_bytes(uri)
         .ok()
         .and_then(|u| u.host())
@@ -627,7 +624,7 @@ fn sampled(uri: &[u8], fraction: f64, prints: &Fingerprints) -> bool {
     (prints.short(host.as_bytes()) as f64) < fraction * u64::MAX as f64
 }
 
-/// Fingerprints one chunk's lines at the three RFC rungs, rung by rung (so
+/// InMemoryPrints one chunk's lines at the three RFC rungs, rung by rung (so
 /// each is timed once a chunk). Each line is parsed once: the string rung's
 /// work is that check. An error names the input whose lines cannot be placed.
 fn print_chunk<'a>(

@@ -68,6 +68,11 @@ impl Columns {
         line: &[u8],
         with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
     ) -> Result<(T, u32), InvalidUri> {
+        if self.is_plain() {
+            // The line is the URI: no buffer, no repair, no base.
+            let with = with(line).map_err(|e| lenient::explain_rejection(line, e))?;
+            return Ok((with, 0));
+        }
         let Some(field) = self.field else {
             return self.prepare(line, None, self.fixed_base(), with);
         };

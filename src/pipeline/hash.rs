@@ -15,16 +15,18 @@ pub(crate) fn key_hasher() -> RandomState {
     )
 }
 
-/// 128-bit fingerprints: two independent 64-bit hashes. A collision among
-/// 10^9 keys has a probability near 10^-21.
-pub(crate) struct Fingerprints {
+/// 128-bit fingerprints for in-memory counting (the ladder): two
+/// independent 64-bit hashes. A collision among 10^9 keys has a probability
+/// near 10^-21. Not [`crate::fingerprint`], the stable one for what is
+/// persisted.
+pub(crate) struct InMemoryPrints {
     high: RandomState,
     low: RandomState,
 }
 
-impl Fingerprints {
-    pub(crate) fn new() -> Fingerprints {
-        Fingerprints {
+impl InMemoryPrints {
+    pub(crate) fn new() -> InMemoryPrints {
+        InMemoryPrints {
             high: RandomState::with_seeds(1, 2, 3, 4),
             low: RandomState::with_seeds(5, 6, 7, 8),
         }
