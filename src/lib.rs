@@ -46,6 +46,7 @@ pub mod normalize;
 mod parse;
 pub mod pipeline;
 pub mod resolve;
+pub mod seen;
 pub mod surt;
 mod swar;
 pub mod table;

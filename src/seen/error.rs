@@ -1,0 +1,131 @@
+//! Why a seen store could not be opened, read or written: one sentence
+//! each, naming the store's file at fault, so a damaged store is never taken
+//! for an empty one.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::Config;
+use crate::escape::escape_str;
+
+/// What went wrong with a seen store.
+#[derive(Debug)]
+pub enum StoreError {
+    /// A file of the store could not be read or written.
+    Io {
+        path: PathBuf,
+        /// What was being done: "read", "write", "create", ...
+        action: &'static str,
+        source: io::Error,
+    },
+    /// A file of the store does not hold what the store wrote there: cut
+    /// short, a checksum that does not match, out of order.
+    Damaged { path: PathBuf, why: String },
+    /// The directory holds other things, not a store.
+    NotAStore { path: PathBuf, why: String },
+    /// A store written by a later urinorm, in a format this one cannot read.
+    UnknownVersion { path: PathBuf, version: String },
+    /// Opening for reading only, there is no store at all.
+    Missing { dir: PathBuf },
+    /// The store's keys were made with other options than the run's.
+    ConfigMismatch {
+        dir: PathBuf,
+        stored: Config,
+        wanted: Config,
+    },
+    /// Another process holds the store's writer lock.
+    Locked { dir: PathBuf, holder: Option<u32> },
+    /// Writing to a store opened for reading only.
+    ReadOnly { dir: PathBuf },
+    /// More keys in one batch than the store takes at once.
+    TooLarge { what: &'static str },
+}
+
+impl StoreError {
+    pub(crate) fn io(path: &Path, action: &'static str) -> impl FnOnce(io::Error) -> StoreError {
+        let path = path.to_path_buf();
+        move |source| StoreError::Io {
+            path,
+            action,
+            source,
+        }
+    }
+
+    pub(crate) fn damaged(path: &Path, why: impl Into<String>) -> StoreError {
+        StoreError::Damaged {
+            path: path.to_path_buf(),
+            why: why.into(),
+        }
+    }
+}
+
+/// A path as the user reads it, control bytes escaped.
+fn shown(path: &Path) -> String {
+    escape_str(&path.display().to_string())
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Io {
+                path,
+                action,
+                source,
+            } => write!(f, "cannot {action} '{}': {source}", shown(path)),
+            StoreError::Damaged { path, why } => write!(
+                f,
+                "the seen store is damaged: '{}' {why}; restore the store from a backup, or remove it to start afresh",
+                shown(path)
+            ),
+            StoreError::NotAStore { path, why } => {
+                write!(f, "'{}' is not a seen store: {why}", shown(path))
+            }
+            StoreError::UnknownVersion { path, version } => write!(
+                f,
+                "'{}' is a seen store of format version {}, which this urinorm cannot read (it reads version {})",
+                shown(path),
+                escape_str(version),
+                super::manifest::VERSION
+            ),
+            StoreError::Missing { dir } => {
+                write!(f, "there is no seen store at '{}'", shown(dir))
+            }
+            StoreError::ConfigMismatch {
+                dir,
+                stored,
+                wanted,
+            } => write!(
+                f,
+                "the seen store '{}' holds keys made with {stored}, but this run makes keys with {wanted}: keys made differently cannot be compared (use the store's options, or another store)",
+                shown(dir)
+            ),
+            StoreError::Locked { dir, holder } => {
+                write!(f, "the seen store '{}' is being written by ", shown(dir))?;
+                match holder {
+                    Some(pid) => write!(f, "process {pid}")?,
+                    None => f.write_str("another process")?,
+                }
+                f.write_str("; wait for it to finish, or pass --seen-wait")
+            }
+            StoreError::ReadOnly { dir } => write!(
+                f,
+                "the seen store '{}' was opened for reading only",
+                shown(dir)
+            ),
+            StoreError::TooLarge { what } => write!(
+                f,
+                "a batch with more than 4294967295 {what} cannot be checked against a seen store at once; split it into smaller batches"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

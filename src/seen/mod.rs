@@ -1,0 +1,594 @@
+//! The seen store: every key admitted by earlier runs, kept on disk as
+//! [`fingerprint`](crate::fingerprint)s, so that a crawler frontier's batches
+//! are cut down to what was never admitted, across days and restarts.
+//!
+//! The design is DRUM's (IRLbot, Lee et al. 2008) and Heritrix's disk
+//! fingerprint filter's: never a disk access per key, but large sorted
+//! batches merged sequentially against sorted files.
+//!
+//! - A store is a directory of immutable **runs** (files of fingerprints in
+//!   ascending order, each with a small fence index: [`run`]) and a
+//!   **manifest** naming the live runs and the key configuration they were
+//!   made with ([`manifest`]).
+//! - A batch's fingerprints are sorted and merge-joined against each run,
+//!   reading only the blocks they fall in ([`Store::lookup`]); memory stays
+//!   a few blocks and the fence, whatever the store's size.
+//! - A commit writes the batch's new fingerprints as a new run, then
+//!   replaces the manifest atomically ([`Store::stage`], [`Store::publish`]);
+//!   runs are merged like the digits of a binary counter (a run no larger
+//!   than the next newer one is merged with it), so equal batches make
+//!   O(log n) runs, and never more than 32; [`Store::compact`] merges all. A kill at any instant leaves the previous commit or the new one;
+//!   what a killed writer left behind is removed by the next writer.
+//! - One writer at a time ([`lock`]); readers need no lock: they read the
+//!   manifest and open its runs, a snapshot that later commits do not
+//!   disturb.
+//!
+//! Runs never share a fingerprint, so the store's key count is the sum of
+//! its runs'.
+//!
+//! It knows fingerprints, files and the configuration's text; not URIs,
+//! lines or the pipeline.
+
+mod error;
+pub(crate) mod lock;
+pub(crate) mod manifest;
+pub(crate) mod run;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+pub use error::StoreError;
+use lock::WriterLock;
+use manifest::{Manifest, RunEntry};
+use run::{Block, Run, RunWriter};
+
+use crate::escape::escape_str;
+use crate::fingerprint::fingerprint;
+
+/// How the keys a store holds were made: named settings (the rung, the
+/// transforms, the key's kind, ...), compared whole. Keys made with
+/// different settings cannot be compared, so a store refuses a run whose
+/// configuration differs from its own.
+///
+/// ```
+/// use urinorm::seen::Config;
+/// let config = Config::new([("rung", "scheme"), ("key", "canonical")]);
+/// assert_eq!(config.to_string(), "key=canonical, rung=scheme");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Config(BTreeMap<String, String>);
+
+impl Config {
+    pub fn new<N: Into<String>, V: Into<String>>(
+        settings: impl IntoIterator<Item = (N, V)>,
+    ) -> Config {
+        Config(
+            settings
+                .into_iter()
+                .map(|(n, v)| (n.into(), v.into()))
+                .collect(),
+        )
+    }
+
+    /// The settings as a JSON object.
+    pub fn to_json(&self) -> Value {
+        Value::Object(
+            self.0
+                .iter()
+                .map(|(n, v)| (n.clone(), Value::String(v.clone())))
+                .collect(),
+        )
+    }
+
+    fn from_json(value: &Value) -> Option<Config> {
+        let settings = value
+            .as_object()?
+            .iter()
+            .map(|(n, v)| Some((n.clone(), v.as_str()?.to_string())));
+        Some(Config(settings.collect::<Option<_>>()?))
+    }
+
+    /// The id every run of a store carries: the fingerprint of the
+    /// configuration's JSON text.
+    fn id(&self) -> [u8; 16] {
+        fingerprint(self.to_json().to_string().as_bytes())
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("no settings");
+        }
+        for (i, (name, value)) in self.0.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}{}={}", escape_str(name), escape_str(value))?;
+        }
+        Ok(())
+    }
+}
+
+/// A fingerprint being looked up.
+pub trait Probe: Send {
+    /// The fingerprint, as the number its big-endian bytes spell.
+    fn print(&self) -> u128;
+    /// Called when the store holds it.
+    fn held(&mut self);
+}
+
+/// How a store is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Look up only: no lock, no commit; the store must exist.
+    ReadOnly,
+    /// Look up and commit, holding the writer lock (made if missing);
+    /// with `wait`, wait for another writer to finish rather than fail.
+    Write { wait: bool },
+}
+
+/// A commit made ready by [`Store::stage`]: a run written and synced,
+/// not yet live.
+#[derive(Debug)]
+struct Staged {
+    id: u64,
+    keys: u64,
+}
+
+/// What a commit did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Committed {
+    /// New keys admitted.
+    pub admitted: u64,
+    /// Keys the store holds now.
+    pub keys: u64,
+    /// Runs it is made of now.
+    pub runs: usize,
+}
+
+/// An open seen store.
+///
+/// ```
+/// use urinorm::seen::{Access, Config, Store};
+/// let dir = tempfile::tempdir()?;
+/// let config = Config::new([("rung", "scheme")]);
+/// let mut store = Store::open(dir.path(), &config, Access::Write { wait: false })?;
+/// store.stage([1u128, 5, 9].into_iter())?;
+/// store.publish()?;
+/// let held = store.holds(&[5, 6])?;
+/// assert_eq!(held, [true, false]);
+/// assert_eq!(store.keys(), 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+    manifest: Manifest,
+    runs: Vec<Run>,
+    lock: Option<WriterLock>,
+    staged: Option<Staged>,
+}
+
+/// How many times a reader re-reads the manifest when a run it names was
+/// removed by a writer's compaction in between.
+const SNAPSHOT_TRIES: usize = 20;
+
+/// Runs beyond this many are merged whatever their sizes (batches that
+/// shrink one after another would otherwise each leave a run).
+const MAX_RUNS: usize = 32;
+
+impl Store {
+    /// Opens the store in `dir` for keys made with `config`, which must be
+    /// the store's own; for writing, a missing store is made.
+    pub fn open(dir: &Path, config: &Config, access: Access) -> Result<Store, StoreError> {
+        let store = Store::open_with(dir, access, Some(config))?;
+        if store.manifest.config != *config {
+            return Err(StoreError::ConfigMismatch {
+                dir: dir.to_path_buf(),
+                stored: store.manifest.config.clone(),
+                wanted: config.clone(),
+            });
+        }
+        Ok(store)
+    }
+
+    /// Opens an existing store whatever its configuration (to inspect,
+    /// verify or compact it).
+    pub fn open_existing(dir: &Path, access: Access) -> Result<Store, StoreError> {
+        Store::open_with(dir, access, None)
+    }
+
+    fn open_with(dir: &Path, access: Access, new: Option<&Config>) -> Result<Store, StoreError> {
+        let Access::Write { wait } = access else {
+            let (manifest, runs) = snapshot(dir)?;
+            return Ok(Store {
+                dir: dir.to_path_buf(),
+                manifest,
+                runs,
+                lock: None,
+                staged: None,
+            });
+        };
+        if new.is_some() {
+            std::fs::create_dir_all(dir).map_err(StoreError::io(dir, "create"))?;
+            // Before the lock file is made in it: a directory of other
+            // things is left as it was.
+            if !dir.join(manifest::FILE).exists() {
+                check_only_store_files(dir)?;
+            }
+        } else if !dir.is_dir() {
+            return Err(StoreError::Missing {
+                dir: dir.to_path_buf(),
+            });
+        }
+        let lock = WriterLock::acquire(dir, wait)?;
+        let manifest = match (Manifest::read(dir)?, new) {
+            (Some(manifest), _) => manifest,
+            (None, Some(config)) => {
+                check_only_store_files(dir)?;
+                let manifest = Manifest::new(config.clone());
+                manifest.write(dir)?;
+                manifest
+            }
+            (None, None) => return Err(not_a_store(dir)),
+        };
+        remove_strays(dir, &manifest)?;
+        let runs = open_runs(dir, &manifest)?;
+        Ok(Store {
+            dir: dir.to_path_buf(),
+            manifest,
+            runs,
+            lock: Some(lock),
+            staged: None,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The configuration its keys were made with.
+    pub fn config(&self) -> &Config {
+        &self.manifest.config
+    }
+
+    /// The distinct keys it holds.
+    pub fn keys(&self) -> u64 {
+        self.manifest.keys()
+    }
+
+    /// How many runs it is made of.
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// The bytes of its run files.
+    pub fn bytes(&self) -> u64 {
+        self.manifest
+            .runs
+            .iter()
+            .map(|r| run::file_len(r.keys).unwrap_or(u64::MAX))
+            .sum()
+    }
+
+    /// How many commits made it, and when the last one was.
+    pub fn last_commit(&self) -> (u64, Option<SystemTime>) {
+        (self.manifest.commit, self.manifest.committed_at)
+    }
+
+    /// Whether it was opened for writing.
+    pub fn is_writable(&self) -> bool {
+        self.lock.is_some()
+    }
+
+    /// Calls [`Probe::held`] on each of `probes` the store holds. The
+    /// probes must be in ascending order of print. Runs in parallel on the
+    /// current rayon pool, a range of prints per task.
+    pub fn lookup<P: Probe>(&self, probes: &mut [P]) -> Result<(), StoreError> {
+        debug_assert!(probes.windows(2).all(|w| w[0].print() <= w[1].print()));
+        if self.runs.is_empty() || probes.is_empty() {
+            return Ok(());
+        }
+        let tasks = rayon::current_num_threads() * 4;
+        let per_task = probes.len().div_ceil(tasks).max(BLOCK_PROBES);
+        probes.par_chunks_mut(per_task).try_for_each(|probes| {
+            let mut block = Block::default();
+            self.runs
+                .iter()
+                .try_for_each(|run| run.join(probes, &mut block))
+        })
+    }
+
+    /// Which of `prints` (in any order) the store holds.
+    pub fn holds(&self, prints: &[u128]) -> Result<Vec<bool>, StoreError> {
+        struct Asked {
+            print: u128,
+            at: usize,
+            held: bool,
+        }
+        impl Probe for Asked {
+            fn print(&self) -> u128 {
+                self.print
+            }
+            fn held(&mut self) {
+                self.held = true;
+            }
+        }
+        let mut asked: Vec<Asked> = prints
+            .iter()
+            .enumerate()
+            .map(|(at, &print)| Asked {
+                print,
+                at,
+                held: false,
+            })
+            .collect();
+        asked.sort_unstable_by_key(|a| a.print);
+        self.lookup(&mut asked)?;
+        let mut held = vec![false; prints.len()];
+        for a in asked {
+            held[a.at] = a.held;
+        }
+        Ok(held)
+    }
+
+    /// Writes `prints` (ascending; repeats are held once), the keys a batch
+    /// admits, as a run, synced but not yet live: [`Store::publish`] makes
+    /// it so. A kill in between leaves the store as it was. Returns how many
+    /// keys it staged.
+    pub fn stage(&mut self, prints: impl Iterator<Item = u128>) -> Result<u64, StoreError> {
+        self.writable()?;
+        let id = self.manifest.next_run;
+        let path = manifest::temp_path(&self.dir, id);
+        let mut writer = RunWriter::create(&path, self.manifest.config.id())?;
+        for print in prints {
+            writer.push(print)?;
+        }
+        let keys = writer.count();
+        writer.finish()?;
+        self.staged = Some(Staged { id, keys });
+        Ok(keys)
+    }
+
+    /// Makes the staged run live (an empty one is dropped): one atomic
+    /// replacement of the manifest, which also counts the commit. Then
+    /// merges runs so that each is larger than the next newer one.
+    pub fn publish(&mut self) -> Result<Committed, StoreError> {
+        self.writable()?;
+        let mut next = self.manifest.clone();
+        next.commit += 1;
+        next.committed_at = Some(SystemTime::now());
+        let staged = self.staged.take();
+        let admitted = staged.as_ref().map_or(0, |s| s.keys);
+        if let Some(Staged { id, keys }) = staged {
+            let temp = manifest::temp_path(&self.dir, id);
+            next.next_run = id + 1;
+            if keys == 0 {
+                let _ = std::fs::remove_file(&temp);
+            } else {
+                let path = self.dir.join(manifest::run_file_name(id));
+                std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
+                next.runs.push(RunEntry { id, keys });
+                self.runs.push(Run::open(&path, &next.config.id())?);
+            }
+        }
+        next.write(&self.dir)?;
+        self.manifest = next;
+        while let Some(at) = self.merge_due() {
+            self.merge(at..at + 2)?;
+        }
+        Ok(self.committed(admitted))
+    }
+
+    fn committed(&self, admitted: u64) -> Committed {
+        Committed {
+            admitted,
+            keys: self.keys(),
+            runs: self.runs.len(),
+        }
+    }
+
+    /// The first of two neighbouring runs to merge, if any: the newest two
+    /// when the older is not larger (a binary counter: batches of one size
+    /// make O(log n) runs, each key rewritten O(log n) times); past
+    /// [`MAX_RUNS`], the smallest neighbouring pair. A batch much smaller
+    /// than the store so costs only its own run.
+    fn merge_due(&self) -> Option<usize> {
+        let keys: Vec<u64> = self.manifest.runs.iter().map(|r| r.keys).collect();
+        let n = keys.len();
+        if n >= 2 && keys[n - 2] <= keys[n - 1] {
+            return Some(n - 2);
+        }
+        (n > MAX_RUNS).then(|| {
+            (0..n - 1)
+                .min_by_key(|&i| keys[i] + keys[i + 1])
+                .expect("more than one run")
+        })
+    }
+
+    /// Merges every run into one.
+    pub fn compact(&mut self) -> Result<Committed, StoreError> {
+        self.writable()?;
+        if self.runs.len() > 1 {
+            self.merge(0..self.runs.len())?;
+        }
+        Ok(self.committed(0))
+    }
+
+    /// Merges the neighbouring runs `range` into one run in their place:
+    /// the merged run is written and synced, the manifest replaced, and
+    /// only then the old files removed (a kill in between leaves files that
+    /// the next writer removes).
+    fn merge(&mut self, range: std::ops::Range<usize>) -> Result<(), StoreError> {
+        let id = self.manifest.next_run;
+        let temp = manifest::temp_path(&self.dir, id);
+        let mut writer = RunWriter::create(&temp, self.manifest.config.id())?;
+        merge_runs(&self.runs[range.clone()], &mut writer)?;
+        let keys = writer.count();
+        writer.finish()?;
+        let path = self.dir.join(manifest::run_file_name(id));
+        std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
+        let mut next = self.manifest.clone();
+        next.next_run = id + 1;
+        let old: Vec<RunEntry> = next
+            .runs
+            .splice(range.clone(), [RunEntry { id, keys }])
+            .collect();
+        let merged = Run::open(&path, &next.config.id())?;
+        next.write(&self.dir)?;
+        self.manifest = next;
+        self.runs.splice(range, [merged]);
+        for entry in old {
+            // Left behind, it is removed by the next writer.
+            let _ = std::fs::remove_file(self.dir.join(entry.file_name()));
+        }
+        Ok(())
+    }
+
+    /// Reads every block of every run, checking checksums and order.
+    pub fn verify(&self) -> Result<(), StoreError> {
+        for (run, entry) in self.runs.iter().zip(&self.manifest.runs) {
+            if run.count() != entry.keys {
+                return Err(StoreError::damaged(
+                    run.path(),
+                    format!(
+                        "holds {} fingerprints where the manifest says {}",
+                        run.count(),
+                        entry.keys
+                    ),
+                ));
+            }
+        }
+        self.runs.par_iter().try_for_each(Run::verify)
+    }
+
+    fn writable(&self) -> Result<(), StoreError> {
+        match self.lock {
+            Some(_) => Ok(()),
+            None => Err(StoreError::ReadOnly {
+                dir: self.dir.clone(),
+            }),
+        }
+    }
+}
+
+/// Probes per lookup task at least: a task should read many prints per block.
+const BLOCK_PROBES: usize = 1 << 14;
+
+/// Writes the union of `runs` (each ascending) into `writer`, ascending.
+fn merge_runs(runs: &[Run], writer: &mut RunWriter) -> Result<(), StoreError> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut readers: Vec<_> = runs.iter().map(Run::reader).collect();
+    let mut heads = BinaryHeap::new();
+    for (i, reader) in readers.iter_mut().enumerate() {
+        if let Some(print) = reader.next_print()? {
+            heads.push(Reverse((print, i)));
+        }
+    }
+    while let Some(Reverse((print, i))) = heads.pop() {
+        writer.push(print)?;
+        if let Some(next) = readers[i].next_print()? {
+            heads.push(Reverse((next, i)));
+        }
+    }
+    Ok(())
+}
+
+/// The manifest of the store in `dir` and its runs, opened: a consistent
+/// snapshot even while a writer commits and compacts (a run removed between
+/// reading the manifest and opening it means a newer manifest: read again).
+fn snapshot(dir: &Path) -> Result<(Manifest, Vec<Run>), StoreError> {
+    let mut tries = 0;
+    loop {
+        let manifest = Manifest::read(dir)?.ok_or_else(|| match dir.is_dir() {
+            true => not_a_store(dir),
+            false => StoreError::Missing {
+                dir: dir.to_path_buf(),
+            },
+        })?;
+        match open_runs(dir, &manifest) {
+            Err(StoreError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound
+                    && tries < SNAPSHOT_TRIES
+                    && Manifest::read(dir)?.as_ref() != Some(&manifest) =>
+            {
+                tries += 1;
+            }
+            Err(StoreError::Io { path, source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Err(StoreError::damaged(
+                    &path,
+                    "is missing, though the manifest names it",
+                ));
+            }
+            runs => return runs.map(|runs| (manifest, runs)),
+        }
+    }
+}
+
+fn open_runs(dir: &Path, manifest: &Manifest) -> Result<Vec<Run>, StoreError> {
+    let id = manifest.config.id();
+    manifest
+        .runs
+        .iter()
+        .map(|entry| Run::open(&dir.join(entry.file_name()), &id))
+        .collect()
+}
+
+fn not_a_store(dir: &Path) -> StoreError {
+    StoreError::NotAStore {
+        path: dir.to_path_buf(),
+        why: format!("it has no {} file", manifest::FILE),
+    }
+}
+
+/// Refuses to make a store in a directory that holds anything but what a
+/// store's own first commit may have left.
+fn check_only_store_files(dir: &Path) -> Result<(), StoreError> {
+    for name in dir_names(dir)? {
+        if !manifest::is_store_file(&name) {
+            return Err(StoreError::NotAStore {
+                path: dir.to_path_buf(),
+                why: format!(
+                    "it has no {} file and holds other files ('{}'); give a new or empty directory",
+                    manifest::FILE,
+                    escape_str(&name)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Removes what a killed writer left: temporary files, and runs the
+/// manifest does not name. Only a writer (holding the lock) does this.
+fn remove_strays(dir: &Path, manifest: &Manifest) -> Result<(), StoreError> {
+    for name in dir_names(dir)? {
+        let stray = name.ends_with(".tmp")
+            || manifest::run_id(&name).is_some_and(|id| manifest.runs.iter().all(|r| r.id != id));
+        if stray {
+            let path = dir.join(&name);
+            std::fs::remove_file(&path).map_err(StoreError::io(&path, "remove"))?;
+        }
+    }
+    Ok(())
+}
+
+fn dir_names(dir: &Path) -> Result<Vec<String>, StoreError> {
+    let entries = std::fs::read_dir(dir).map_err(StoreError::io(dir, "read"))?;
+    entries
+        .map(|e| {
+            e.map(|e| e.file_name().to_string_lossy().into_owned())
+                .map_err(StoreError::io(dir, "read"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,549 @@
+//! A run: one immutable file of fingerprints in ascending order, read a
+//! block at a time through a small fence index, never whole.
+//!
+//! ```text
+//! header   64 bytes  magic "urinorm-seen-run", version, prints per block,
+//!                    count, the store's configuration id, CRC-32 of the above
+//! prints   count × 16 bytes, strictly ascending (big-endian: byte order is
+//!                    numeric order)
+//! fence    one entry per block of BLOCK_PRINTS prints: its first print (16)
+//!                    and the CRC-32 of its bytes (4)
+//! trailer  CRC-32 of the fence (4), "done"
+//! ```
+//!
+//! Integers are little-endian; checksums are CRC-32 (IEEE). The file's
+//! length follows from the count, so a file cut short is caught before any
+//! block is read; every block read is checked against its checksum, so a
+//! damaged block is an error, never a wrong answer.
+//!
+//! It knows fingerprints and bytes on disk; not keys, manifests or locks.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use super::{Probe, StoreError};
+
+const MAGIC: &[u8; 16] = b"urinorm-seen-run";
+const VERSION: u32 = 1;
+const HEADER_BYTES: u64 = 64;
+const PRINT_BYTES: u64 = 16;
+const FENCE_ENTRY_BYTES: u64 = 20;
+const TRAILER: &[u8; 4] = b"done";
+const TRAILER_BYTES: u64 = 8;
+
+/// Prints per block: 64 KiB read per block, and a fence of 20 bytes per
+/// 64 KiB of run (about 50 MB of fence for 10^10 keys).
+pub(crate) const BLOCK_PRINTS: usize = 4096;
+
+/// The CRC-32 of `bytes`.
+fn crc(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
+}
+
+/// A block's first print and checksum.
+#[derive(Clone, Copy, Debug)]
+struct FenceEntry {
+    first: u128,
+    crc: u32,
+}
+
+/// An open run: its file, its count and its fence, checked.
+#[derive(Debug)]
+pub(crate) struct Run {
+    path: PathBuf,
+    file: File,
+    count: u64,
+    fence: Vec<FenceEntry>,
+}
+
+/// One block read from a run, reused from block to block.
+#[derive(Default)]
+pub(crate) struct Block {
+    bytes: Vec<u8>,
+    prints: Vec<u128>,
+}
+
+/// The size of a run file holding `count` prints.
+pub(crate) fn file_len(count: u64) -> Option<u64> {
+    let blocks = count.div_ceil(BLOCK_PRINTS as u64);
+    count
+        .checked_mul(PRINT_BYTES)?
+        .checked_add(blocks.checked_mul(FENCE_ENTRY_BYTES)?)?
+        .checked_add(HEADER_BYTES + TRAILER_BYTES)
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn print_at(bytes: &[u8], at: usize) -> u128 {
+    u128::from_be_bytes(bytes[at..at + 16].try_into().expect("16 bytes"))
+}
+
+impl Run {
+    /// Opens the run at `path`, made for the configuration `config_id`, and
+    /// checks its header, length and fence.
+    pub(crate) fn open(path: &Path, config_id: &[u8; 16]) -> Result<Run, StoreError> {
+        let file = File::open(path).map_err(StoreError::io(path, "open"))?;
+        let damaged = |why: &str| StoreError::damaged(path, why);
+        let len = file.metadata().map_err(StoreError::io(path, "read"))?.len();
+        if len < HEADER_BYTES {
+            return Err(damaged("is cut short: it has no complete header"));
+        }
+        let mut header = [0u8; HEADER_BYTES as usize];
+        read_at(&file, path, &mut header, 0)?;
+        if &header[..16] != MAGIC {
+            return Err(damaged(
+                "is not a run of fingerprints (its first bytes are wrong)",
+            ));
+        }
+        if crc(&header[..60]) != u32_at(&header, 60) {
+            return Err(damaged("has a header whose checksum does not match"));
+        }
+        let version = u32_at(&header, 16);
+        if version != VERSION {
+            return Err(StoreError::UnknownVersion {
+                path: path.to_path_buf(),
+                version: version.to_string(),
+            });
+        }
+        if u32_at(&header, 20) as usize != BLOCK_PRINTS {
+            return Err(damaged("has a block size this urinorm does not write"));
+        }
+        if &header[32..48] != config_id {
+            return Err(damaged(
+                "belongs to a store of another configuration than its manifest's",
+            ));
+        }
+        let count = u64::from_le_bytes(header[24..32].try_into().expect("8 bytes"));
+        match file_len(count) {
+            Some(expected) if expected == len => {}
+            Some(expected) if expected > len => {
+                return Err(damaged(&format!(
+                    "is cut short: {len} bytes of the {expected} its {count} fingerprints take"
+                )));
+            }
+            _ => {
+                return Err(damaged(&format!(
+                    "is {len} bytes long, not what its {count} fingerprints take"
+                )));
+            }
+        }
+        let blocks = count.div_ceil(BLOCK_PRINTS as u64) as usize;
+        let fence_at = HEADER_BYTES + count * PRINT_BYTES;
+        let mut fence_bytes =
+            vec![0u8; blocks * FENCE_ENTRY_BYTES as usize + TRAILER_BYTES as usize];
+        read_at(&file, path, &mut fence_bytes, fence_at)?;
+        let (fence_bytes, trailer) = fence_bytes.split_at(blocks * FENCE_ENTRY_BYTES as usize);
+        if &trailer[4..] != TRAILER || crc(fence_bytes) != u32_at(trailer, 0) {
+            return Err(damaged("has a fence index whose checksum does not match"));
+        }
+        let fence = fence_bytes
+            .chunks_exact(FENCE_ENTRY_BYTES as usize)
+            .map(|entry| FenceEntry {
+                first: print_at(entry, 0),
+                crc: u32_at(entry, 16),
+            })
+            .collect();
+        Ok(Run {
+            path: path.to_path_buf(),
+            file,
+            count,
+            fence,
+        })
+    }
+
+    /// How many fingerprints it holds.
+    pub(crate) fn count(&self) -> u64 {
+        self.count
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads block `b` into `block`, checked against its checksum.
+    fn read_block(&self, b: usize, block: &mut Block) -> Result<(), StoreError> {
+        let start = (b * BLOCK_PRINTS) as u64;
+        let n = (self.count - start).min(BLOCK_PRINTS as u64) as usize;
+        block.bytes.resize(n * PRINT_BYTES as usize, 0);
+        read_at(
+            &self.file,
+            &self.path,
+            &mut block.bytes,
+            HEADER_BYTES + start * PRINT_BYTES,
+        )?;
+        let entry = self.fence[b];
+        if crc(&block.bytes) != entry.crc {
+            return Err(StoreError::damaged(
+                &self.path,
+                format!("has a block of fingerprints (block {b}) whose checksum does not match"),
+            ));
+        }
+        block.prints.clear();
+        block.prints.extend(
+            block
+                .bytes
+                .chunks_exact(PRINT_BYTES as usize)
+                .map(|p| print_at(p, 0)),
+        );
+        if block.prints.first() != Some(&entry.first) {
+            return Err(StoreError::damaged(
+                &self.path,
+                format!("has a fence entry that disagrees with its block (block {b})"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Calls [`Probe::held`] on each of `probes` (ascending by print) that
+    /// the run holds. Reads only the blocks some probe falls in, each once,
+    /// in file order: a batch as large as the run reads it sequentially,
+    /// a small one a few blocks.
+    pub(crate) fn join<P: Probe>(
+        &self,
+        probes: &mut [P],
+        block: &mut Block,
+    ) -> Result<(), StoreError> {
+        let mut b = 0;
+        let mut loaded = None;
+        for probe in probes {
+            let print = probe.print();
+            // The last block whose first print is at most `print`: usually
+            // this one or the next, so look there before searching.
+            let next_is_past = self.fence.get(b + 1).is_none_or(|f| f.first > print);
+            if !next_is_past {
+                b += self.fence[b..].partition_point(|f| f.first <= print) - 1;
+            }
+            if self.fence.get(b).is_none_or(|f| f.first > print) {
+                continue;
+            }
+            if loaded != Some(b) {
+                self.read_block(b, block)?;
+                loaded = Some(b);
+            }
+            if block.prints.binary_search(&print).is_ok() {
+                probe.held();
+            }
+        }
+        Ok(())
+    }
+
+    /// Every print, in order, each block checked; `each` is called with them
+    /// a block at a time.
+    pub(crate) fn for_each_block(
+        &self,
+        mut each: impl FnMut(&[u128]) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut block = Block::default();
+        for b in 0..self.fence.len() {
+            self.read_block(b, &mut block)?;
+            each(&block.prints)?;
+        }
+        Ok(())
+    }
+
+    /// Reads every block and checks that the prints are strictly ascending.
+    pub(crate) fn verify(&self) -> Result<(), StoreError> {
+        let mut last: Option<u128> = None;
+        self.for_each_block(|prints| {
+            for &print in prints {
+                if last.is_some_and(|last| last >= print) {
+                    return Err(StoreError::damaged(
+                        &self.path,
+                        "holds fingerprints out of order",
+                    ));
+                }
+                last = Some(print);
+            }
+            Ok(())
+        })
+    }
+
+    /// A reader of its prints in order, a block at a time.
+    pub(crate) fn reader(&self) -> RunReader<'_> {
+        RunReader {
+            run: self,
+            block: Block::default(),
+            next_block: 0,
+            at: 0,
+        }
+    }
+}
+
+fn read_at(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> Result<(), StoreError> {
+    file.read_exact_at(buf, offset).map_err(|e| match e.kind() {
+        io::ErrorKind::UnexpectedEof => StoreError::damaged(path, "is cut short"),
+        _ => StoreError::io(path, "read")(e),
+    })
+}
+
+/// A run's prints in ascending order (for merging runs).
+pub(crate) struct RunReader<'r> {
+    run: &'r Run,
+    block: Block,
+    next_block: usize,
+    at: usize,
+}
+
+impl RunReader<'_> {
+    /// The next print, or `None` past the last.
+    pub(crate) fn next_print(&mut self) -> Result<Option<u128>, StoreError> {
+        if self.at == self.block.prints.len() {
+            if self.next_block == self.run.fence.len() {
+                return Ok(None);
+            }
+            self.run.read_block(self.next_block, &mut self.block)?;
+            self.next_block += 1;
+            self.at = 0;
+        }
+        self.at += 1;
+        Ok(Some(self.block.prints[self.at - 1]))
+    }
+}
+
+/// A run being written: prints go in in ascending order; the file is
+/// complete and synced when [`RunWriter::finish`] returns.
+pub(crate) struct RunWriter {
+    out: BufWriter<File>,
+    path: PathBuf,
+    config_id: [u8; 16],
+    count: u64,
+    last: Option<u128>,
+    /// The current block's bytes.
+    block: Vec<u8>,
+    fence: Vec<u8>,
+}
+
+impl RunWriter {
+    /// A new run file at `path` (replacing any file there).
+    pub(crate) fn create(path: &Path, config_id: [u8; 16]) -> Result<RunWriter, StoreError> {
+        let file = File::create(path).map_err(StoreError::io(path, "create"))?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        // The header is written last, once the count is known.
+        out.write_all(&[0; HEADER_BYTES as usize])
+            .map_err(StoreError::io(path, "write"))?;
+        Ok(RunWriter {
+            out,
+            path: path.to_path_buf(),
+            config_id,
+            count: 0,
+            last: None,
+            block: Vec::with_capacity(BLOCK_PRINTS * PRINT_BYTES as usize),
+            fence: Vec::new(),
+        })
+    }
+
+    /// Adds `print`, which must not be below the last one added; a print
+    /// equal to the last is held once.
+    pub(crate) fn push(&mut self, print: u128) -> Result<(), StoreError> {
+        match self.last {
+            Some(last) if last == print => return Ok(()),
+            Some(last) if last > print => {
+                return Err(StoreError::Io {
+                    path: self.path.clone(),
+                    action: "write",
+                    source: io::Error::other("internal error: fingerprints out of order"),
+                });
+            }
+            _ => {}
+        }
+        self.last = Some(print);
+        if self.block.is_empty() {
+            self.fence.extend_from_slice(&print.to_be_bytes());
+        }
+        self.block.extend_from_slice(&print.to_be_bytes());
+        self.count += 1;
+        if self.block.len() == BLOCK_PRINTS * PRINT_BYTES as usize {
+            self.end_block()?;
+        }
+        Ok(())
+    }
+
+    fn end_block(&mut self) -> Result<(), StoreError> {
+        self.fence
+            .extend_from_slice(&crc(&self.block).to_le_bytes());
+        self.out
+            .write_all(&self.block)
+            .map_err(StoreError::io(&self.path, "write"))?;
+        self.block.clear();
+        Ok(())
+    }
+
+    /// How many prints went in.
+    pub(crate) fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Writes the fence, the trailer and the header, and syncs the file.
+    pub(crate) fn finish(mut self) -> Result<u64, StoreError> {
+        if !self.block.is_empty() {
+            self.end_block()?;
+        }
+        let write = StoreError::io(&self.path, "write");
+        let mut header = [0u8; HEADER_BYTES as usize];
+        header[..16].copy_from_slice(MAGIC);
+        header[16..20].copy_from_slice(&VERSION.to_le_bytes());
+        header[20..24].copy_from_slice(&(BLOCK_PRINTS as u32).to_le_bytes());
+        header[24..32].copy_from_slice(&self.count.to_le_bytes());
+        header[32..48].copy_from_slice(&self.config_id);
+        let header_crc = crc(&header[..60]);
+        header[60..].copy_from_slice(&header_crc.to_le_bytes());
+        let fence_crc = crc(&self.fence);
+        let written = (|| {
+            self.out.write_all(&self.fence)?;
+            self.out.write_all(&fence_crc.to_le_bytes())?;
+            self.out.write_all(TRAILER)?;
+            let file = self.out.into_inner().map_err(|e| e.into_error())?;
+            file.write_all_at(&header, 0)?;
+            file.sync_all()
+        })();
+        written.map_err(write)?;
+        Ok(file_len(self.count).expect("a run that was written fits its size"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Looked {
+        print: u128,
+        held: bool,
+    }
+
+    impl Probe for Looked {
+        fn print(&self) -> u128 {
+            self.print
+        }
+        fn held(&mut self) {
+            self.held = true;
+        }
+    }
+
+    const CONFIG: [u8; 16] = [7; 16];
+
+    fn write_run(path: &Path, prints: &[u128]) -> u64 {
+        let mut writer = RunWriter::create(path, CONFIG).unwrap();
+        for &p in prints {
+            writer.push(p).unwrap();
+        }
+        writer.finish().unwrap()
+    }
+
+    /// A spread of prints: `n` values, every third multiple of a large odd number.
+    fn prints(n: u64) -> Vec<u128> {
+        (0..n)
+            .map(|i| u128::from(i * 3) * 0x9e37_79b9_7f4a_7c15)
+            .collect()
+    }
+
+    #[test]
+    fn joins_agree_with_a_set_across_block_boundaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.run");
+        let held = prints(3 * BLOCK_PRINTS as u64 + 17);
+        let len = write_run(&path, &held);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
+        let run = Run::open(&path, &CONFIG).unwrap();
+        assert_eq!(run.count(), held.len() as u64);
+        run.verify().unwrap();
+        // Probes: every held print, the gaps between them, and both ends.
+        let mut probes: Vec<Looked> = (0..held.len() as u64 * 3 + 3)
+            .map(|i| Looked {
+                print: u128::from(i) * 0x9e37_79b9_7f4a_7c15,
+                held: false,
+            })
+            .collect();
+        probes.push(Looked {
+            print: u128::MAX,
+            held: false,
+        });
+        run.join(&mut probes, &mut Block::default()).unwrap();
+        for p in &probes {
+            assert_eq!(
+                p.held,
+                held.binary_search(&p.print).is_ok(),
+                "{:x}",
+                p.print
+            );
+        }
+        // A sparse batch reads only its blocks, and finds the same.
+        let mut sparse = vec![Looked {
+            print: held[2 * BLOCK_PRINTS + 5],
+            held: false,
+        }];
+        run.join(&mut sparse, &mut Block::default()).unwrap();
+        assert!(sparse[0].held);
+    }
+
+    #[test]
+    fn a_reader_gives_every_print_once_and_equal_pushes_are_held_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.run");
+        let mut writer = RunWriter::create(&path, CONFIG).unwrap();
+        for p in [1u128, 1, 2, 5, 5, 9] {
+            writer.push(p).unwrap();
+        }
+        assert!(writer.push(3).is_err(), "out of order");
+        writer.finish().unwrap();
+        let run = Run::open(&path, &CONFIG).unwrap();
+        let mut reader = run.reader();
+        let mut read = Vec::new();
+        while let Some(p) = reader.next_print().unwrap() {
+            read.push(p);
+        }
+        assert_eq!(read, [1, 2, 5, 9]);
+    }
+
+    #[test]
+    fn an_empty_run_holds_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.run");
+        write_run(&path, &[]);
+        let run = Run::open(&path, &CONFIG).unwrap();
+        let mut probes = [Looked {
+            print: 0,
+            held: false,
+        }];
+        run.join(&mut probes, &mut Block::default()).unwrap();
+        assert!(!probes[0].held);
+        run.verify().unwrap();
+    }
+
+    /// Every way a run can be damaged is an error naming it, never a panic.
+    #[test]
+    fn damage_is_caught_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.run");
+        let len = write_run(&path, &prints(2 * BLOCK_PRINTS as u64 + 3)) as usize;
+        let good = std::fs::read(&path).unwrap();
+        let mut cases: Vec<(Vec<u8>, &str)> = vec![
+            (good[..len - 1].to_vec(), "cut short"),
+            (good[..40].to_vec(), "no complete header"),
+            ([&good[..], b"x"].concat(), "bytes long"),
+        ];
+        for (at, what) in [
+            (3, "first bytes"),
+            (30, "header whose checksum"),
+            (64 + 16 * 5000 + 3, "block 1"),
+            (len - 30, "fence"),
+        ] {
+            let mut bad = good.clone();
+            bad[at] ^= 0x40;
+            cases.push((bad, what));
+        }
+        for (bytes, what) in cases {
+            std::fs::write(&path, &bytes).unwrap();
+            let result = Run::open(&path, &CONFIG).and_then(|run| run.verify());
+            let message = result.unwrap_err().to_string();
+            assert!(message.contains("r.run"), "{message}");
+            assert!(message.contains(what), "{what}: {message}");
+        }
+        std::fs::write(&path, &good).unwrap();
+        let other = Run::open(&path, &[8; 16]).unwrap_err().to_string();
+        assert!(other.contains("another configuration"), "{other}");
+    }
+}
