@@ -200,10 +200,10 @@ pub fn normalize_path(
     match scheme.special {
         Special::Mailto => {
             for address in path.split_mut(|&b| b == b',') {
-                if let Some(at) = address.iter().rposition(|&b| b == b'@') {
-                    if lowercase_outside_triplets(&mut address[at + 1..]) {
-                        changes.add(Rule::MailtoDomain);
-                    }
+                if let Some(at) = address.iter().rposition(|&b| b == b'@')
+                    && lowercase_outside_triplets(&mut address[at + 1..])
+                {
+                    changes.add(Rule::MailtoDomain);
                 }
             }
         }

@@ -105,7 +105,7 @@ fn a_second_writer_is_refused_but_a_reader_reads_a_snapshot() {
     assert_eq!(store.runs(), 1);
     assert_eq!(reader.holds(&spread(1, 100)).unwrap(), vec![true; 100]);
     assert_eq!(reader.keys(), 100);
-    assert!(reader.is_writable() == false);
+    assert!(!reader.is_writable());
 }
 
 #[test]
