@@ -14,6 +14,7 @@ use crate::error::{ErrorKind, InvalidUri, Within};
 use crate::key::KeyFormat;
 use crate::lenient::{self, Repair};
 use crate::normalize::Normalizer;
+use crate::normalize::protocol::Transform;
 use crate::pipeline::{LineMapper, Mapped};
 use crate::resolve::{SchemeRule, resolve_into};
 use crate::uri::UriRef;
@@ -255,6 +256,50 @@ impl LineMapper for NormalizeLines {
 }
 
 impl NormalizeLines {
+    /// The settings its keys depend on, by name: what a seen store records,
+    /// so that keys made differently are never compared. The rung and the
+    /// key's kind; at the protocol rung the transforms (in the order they
+    /// apply) and the tracking list; the key columns and their delimiter.
+    ///
+    /// ```
+    /// use urinorm::key::KeyFormat;
+    /// use urinorm::mapper::{Columns, NormalizeLines};
+    /// use urinorm::normalize::{Normalizer, Rung};
+    /// let lines = NormalizeLines {
+    ///     normalizer: Normalizer::new(Rung::Scheme),
+    ///     key: KeyFormat::Canonical,
+    ///     columns: Columns::default(),
+    /// };
+    /// assert_eq!(lines.key_settings(), [("rung", "scheme".into()), ("key", "canonical".into())]);
+    /// ```
+    pub fn key_settings(&self) -> Vec<(&'static str, String)> {
+        let mut settings = vec![
+            ("rung", self.normalizer.rung().name().to_string()),
+            ("key", self.key.name().to_string()),
+        ];
+        if let Some(protocol) = self.normalizer.protocol() {
+            let names: Vec<&str> = protocol.transforms().map(|t| t.name()).collect();
+            settings.push(("transforms", names.join(",")));
+            if protocol.contains(Transform::DropTrackingParams) {
+                settings.push(("tracking", protocol.tracking_setting()));
+            }
+        }
+        if !self.columns.key_fields.is_empty() {
+            let fields: Vec<String> = self
+                .columns
+                .key_fields
+                .iter()
+                .map(|k| (k + 1).to_string())
+                .collect();
+            settings.push(("key-fields", fields.join(",")));
+            settings.push((
+                "delimiter",
+                crate::escape::escape(&[self.columns.delimiter], 4),
+            ));
+        }
+        settings
+    }
+
     /// Appends the key of one URI.
     fn write_key(&self, uri: &[u8], out: &mut Vec<u8>) -> Result<(), InvalidUri> {
         self.key.write(&self.normalizer, uri, out).map(|_| ())

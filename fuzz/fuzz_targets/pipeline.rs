@@ -202,6 +202,7 @@ fn check_run(
             out: &mut out,
             rejects: &mut sink,
             progress: &Unwatched,
+            seen: None,
         };
         let stats = pipeline::run_on(pool(), inputs, mapper, &options, sinks)
             .unwrap_or_else(|e| panic!("{mode:?}: run failed: {e:?}"));

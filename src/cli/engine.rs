@@ -5,27 +5,35 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::Value;
+use serde_json::{Value, json};
 use urinorm::pipeline::output::{Output, RejectSink};
 use urinorm::pipeline::stats::Stats;
 use urinorm::pipeline::{
     self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError, Sinks,
 };
+use urinorm::seen::{Access, Committed, Config, Store, StoreError};
 
 use super::progress::Bar;
 use super::rejects::{EXAMPLES, RejectExamples, RejectsToFile, RejectsToStderr};
 use super::{Error, Outcome, open_inputs, thread_count};
 use urinorm::escape::escape_str;
 
-/// Flags of every command that reads lines in bulk.
+/// Flags of every command that reads lines in bulk and writes lines.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Files of URIs, one per line; none or `-` reads standard input.
-    #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
+    #[command(flatten)]
+    pub read: ReadArgs,
     /// Write the output to this file (it appears only when complete).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+}
+
+/// Flags of every command that reads lines in bulk.
+#[derive(Args, Debug)]
+pub struct ReadArgs {
+    /// Files of URIs, one per line; none or `-` reads standard input.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
     /// Write each rejected line to this file as `file:line<TAB>reason<TAB>raw`.
     #[arg(long, value_name = "FILE")]
     pub rejects: Option<PathBuf>,
@@ -114,75 +122,139 @@ pub enum DefaultRejects {
     Summarized,
 }
 
-/// Runs the engine with `mapper` as the command line says.
-///
-/// `memory` bounds the dedup set (deduplicating commands only).
-pub fn execute(
-    args: &RunArgs,
-    memory: Option<&MemoryArgs>,
-    mapper: &dyn LineMapper,
-    mode: Mode,
-    aligned: bool,
-    default_rejects: DefaultRejects,
-    extra: &[(&str, Value)],
-) -> Result<Outcome, Error> {
-    let inputs = open_inputs(&args.files)?;
-    let threads = thread_count(args.threads)?;
+/// What a bulk command asks of the engine, beside the flags it shares.
+pub struct Job<'a> {
+    pub mapper: &'a dyn LineMapper,
+    pub mode: Mode,
+    pub aligned: bool,
+    pub default_rejects: DefaultRejects,
+    /// Deduplicating commands: how much memory the set may take.
+    pub memory: Option<&'a MemoryArgs>,
+    /// A seen store to run against.
+    pub seen: Option<SeenRequest<'a>>,
+    /// Fields the stats JSON gets besides the counts.
+    pub extra: &'a [(&'a str, Value)],
+}
+
+impl<'a> Job<'a> {
+    /// A job mapping every line, or deduplicating with `memory`.
+    pub fn new(mapper: &'a dyn LineMapper, mode: Mode, extra: &'a [(&'a str, Value)]) -> Job<'a> {
+        Job {
+            mapper,
+            mode,
+            aligned: false,
+            default_rejects: match mode {
+                Mode::Map => DefaultRejects::EachOnStderr,
+                Mode::Dedup(_) => DefaultRejects::Summarized,
+            },
+            memory: None,
+            seen: None,
+            extra,
+        }
+    }
+}
+
+/// A seen store to open for a run.
+pub struct SeenRequest<'a> {
+    pub dir: &'a Path,
+    /// The settings the run's keys are made with.
+    pub config: Config,
+    pub readonly: bool,
+    /// Wait for another writer rather than fail.
+    pub wait: bool,
+}
+
+impl SeenRequest<'_> {
+    /// Opens the store; when another writer holds it and the request
+    /// waits, says so first (unless `quiet`).
+    pub fn open(&self, quiet: bool) -> Result<Store, Error> {
+        let access = match self.readonly {
+            true => Access::ReadOnly,
+            false => Access::Write { wait: false },
+        };
+        match Store::open(self.dir, &self.config, access) {
+            Err(StoreError::Locked { holder, .. }) if self.wait => {
+                if !quiet {
+                    let holder =
+                        holder.map_or("another process".into(), |pid| format!("process {pid}"));
+                    eprintln!(
+                        "urinorm: waiting for {holder}, which is writing the seen store '{}'",
+                        escape_str(&self.dir.display().to_string())
+                    );
+                }
+                Ok(Store::open(
+                    self.dir,
+                    &self.config,
+                    Access::Write { wait: true },
+                )?)
+            }
+            opened => Ok(opened?),
+        }
+    }
+}
+
+/// Runs the engine on the lines `read` names as `job` says, writing to
+/// `output` (standard output when `None`).
+pub fn execute(read: &ReadArgs, output: Option<&Path>, job: Job<'_>) -> Result<Outcome, Error> {
+    let inputs = open_inputs(&read.files)?;
+    let threads = thread_count(read.threads)?;
     // Every output path is opened (as a temporary file beside it) before
     // any input is read: a path that cannot be written stops the run at
-    // once, and the temporary files already made go with it.
-    let output_name = args
-        .output
-        .as_ref()
-        .map_or("<stdout>".to_string(), |p| p.display().to_string());
+    // once, and the temporary files already made go with it. So is the
+    // seen store, with its lock and its configuration checked.
+    let output_name = output.map_or("<stdout>".to_string(), |p| p.display().to_string());
     let write_error = |source: io::Error| Error::Output {
         name: output_name.clone(),
         source,
     };
-    let mut output = Output::create(args.output.as_deref()).map_err(write_error)?;
-    let mut to_file = args
+    let mut out = Output::create(output).map_err(write_error)?;
+    let mut to_file = read
         .rejects
         .as_deref()
         .map(|path| RejectsToFile::create(path).map_err(|source| path_error(path, source)))
         .transpose()?;
-    let stats_output = args
+    let stats_output = read
         .stats
         .as_deref()
         .map(|path| Output::create(Some(path)).map_err(|source| path_error(path, source)))
         .transpose()?;
-    if let Some(memory) = memory {
+    if let Some(memory) = job.memory {
         let dir = memory.temp_dir();
         Output::check_dir(&dir).map_err(|source| path_error(&dir, source))?;
     }
+    let mut store = job.seen.as_ref().map(|s| s.open(read.quiet)).transpose()?;
 
     let mut examples = RejectExamples::default();
     let mut to_stderr = RejectsToStderr;
-    let rejects: &mut dyn RejectSink = match (&mut to_file, default_rejects) {
+    let rejects: &mut dyn RejectSink = match (&mut to_file, job.default_rejects) {
         (Some(to_file), _) => to_file,
         (None, DefaultRejects::EachOnStderr) => &mut to_stderr,
         (None, DefaultRejects::Summarized) => &mut examples,
     };
 
     let options = Options {
-        mode,
-        invalid: args.invalid,
+        mode: job.mode,
+        invalid: read.invalid,
         threads,
-        max_line_bytes: args.max_line_bytes,
-        header: args.header,
-        aligned,
-        memory_limit: memory.map(MemoryArgs::limit),
-        temp_dir: memory.map_or_else(std::env::temp_dir, MemoryArgs::temp_dir),
+        max_line_bytes: read.max_line_bytes,
+        header: read.header,
+        aligned: job.aligned,
+        memory_limit: job.memory.map(MemoryArgs::limit),
+        temp_dir: job
+            .memory
+            .map_or_else(std::env::temp_dir, MemoryArgs::temp_dir),
     };
-    let progress = Bar::new(&inputs, !args.quiet, args.output.is_none());
+    let progress = Bar::new(&inputs, !read.quiet, output.is_none());
     let sinks = Sinks {
-        out: output.writer(),
+        out: out.writer(),
         rejects,
         progress: &progress,
+        seen: store.as_mut(),
     };
-    let stats = pipeline::run(&inputs, mapper, &options, sinks).map_err(|e| match e {
+    let stats = pipeline::run(&inputs, job.mapper, &options, sinks).map_err(|e| match e {
         RunError::Output(source) => write_error(source),
         RunError::Rejects(source) => Error::Output {
-            name: args
+            name: read
                 .rejects
                 .as_ref()
                 .map_or("<stderr>".into(), |p| p.display().to_string()),
@@ -191,21 +263,64 @@ pub fn execute(
         other => other.into(),
     })?;
     drop(progress);
-    output.finish().map_err(write_error)?;
+    out.finish().map_err(write_error)?;
+    // Only once the output is in place: a kill before this line leaves the
+    // store as it was, and the batch is written again by the next run.
+    let committed = match &mut store {
+        Some(store) if store.is_writable() => Some(store.publish()?),
+        _ => None,
+    };
 
-    if let (Some(mut stats_output), Some(path)) = (stats_output, &args.stats) {
-        let json = format!("{:#}\n", stats.to_json(extra));
+    let mut extra = job.extra.to_vec();
+    if let Some(store) = &store {
+        extra.push(("seen_store", seen_json(store, committed)));
+    }
+    if let (Some(mut stats_output), Some(path)) = (stats_output, &read.stats) {
+        let json = format!("{:#}\n", stats.to_json(&extra));
         let written = stats_output.writer().write_all(json.as_bytes());
         written
             .and_then(|()| stats_output.finish())
             .map_err(|source| path_error(path, source))?;
     }
-    if !args.quiet {
+    if !read.quiet {
         report(&stats, &examples.examples);
+        if let Some(store) = &store {
+            report_store(store, committed);
+        }
     }
     Ok(Outcome {
         rejected: stats.rejected_total(),
     })
+}
+
+/// The stats JSON's account of the seen store.
+fn seen_json(store: &Store, committed: Option<Committed>) -> Value {
+    json!({
+        "dir": store.dir().display().to_string(),
+        "readonly": !store.is_writable(),
+        "admitted": committed.map_or(0, |c| c.admitted),
+        "keys": store.keys(),
+        "runs": store.runs(),
+    })
+}
+
+/// The summary's line on the seen store.
+fn report_store(store: &Store, committed: Option<Committed>) {
+    let dir = escape_str(&store.dir().display().to_string());
+    let keys = store.keys();
+    let runs = match store.runs() {
+        1 => "1 run".to_string(),
+        n => format!("{n} runs"),
+    };
+    match committed {
+        Some(c) => eprintln!(
+            "urinorm: seen store '{dir}': {} new keys admitted; it holds {keys} keys in {runs}",
+            c.admitted
+        ),
+        None => eprintln!(
+            "urinorm: seen store '{dir}' read, not written (--seen-readonly): it holds {keys} keys"
+        ),
+    }
 }
 
 /// An error writing the file at `path`, named as the user gave it.

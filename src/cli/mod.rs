@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand};
 use urinorm::escape::escape_str;
 use urinorm::pipeline::RunError;
 use urinorm::pipeline::input::{Input, InputError, MmapChoice, STDIN};
+use urinorm::seen::StoreError;
 
 /// Normalize and deduplicate URIs in bulk, to the letter of RFC 3986.
 #[derive(Parser, Debug)]
@@ -36,6 +37,8 @@ pub enum Command {
     Ladder(cmd::ladder::LadderArgs),
     /// Resolve each reference against a base URI (RFC 3986 §5.2), one output line per accepted line (--aligned: per input line).
     Resolve(cmd::resolve::ResolveArgs),
+    /// Look into, check, fill or compact a seen store (see `dedup --seen`).
+    Seen(cmd::seen::SeenCommandArgs),
     /// Show what each rung makes of one URI, and which rules changed it.
     Explain(cmd::explain::ExplainArgs),
     /// List the protocol rung's transforms and presets.
@@ -72,6 +75,8 @@ pub enum Error {
     /// The engine stopped: a full disk while spilling, threads that could
     /// not start, a bug.
     Run(RunError),
+    /// A seen store could not be opened, read or written.
+    Seen(StoreError),
 }
 
 impl Error {
@@ -98,6 +103,11 @@ impl fmt::Display for Error {
             }
             Error::Usage(message) => f.write_str(message),
             Error::Run(e) => e.fmt(f),
+            Error::Seen(e @ StoreError::Locked { .. }) => write!(
+                f,
+                "{e}; wait for it to finish, or ask to wait for it (dedup --seen-wait, seen --wait)"
+            ),
+            Error::Seen(e) => e.fmt(f),
         }
     }
 }
@@ -108,10 +118,17 @@ impl From<InputError> for Error {
     }
 }
 
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Self {
+        Error::Seen(e)
+    }
+}
+
 impl From<RunError> for Error {
     fn from(e: RunError) -> Self {
         match e {
             RunError::Input(e) => Error::Input(e),
+            RunError::Seen(e) => Error::Seen(e),
             other => Error::Run(other),
         }
     }
@@ -124,6 +141,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Dedup(args) => cmd::dedup::run(&args),
         Command::Resolve(args) => cmd::resolve::run(&args),
         Command::Ladder(args) => cmd::ladder::run(&args),
+        Command::Seen(args) => cmd::seen::run(&args),
         Command::Explain(args) => cmd::explain::run(&args),
         Command::Transforms => cmd::transforms::run(),
         Command::Completions(args) => cmd::docs::completions(&args),

@@ -308,6 +308,23 @@ pub const TRACKING_PARAMS: &[&str] = &[
     "srsltid",
 ];
 
+/// The built-in tracking list, lowercased and sorted.
+fn builtin_sorted() -> impl Iterator<Item = &'static str> {
+    static SORTED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    SORTED
+        .get_or_init(|| {
+            let mut names: Vec<String> = TRACKING_PARAMS
+                .iter()
+                .map(|t| t.to_ascii_lowercase())
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            names
+        })
+        .iter()
+        .map(String::as_str)
+}
+
 /// Which transforms are on, and the tracking list they use.
 ///
 /// ```
@@ -384,6 +401,36 @@ impl Protocol {
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .map(str::to_string)
             .collect();
+    }
+
+    /// The tracking list in a few words, for records of how keys were
+    /// made: `built-in`, or how many names were given instead and the
+    /// fingerprint of the list (names lowercased and sorted: two lists that
+    /// drop the same parameters read the same).
+    ///
+    /// ```
+    /// use urinorm::normalize::protocol::Protocol;
+    /// let mut p = Protocol::default();
+    /// assert_eq!(p.tracking_setting(), "built-in");
+    /// p.set_tracking_list("ref\nsrc_*");
+    /// let same = { let mut q = Protocol::default(); q.set_tracking_list("SRC_*\nref"); q };
+    /// assert!(p.tracking_setting().starts_with("2 names, fingerprint "));
+    /// assert_eq!(p.tracking_setting(), same.tracking_setting());
+    /// ```
+    pub fn tracking_setting(&self) -> String {
+        let mut names: Vec<String> = self
+            .tracking
+            .iter()
+            .map(|t| t.to_ascii_lowercase())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        if names.iter().map(String::as_str).eq(builtin_sorted()) {
+            return "built-in".to_string();
+        }
+        let print = crate::fingerprint::fingerprint(names.join("\n").as_bytes());
+        let hex: String = print[..8].iter().map(|b| format!("{b:02x}")).collect();
+        format!("{} names, fingerprint {hex}", names.len())
     }
 
     fn is_tracking(&self, name: &[u8]) -> bool {

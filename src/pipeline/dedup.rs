@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use rayon::prelude::*;
 
+use super::seen::Classes;
 use super::set::{DedupSet, Key, SHARDS, shard_of};
 use super::spill::{Spill, SpillError, SpillStats};
 use super::worker::{Accepted, Processed};
@@ -105,7 +106,10 @@ pub(crate) type Decided<'a> = (Processed<'a>, Fates);
 pub(crate) struct Dedup {
     set: DedupSet,
     emit: Emit,
-    /// For `--emit count`: the shard of each class, in first-seen order.
+    /// Whether the set keeps its classes in order with their sizes: for
+    /// `--emit count`, and for a seen store, which needs each class once.
+    counting: bool,
+    /// When counting: the shard of each class, in first-seen order.
     order: Vec<u16>,
     memory_limit: Option<u64>,
     temp_dir: PathBuf,
@@ -128,10 +132,19 @@ pub(crate) struct Finished {
 }
 
 impl Dedup {
-    pub(crate) fn new(emit: Emit, options: &Options, total_bytes: Option<u64>) -> Dedup {
+    /// The stage for a run; `counting` keeps the classes in order with
+    /// their sizes (always so for `--emit count`).
+    pub(crate) fn new(
+        emit: Emit,
+        counting: bool,
+        options: &Options,
+        total_bytes: Option<u64>,
+    ) -> Dedup {
+        let counting = counting || emit == Emit::Count;
         let mut dedup = Dedup {
-            set: DedupSet::new(emit == Emit::Count),
+            set: DedupSet::new(counting),
             emit,
+            counting,
             order: Vec::new(),
             memory_limit: options.memory_limit,
             temp_dir: options.temp_dir.clone(),
@@ -170,7 +183,7 @@ impl Dedup {
             .iter()
             .map(|(p, _)| p.chunk.bytes.len() as u64)
             .sum::<u64>();
-        if self.emit == Emit::Count {
+        if self.counting {
             self.note_order(batch);
         }
         if full {
@@ -202,7 +215,7 @@ impl Dedup {
                     Emit::Canonical => a.output.map(|span| span.of(&p.arena)),
                     // The line itself, unless it is the key.
                     Emit::First => a.key.map(|_| p.line(a.line)),
-                    Emit::Count => None,
+                    Emit::Count | Emit::Nothing => None,
                 };
                 let pushed = self.spill()?.push(a.hash, p.key(a), output);
                 pushed.map_err(|e| with_estimate(e, self.total_bytes, self.bytes_in))?;
@@ -264,11 +277,14 @@ impl Dedup {
     /// The classes the writer still owes, in input order: for `--emit
     /// count`, every class of the set with its size; then the spilled
     /// classes, deduplicated partition by partition (they come after, their
-    /// first lines being later). `write_class` gets each class's output and size.
+    /// first lines being later). `write_class` gets each class's output and
+    /// size. With `classes` (a counting stage), every class, written before
+    /// or now, is also added there, in the same order.
     pub(crate) fn finish<E>(
         self,
         pool: &rayon::ThreadPool,
         maps: &[&[u8]],
+        mut classes: Option<&mut Classes>,
         mut write_class: impl FnMut(&[u8], u64) -> Result<(), E>,
     ) -> Result<Finished, FinishError<E>> {
         let spill_limit = self.spill_limit();
@@ -276,6 +292,10 @@ impl Dedup {
             for (key, count) in self.set.classes_in_order(&self.order, maps) {
                 write_class(key, count).map_err(FinishError::Write)?;
             }
+        }
+        if let Some(classes) = classes.as_deref_mut() {
+            debug_assert!(self.counting, "only a counting set keeps its classes");
+            pool.install(|| classes.extend(self.set.classes_in_order(&self.order, maps)));
         }
         let Dedup {
             set,
@@ -291,9 +311,12 @@ impl Dedup {
         };
         let mut survivors = 0u64;
         let mut write_error = None;
-        let finished = spill.finish(pool, spill_limit, |output, count| {
+        let finished = spill.finish(pool, spill_limit, |survivor| {
             survivors += 1;
-            write_class(output, count).map_err(|e| {
+            if let Some(classes) = classes.as_deref_mut() {
+                classes.push(survivor.key, survivor.size);
+            }
+            write_class(survivor.output, survivor.size).map_err(|e| {
                 write_error = Some(e);
                 std::io::Error::other("the output could not be written")
             })

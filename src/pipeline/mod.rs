@@ -25,6 +25,7 @@ pub(crate) mod hash;
 pub mod input;
 pub mod output;
 pub(crate) mod place;
+mod seen;
 mod set;
 pub mod spill;
 pub mod stats;
@@ -40,11 +41,13 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::error::InvalidUri;
+use crate::seen::{Store, StoreError};
 use chunks::Chunks;
 use dedup::{Decided, Dedup, Fates, FinishError};
 use hash::key_hasher;
 use input::{Input, InputError, total_bytes};
 use output::RejectSink;
+use seen::{Classes, Spool};
 use spill::SpillError;
 use stats::Stats;
 use worker::{Buffers, process};
@@ -109,6 +112,9 @@ pub enum Emit {
     First,
     /// `N<TAB>key`, like `uniq -c`, once the whole input is read.
     Count,
+    /// Nothing: the classes are counted (and admitted to a seen store).
+    #[cfg_attr(feature = "cli", value(skip))]
+    Nothing,
 }
 
 impl Emit {
@@ -122,6 +128,7 @@ impl Emit {
             Emit::Canonical => "canonical",
             Emit::First => "first",
             Emit::Count => "count",
+            Emit::Nothing => "nothing",
         }
     }
 }
@@ -186,6 +193,12 @@ pub struct Sinks<'s> {
     /// Each rejected line.
     pub rejects: &'s mut dyn RejectSink,
     pub progress: &'s dyn Progress,
+    /// When deduplicating, a seen store: the classes it holds are not
+    /// written (their lines are counted as seen). Opened for writing, it
+    /// gets the classes it does not hold staged as its next run, which the
+    /// caller publishes once the output is safe (so a kill in between can
+    /// only write a class again, never lose one). Unused when mapping.
+    pub seen: Option<&'s mut Store>,
 }
 
 /// Told how far a run got; the library itself shows nothing.
@@ -211,6 +224,8 @@ pub enum RunError {
     Rejects(io::Error),
     /// Writing or reading the spill files failed (a full disk, say).
     Spill(SpillError),
+    /// The seen store could not be read or its next run written.
+    Seen(StoreError),
     /// The worker threads could not be started.
     ThreadPool(rayon::ThreadPoolBuildError),
     /// A bug stopped a thread of the engine: no output can be trusted.
@@ -224,6 +239,7 @@ impl std::fmt::Display for RunError {
             RunError::Output(e) => write!(f, "cannot write the output: {e}"),
             RunError::Rejects(e) => write!(f, "cannot write the report of rejected lines: {e}"),
             RunError::Spill(e) => e.fmt(f),
+            RunError::Seen(e) => e.fmt(f),
             RunError::ThreadPool(e) => write!(f, "cannot start the worker threads: {e}"),
             RunError::WorkerPanicked => f.write_str(
                 "internal error: an engine thread stopped on a bug (please report it); the output is incomplete",
@@ -238,6 +254,7 @@ impl std::error::Error for RunError {
             RunError::Input(e) => Some(e),
             RunError::Output(e) | RunError::Rejects(e) => Some(e),
             RunError::Spill(e) => Some(e),
+            RunError::Seen(e) => Some(e),
             RunError::ThreadPool(e) => Some(e),
             RunError::WorkerPanicked => None,
         }
@@ -295,6 +312,7 @@ pub fn run_on(
         out,
         rejects,
         progress,
+        seen,
     } = sinks;
     let maps: Vec<&[u8]> = inputs
         .iter()
@@ -302,11 +320,31 @@ pub fn run_on(
         .collect();
     let mut writer = Writer::new(inputs, options, mapper.note_names());
     let deduplicating = matches!(options.mode, Mode::Dedup(_));
+    let seen = seen.filter(|_| deduplicating);
+    // Against a seen store, the output waits in a spool for the join.
+    let mut spool = match (&seen, options.mode) {
+        (Some(_), Mode::Dedup(emit)) if emit != Emit::Nothing => {
+            Some(Spool::create(&options.temp_dir).map_err(|error| {
+                RunError::Spill(SpillError {
+                    dir: options.temp_dir.clone(),
+                    written: 0,
+                    needed: None,
+                    error,
+                })
+            })?)
+        }
+        _ => None,
+    };
+    let target: &mut dyn Write = match spool.as_mut() {
+        Some(spool) => spool,
+        None => &mut *out,
+    };
 
     let (result, dedup) = std::thread::scope(|scope| {
         let (sender, receiver) = mpsc::sync_channel::<Result<Batch<'_>, RunError>>(1);
         let (recycle, recycled) = mpsc::channel::<(Buffers, Fates)>();
         let maps = &maps;
+        let counting = seen.is_some();
         let producer = scope.spawn(move || {
             let producer = Producer {
                 pool,
@@ -314,6 +352,7 @@ pub fn run_on(
                 mapper,
                 options,
                 maps,
+                counting,
             };
             producer.run(&sender, &recycled)
         });
@@ -322,7 +361,7 @@ pub fn run_on(
                 for (processed, fates) in batch? {
                     progress.advance(processed.chunk.bytes.len() as u64);
                     let fates_if_deduplicating = deduplicating.then_some(&fates);
-                    writer.write(&processed, fates_if_deduplicating, out, rejects)?;
+                    writer.write(&processed, fates_if_deduplicating, target, rejects)?;
                     // The producer may have stopped; the buffers then just go.
                     let _ = recycle.send((Buffers::from(processed), fates));
                 }
@@ -335,10 +374,11 @@ pub fn run_on(
     });
     let dedup = dedup.map_err(|_| RunError::WorkerPanicked)?;
     result?;
+    let mut classes = seen.is_some().then(Classes::default);
     if let Some(dedup) = dedup {
         let finished = dedup
-            .finish(pool, &maps, |output, count| {
-                writer.write_class(output, count, out)
+            .finish(pool, &maps, classes.as_mut(), |output, count| {
+                writer.write_class(output, count, target)
             })
             .map_err(|e| match e {
                 FinishError::Write(e) => e,
@@ -351,7 +391,19 @@ pub fn run_on(
             stats.spill = Some(spill);
         }
     }
-    writer.flush(out)?;
+    writer.flush(target)?;
+    if let (Some(store), Some(classes)) = (seen, classes) {
+        let verdicts = seen::check(pool, store, classes).map_err(RunError::Seen)?;
+        let marks = writer.header_marks().to_vec();
+        let stats = writer.stats_mut();
+        stats.unique -= verdicts.classes;
+        stats.duplicates -= verdicts.lines - verdicts.classes;
+        stats.seen = Some(verdicts.lines);
+        if let Some(spool) = spool {
+            let written = spool.write_unheld(&verdicts, &marks, out);
+            stats.bytes_out = written.map_err(RunError::Output)?;
+        }
+    }
     rejects.finish().map_err(RunError::Rejects)?;
     let mut stats = writer.into_stats();
     stats.seconds = started.elapsed().as_secs_f64();
@@ -366,6 +418,8 @@ struct Producer<'r, 'a> {
     mapper: &'r dyn LineMapper,
     options: &'r Options,
     maps: &'r [&'a [u8]],
+    /// Whether the dedup stage keeps its classes in order with their sizes.
+    counting: bool,
 }
 
 impl<'a> Producer<'_, 'a> {
@@ -378,7 +432,12 @@ impl<'a> Producer<'_, 'a> {
     ) -> Option<Dedup> {
         let options = self.options;
         let mut dedup = match options.mode {
-            Mode::Dedup(emit) => Some(Dedup::new(emit, options, total_bytes(self.inputs))),
+            Mode::Dedup(emit) => Some(Dedup::new(
+                emit,
+                self.counting,
+                options,
+                total_bytes(self.inputs),
+            )),
             Mode::Map => None,
         };
         // Only deduplication needs hashes; mapping writes every line anyway.

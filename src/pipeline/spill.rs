@@ -43,6 +43,16 @@ pub struct SpillStats {
     pub partitions: u64,
 }
 
+/// The first line of a class, as the spill gives it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Survivor<'a> {
+    pub key: &'a [u8],
+    /// What to write for it.
+    pub output: &'a [u8],
+    /// Lines in its class.
+    pub size: u64,
+}
+
 /// The partition files being written.
 ///
 /// ```
@@ -55,7 +65,7 @@ pub struct SpillStats {
 /// let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
 /// let mut classes = Vec::new();
 /// let stats = spill
-///     .finish(&pool, 64 << 20, |key, size| Ok(classes.push((key.to_vec(), size))))
+///     .finish(&pool, 64 << 20, |s| Ok(classes.push((s.output.to_vec(), s.size))))
 ///     .map_err(std::io::Error::other)?;
 /// assert_eq!(classes, [(b"b".to_vec(), 2), (b"a".to_vec(), 1)]);
 /// assert_eq!(stats.records, 3);
@@ -160,14 +170,13 @@ impl Spill {
     }
 
     /// Deduplicates the partitions on `pool`, as many at a time as it has
-    /// threads, within `memory_limit` together, then calls `emit(output,
-    /// class size)` for the first line of every class, in input order.
-    /// Removes the files.
+    /// threads, within `memory_limit` together, then calls `emit` with the
+    /// first line of every class, in input order. Removes the files.
     pub fn finish(
         mut self,
         pool: &rayon::ThreadPool,
         memory_limit: u64,
-        mut emit: impl FnMut(&[u8], u64) -> io::Result<()>,
+        mut emit: impl FnMut(Survivor<'_>) -> io::Result<()>,
     ) -> Result<SpillStats, SpillError> {
         let flushed: io::Result<()> = self.partitions.iter_mut().try_for_each(Write::flush);
         flushed.map_err(|e| self.error(e))?;
@@ -301,21 +310,21 @@ fn deduplicate(path: &Path, used: u32, limit: u64) -> io::Result<(Vec<PathBuf>, 
     }
     let bytes = std::fs::read(path)?;
     let mut classes: HashMap<&[u8], usize, ahash::RandomState> = HashMap::default();
-    let mut survivors: Vec<(u64, &[u8], u64)> = Vec::new();
+    let mut survivors: Vec<(Record<'_>, u64)> = Vec::new();
     for record in records(&bytes) {
         let record = record?;
         match classes.entry(record.key) {
-            Entry::Occupied(class) => survivors[*class.get()].2 += 1,
+            Entry::Occupied(class) => survivors[*class.get()].1 += 1,
             Entry::Vacant(slot) => {
                 slot.insert(survivors.len());
-                survivors.push((record.sequence, record.output.unwrap_or(record.key), 1));
+                survivors.push((record, 1));
             }
         }
     }
     let run = suffixed(path, ".run");
     let mut out = BufWriter::with_capacity(BUFFER_BYTES, File::create(&run)?);
-    for (sequence, output, size) in survivors {
-        write_record(&mut out, sequence, size, output, None)?;
+    for (record, size) in survivors {
+        write_record(&mut out, record.sequence, size, record.key, record.output)?;
     }
     out.flush()?;
     std::fs::remove_file(path)?;
@@ -394,8 +403,11 @@ fn read_record(reader: &mut impl Read) -> io::Result<Option<OwnedRecord>> {
 }
 
 /// Merges survivor runs (each in input order) by sequence number, calling
-/// `emit(output, class size)`; removes them.
-fn merge(runs: &[PathBuf], emit: &mut impl FnMut(&[u8], u64) -> io::Result<()>) -> io::Result<()> {
+/// `emit` with each; removes them.
+fn merge(
+    runs: &[PathBuf],
+    emit: &mut impl FnMut(Survivor<'_>) -> io::Result<()>,
+) -> io::Result<()> {
     let mut readers = runs
         .iter()
         .map(|p| Ok(BufReader::with_capacity(MERGE_BUFFER_BYTES, File::open(p)?)))
@@ -412,8 +424,12 @@ fn merge(runs: &[PathBuf], emit: &mut impl FnMut(&[u8], u64) -> io::Result<()>) 
     }
     while let Some(std::cmp::Reverse((_, r))) = heads.pop() {
         // A survivor record carries its class's size where a hash would be.
-        let (_, size, output, _) = current[r].take().expect("a run's head is loaded");
-        emit(&output, size)?;
+        let (_, size, key, output) = current[r].take().expect("a run's head is loaded");
+        emit(Survivor {
+            output: output.as_deref().unwrap_or(&key),
+            key: &key,
+            size,
+        })?;
         if let Some(record) = read_record(&mut readers[r])? {
             heads.push(std::cmp::Reverse((record.0, r)));
             current[r] = Some(record);
@@ -478,9 +494,12 @@ mod tests {
             .build()
             .unwrap();
         let mut got = Vec::new();
+        let pairs: std::collections::HashSet<_> = lines.iter().collect();
         let stats = spill
-            .finish(&pool, limit, |output, size| {
-                got.push((output.to_vec(), size));
+            .finish(&pool, limit, |s| {
+                // Each survivor comes back with its own key.
+                assert!(pairs.contains(&(s.key.to_vec(), s.output.to_vec())));
+                got.push((s.output.to_vec(), s.size));
                 Ok(())
             })
             .unwrap();

@@ -32,6 +32,9 @@ pub struct Stats {
     pub unique: u64,
     /// Lines that joined a class seen before (dedup only).
     pub duplicates: u64,
+    /// With a seen store: lines whose key the store holds (admitted by an
+    /// earlier run), none of them written.
+    pub seen: Option<u64>,
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub seconds: f64,
@@ -51,11 +54,16 @@ impl Stats {
         self.rejected.values().sum()
     }
 
-    /// The invariant of every run: read = unique + duplicates + rejected +
-    /// blank (+ header).
+    /// The invariant of every run: read = unique + duplicates (+ seen) +
+    /// rejected + blank (+ header).
     pub fn balances(&self) -> bool {
         self.lines
-            == self.unique + self.duplicates + self.rejected_total() + self.blank + self.header
+            == self.unique
+                + self.duplicates
+                + self.seen.unwrap_or(0)
+                + self.rejected_total()
+                + self.blank
+                + self.header
     }
 
     /// The stats as JSON, with the caller's fields (the rung, say) added.
@@ -73,6 +81,9 @@ impl Stats {
         object.insert("repaired".into(), json!(self.repaired));
         object.insert("unique".into(), json!(self.unique));
         object.insert("duplicates".into(), json!(self.duplicates));
+        if let Some(seen) = self.seen {
+            object.insert("seen".into(), json!(seen));
+        }
         object.insert("bytes_in".into(), json!(self.bytes_in));
         object.insert("bytes_out".into(), json!(self.bytes_out));
         object.insert("seconds".into(), json!(self.seconds));
@@ -98,7 +109,8 @@ impl Stats {
     }
 }
 
-/// The one-line summary: `lines read = unique + duplicates + rejected + blank`.
+/// The one-line summary: `lines read = unique + duplicates (+ seen) +
+/// rejected + blank`.
 impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (lines, rejected, blank) = (self.lines, self.rejected_total(), self.blank);
@@ -106,8 +118,12 @@ impl fmt::Display for Stats {
             let (unique, duplicates) = (self.unique, self.duplicates);
             write!(
                 f,
-                "{lines} lines read = {unique} unique + {duplicates} duplicates + {rejected} rejected + {blank} blank"
+                "{lines} lines read = {unique} unique + {duplicates} duplicates"
             )?;
+            if let Some(seen) = self.seen {
+                write!(f, " + {seen} seen")?;
+            }
+            write!(f, " + {rejected} rejected + {blank} blank")?;
         } else {
             write!(
                 f,

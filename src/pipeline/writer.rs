@@ -44,6 +44,11 @@ pub(crate) struct Writer<'i> {
     note_names: &'i [&'static str],
     /// One output line per input line ([`Options::aligned`]).
     aligned: bool,
+    /// Class lines written so far (dedup), and for each header line
+    /// written, how many came before it: what tells the two apart in
+    /// the output.
+    class_lines: u64,
+    header_marks: Vec<u64>,
 }
 
 impl<'i> Writer<'i> {
@@ -67,6 +72,8 @@ impl<'i> Writer<'i> {
             pending: Vec::with_capacity(WRITE_BYTES + 4096),
             note_names,
             aligned: options.aligned,
+            class_lines: 0,
+            header_marks: Vec::new(),
         }
     }
 
@@ -99,6 +106,7 @@ impl<'i> Writer<'i> {
         }
         if let Some(header) = p.header {
             self.stats.header += 1;
+            self.header_marks.push(self.class_lines);
             self.emit(&[p.line(header)], out)?;
         }
         // Aligned output: an empty line where each rejected line was.
@@ -127,13 +135,14 @@ impl<'i> Writer<'i> {
                 Some((_, Fate::Spilled)) => continue,
                 Some((Emit::Canonical, Fate::First)) => p.output(a),
                 Some((Emit::First, Fate::First)) => p.line(a.line),
-                Some((Emit::Count, Fate::First)) => {
+                Some((Emit::Count | Emit::Nothing, Fate::First)) => {
                     // Counts are known only at the end: see `write_class`.
                     self.stats.unique += 1;
                     continue;
                 }
             };
             self.stats.unique += 1;
+            self.class_lines += 1;
             self.emit(&[bytes], out)?;
         }
         if self.aligned && self.mode == Mode::Map {
@@ -174,12 +183,19 @@ impl<'i> Writer<'i> {
         count: u64,
         out: &mut dyn Write,
     ) -> Result<(), RunError> {
+        self.class_lines += 1;
         match self.mode {
             Mode::Dedup(Emit::Count) => {
                 self.emit(&[count.to_string().as_bytes(), b"\t", output], out)
             }
+            Mode::Dedup(Emit::Nothing) => Ok(()),
             _ => self.emit(&[output], out),
         }
+    }
+
+    /// For each header line written, how many class lines came before it.
+    pub(crate) fn header_marks(&self) -> &[u64] {
+        &self.header_marks
     }
 
     /// Writes what has gathered.

@@ -106,7 +106,7 @@ impl fmt::Display for StoreError {
                     Some(pid) => write!(f, "process {pid}")?,
                     None => f.write_str("another process")?,
                 }
-                f.write_str("; wait for it to finish, or pass --seen-wait")
+                Ok(())
             }
             StoreError::ReadOnly { dir } => write!(
                 f,
@@ -115,7 +115,7 @@ impl fmt::Display for StoreError {
             ),
             StoreError::TooLarge { what } => write!(
                 f,
-                "a batch with more than 4294967295 {what} cannot be checked against a seen store at once; split it into smaller batches"
+                "a batch with {what} cannot be checked against a seen store at once; split it into smaller batches"
             ),
         }
     }

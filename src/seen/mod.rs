@@ -266,13 +266,12 @@ impl Store {
         self.runs.len()
     }
 
-    /// The bytes of its run files.
-    pub fn bytes(&self) -> u64 {
-        self.manifest
-            .runs
-            .iter()
-            .map(|r| run::file_len(r.keys).unwrap_or(u64::MAX))
-            .sum()
+    /// Its files: the manifest and the live runs.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let runs = self.runs.iter().map(|r| r.path().to_path_buf());
+        std::iter::once(self.dir.join(manifest::FILE))
+            .chain(runs)
+            .collect()
     }
 
     /// How many commits made it, and when the last one was.

@@ -1,11 +1,16 @@
-//! `urinorm dedup`: each equivalence class once, in first-occurrence order.
+//! `urinorm dedup`: each equivalence class once, in first-occurrence order,
+//! less what a seen store admitted before.
+
+use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::json;
+use urinorm::mapper::NormalizeLines;
 use urinorm::pipeline::{Emit, Mode};
+use urinorm::seen::Config;
 
 use super::normalize::{ColumnArgs, RungArgs};
-use crate::cli::engine::{DefaultRejects, MemoryArgs, RunArgs, execute};
+use crate::cli::engine::{Job, MemoryArgs, RunArgs, SeenRequest, execute};
 use crate::cli::{Error, Outcome};
 
 #[derive(Args, Debug)]
@@ -19,9 +24,40 @@ pub struct DedupArgs {
     #[arg(long, value_enum, default_value_t = Emit::Canonical)]
     pub emit: Emit,
     #[command(flatten)]
+    pub seen: SeenArgs,
+    #[command(flatten)]
     pub memory: MemoryArgs,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// A persistent seen store across runs (a crawler frontier's batches).
+#[derive(Args, Debug)]
+pub struct SeenArgs {
+    /// Leave out the keys earlier runs admitted to the seen store in DIR
+    /// (made if missing; their lines count as seen), and admit this run's
+    /// new keys once its output is complete.
+    #[arg(long, value_name = "DIR")]
+    pub seen: Option<PathBuf>,
+    /// With --seen: check against the store, admit nothing.
+    #[arg(long, requires = "seen")]
+    pub seen_readonly: bool,
+    /// With --seen: when another run is writing the store, wait for it
+    /// instead of failing.
+    #[arg(long, requires = "seen", conflicts_with = "seen_readonly")]
+    pub seen_wait: bool,
+}
+
+impl SeenArgs {
+    /// The store these flags ask for, for keys `mapper` makes.
+    pub(crate) fn request(&self, mapper: &NormalizeLines) -> Option<SeenRequest<'_>> {
+        self.seen.as_deref().map(|dir| SeenRequest {
+            dir,
+            config: Config::new(mapper.key_settings()),
+            readonly: self.seen_readonly,
+            wait: self.seen_wait,
+        })
+    }
 }
 
 pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
@@ -31,13 +67,10 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
         ("rung", json!(args.rung.rung().name())),
         ("emit", json!(args.emit.name())),
     ];
-    execute(
-        &args.run,
-        Some(&args.memory),
-        &mapper,
-        Mode::Dedup(args.emit),
-        false,
-        DefaultRejects::Summarized,
-        &extra,
-    )
+    let job = Job {
+        memory: Some(&args.memory),
+        seen: args.seen.request(&mapper),
+        ..Job::new(&mapper, Mode::Dedup(args.emit), &extra)
+    };
+    execute(&args.run.read, args.run.output.as_deref(), job)
 }

@@ -6,4 +6,5 @@ pub mod explain;
 pub mod ladder;
 pub mod normalize;
 pub mod resolve;
+pub mod seen;
 pub mod transforms;

@@ -8,7 +8,7 @@ use urinorm::normalize::{NeedsProtocolRung, Normalizer, Rung};
 use urinorm::pipeline::Mode;
 use urinorm::pipeline::input::InputError;
 
-use crate::cli::engine::{DefaultRejects, RunArgs, execute};
+use crate::cli::engine::{Job, RunArgs, execute};
 use crate::cli::{Error, Outcome, absolute_base};
 use urinorm::key::KeyFormat;
 use urinorm::mapper::{Columns, NormalizeLines};
@@ -197,13 +197,9 @@ pub fn run(args: &NormalizeArgs) -> Result<Outcome, Error> {
         ("command", json!("normalize")),
         ("rung", json!(args.rung.rung().name())),
     ];
-    execute(
-        &args.run,
-        None,
-        &mapper,
-        Mode::Map,
-        args.aligned,
-        DefaultRejects::EachOnStderr,
-        &extra,
-    )
+    let job = Job {
+        aligned: args.aligned,
+        ..Job::new(&mapper, Mode::Map, &extra)
+    };
+    execute(&args.run.read, args.run.output.as_deref(), job)
 }

@@ -6,7 +6,7 @@ use urinorm::pipeline::{LineMapper, Mapped, Mode};
 use urinorm::resolve::{SchemeRule, resolve_into};
 use urinorm::{InvalidUri, UriRef};
 
-use crate::cli::engine::{DefaultRejects, RunArgs, execute};
+use crate::cli::engine::{Job, RunArgs, execute};
 use crate::cli::{Error, Outcome, absolute_base};
 
 #[derive(Args, Debug)]
@@ -52,13 +52,10 @@ pub fn run(args: &ResolveArgs) -> Result<Outcome, Error> {
         SchemeRule::Strict
     };
     let extra = [("command", json!("resolve")), ("base", json!(args.base))];
-    execute(
-        &args.run,
-        None,
-        &ResolveLines { base, rule },
-        Mode::Map,
-        args.aligned,
-        DefaultRejects::EachOnStderr,
-        &extra,
-    )
+    let mapper = ResolveLines { base, rule };
+    let job = Job {
+        aligned: args.aligned,
+        ..Job::new(&mapper, Mode::Map, &extra)
+    };
+    execute(&args.run.read, args.run.output.as_deref(), job)
 }
