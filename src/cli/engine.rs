@@ -177,7 +177,8 @@ impl SeenRequest<'_> {
                 if !quiet {
                     let holder =
                         holder.map_or("another process".into(), |pid| format!("process {pid}"));
-                    eprintln!(
+                    let _ = writeln!(
+                        io::stderr(),
                         "urinorm: waiting for {holder}, which is writing the seen store '{}'",
                         escape_str(&self.dir.display().to_string())
                     );
@@ -312,15 +313,18 @@ fn report_store(store: &Store, committed: Option<Committed>) {
         1 => "1 run".to_string(),
         n => format!("{n} runs"),
     };
-    match committed {
-        Some(c) => eprintln!(
+    let mut err = io::stderr().lock();
+    let _ = match committed {
+        Some(c) => writeln!(
+            err,
             "urinorm: seen store '{dir}': {} new keys admitted; it holds {keys} keys in {runs}",
             c.admitted
         ),
-        None => eprintln!(
+        None => writeln!(
+            err,
             "urinorm: seen store '{dir}' read, not written (--seen-readonly): it holds {keys} keys"
         ),
-    }
+    };
 }
 
 /// An error writing the file at `path`, named as the user gave it.

@@ -224,10 +224,11 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), StoreError> {
         .map_err(StoreError::io(dir, "sync"))
 }
 
-/// Whether `name` is a file a store writes, for telling a store being made
-/// (or one whose first commit was cut short) from another directory.
+/// Whether `name` is a file a store being made may hold before its first
+/// manifest (its lock, temporary files), for telling one from another
+/// directory.
 pub(crate) fn is_store_file(name: &str) -> bool {
-    name == FILE || name == super::lock::FILE || name.ends_with(".tmp") || run_id(name).is_some()
+    name == super::lock::FILE || name.ends_with(".tmp")
 }
 
 /// The temporary name a run is written under before it goes live.

@@ -218,7 +218,7 @@ impl Store {
             // Before the lock file is made in it: a directory of other
             // things is left as it was.
             if !dir.join(manifest::FILE).exists() {
-                check_only_store_files(dir)?;
+                check_new_store(dir)?;
             }
         } else if !dir.is_dir() {
             return Err(StoreError::Missing {
@@ -229,15 +229,15 @@ impl Store {
         let manifest = match (Manifest::read(dir)?, new) {
             (Some(manifest), _) => manifest,
             (None, Some(config)) => {
-                check_only_store_files(dir)?;
+                check_new_store(dir)?;
                 let manifest = Manifest::new(config.clone());
                 manifest.write(dir)?;
                 manifest
             }
-            (None, None) => return Err(not_a_store(dir)),
+            (None, None) => return Err(no_manifest(dir)),
         };
         remove_strays(dir, &manifest)?;
-        let runs = open_runs(dir, &manifest)?;
+        let runs = open_runs(dir, &manifest).map_err(missing_run)?;
         Ok(Store {
             dir: dir.to_path_buf(),
             manifest,
@@ -505,7 +505,7 @@ fn snapshot(dir: &Path) -> Result<(Manifest, Vec<Run>), StoreError> {
     let mut tries = 0;
     loop {
         let manifest = Manifest::read(dir)?.ok_or_else(|| match dir.is_dir() {
-            true => not_a_store(dir),
+            true => no_manifest(dir),
             false => StoreError::Missing {
                 dir: dir.to_path_buf(),
             },
@@ -518,15 +518,7 @@ fn snapshot(dir: &Path) -> Result<(Manifest, Vec<Run>), StoreError> {
             {
                 tries += 1;
             }
-            Err(StoreError::Io { path, source, .. })
-                if source.kind() == std::io::ErrorKind::NotFound =>
-            {
-                return Err(StoreError::damaged(
-                    &path,
-                    "is missing, though the manifest names it",
-                ));
-            }
-            runs => return runs.map(|runs| (manifest, runs)),
+            runs => return runs.map(|runs| (manifest, runs)).map_err(missing_run),
         }
     }
 }
@@ -540,7 +532,26 @@ fn open_runs(dir: &Path, manifest: &Manifest) -> Result<Vec<Run>, StoreError> {
         .collect()
 }
 
-fn not_a_store(dir: &Path) -> StoreError {
+/// A run the manifest names that is not there is damage.
+fn missing_run(e: StoreError) -> StoreError {
+    match e {
+        StoreError::Io { path, source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            StoreError::damaged(&path, "is missing, though the manifest names it")
+        }
+        other => other,
+    }
+}
+
+/// What a directory without a manifest is: a store that lost it, when it
+/// holds runs; otherwise not a store.
+fn no_manifest(dir: &Path) -> StoreError {
+    let names = dir_names(dir).unwrap_or_default();
+    if names.iter().any(|n| manifest::run_id(n).is_some()) {
+        return StoreError::damaged(
+            &dir.join(manifest::FILE),
+            "is missing, though the store holds runs",
+        );
+    }
     StoreError::NotAStore {
         path: dir.to_path_buf(),
         why: format!("it has no {} file", manifest::FILE),
@@ -548,9 +559,13 @@ fn not_a_store(dir: &Path) -> StoreError {
 }
 
 /// Refuses to make a store in a directory that holds anything but what a
-/// store's own first commit may have left.
-fn check_only_store_files(dir: &Path) -> Result<(), StoreError> {
+/// store's own first moments may have left (its lock, temporary files):
+/// another directory, or a store that lost its manifest.
+fn check_new_store(dir: &Path) -> Result<(), StoreError> {
     for name in dir_names(dir)? {
+        if manifest::run_id(&name).is_some() {
+            return Err(no_manifest(dir));
+        }
         if !manifest::is_store_file(&name) {
             return Err(StoreError::NotAStore {
                 path: dir.to_path_buf(),
