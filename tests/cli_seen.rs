@@ -103,7 +103,9 @@ fn the_second_batch_is_its_dedup_less_the_first_batchs_keys() {
         ("count", &expected_count),
     ] {
         for flags in [&["-j", "1"][..], &["-j", "2"], &["--memory-limit", "1"]] {
-            for stdin in [false, true] {
+            // Each way in (a file, standard input), each way out (standard
+            // output, spooled; a file, whose held lines go in place).
+            for (stdin, to_file) in [(false, false), (true, false), (false, true), (true, true)] {
                 // A copy of the store for each run: each one commits.
                 let copy = dir.path().join("copy");
                 let _ = std::fs::remove_dir_all(&copy);
@@ -123,13 +125,20 @@ fn the_second_batch_is_its_dedup_less_the_first_batchs_keys() {
                 ];
                 args.extend_from_slice(flags);
                 args.extend(["--stats", json.to_str().unwrap()]);
-                let got = if stdin {
+                let out = dir.path().join("out.txt");
+                if to_file {
+                    args.extend(["-o", out.to_str().unwrap()]);
+                }
+                let mut got = if stdin {
                     urinorm(&args, &std::fs::read(&second).unwrap())
                 } else {
                     args.push(&second);
                     run(&args)
                 };
-                let what = format!("--emit {emit} {flags:?} stdin={stdin}");
+                if to_file {
+                    got.stdout = std::fs::read_to_string(&out).unwrap();
+                }
+                let what = format!("--emit {emit} {flags:?} stdin={stdin} -o={to_file}");
                 assert_eq!(got.code, 1, "{what}: one line is rejected; {}", got.stderr);
                 assert_eq!(&lines(&got.stdout), expected, "{what}");
                 let s = stats(&json);
@@ -314,6 +323,27 @@ fn a_header_is_kept_and_counted_apart_from_the_classes() {
         two.to_str().unwrap(),
     ]);
     assert_eq!(got.stdout, "url\nurl\nhttp://c/\n");
+    // The same into a file, whose held lines are removed in place.
+    let out = dir.path().join("out.tsv");
+    let (one, two) = (one.to_str().unwrap(), two.to_str().unwrap());
+    let store = dir.path().join("store2");
+    let store = store.to_str().unwrap();
+    ok(&["dedup", "-q", "--header", "--seen", store, one]);
+    ok(&[
+        "dedup",
+        "-q",
+        "--header",
+        "--seen",
+        store,
+        "-o",
+        out.to_str().unwrap(),
+        one,
+        two,
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "url\nurl\nhttp://c/\n"
+    );
 }
 
 /// A second writer is refused naming the first one's pid, or waits for it

@@ -200,6 +200,7 @@ fn check_run(
         let mut sink = Count::default();
         let sinks = Sinks {
             out: &mut out,
+            out_file: None,
             rejects: &mut sink,
             progress: &Unwatched,
             seen: None,

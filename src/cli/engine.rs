@@ -246,7 +246,9 @@ pub fn execute(read: &ReadArgs, output: Option<&Path>, job: Job<'_>) -> Result<O
             .map_or_else(std::env::temp_dir, MemoryArgs::temp_dir),
     };
     let progress = Bar::new(&inputs, !read.quiet, output.is_none());
+    let out_file = out.file().map_err(write_error)?;
     let sinks = Sinks {
+        out_file,
         out: out.writer(),
         rejects,
         progress: &progress,

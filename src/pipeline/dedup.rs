@@ -278,8 +278,9 @@ impl Dedup {
     /// count`, every class of the set with its size; then the spilled
     /// classes, deduplicated partition by partition (they come after, their
     /// first lines being later). `write_class` gets each class's output and
-    /// size. With `classes` (a counting stage), every class, written before
-    /// or now, is also added there, in the same order.
+    /// size. With `classes` (a counting stage's, holding the fingerprint of
+    /// each class of the set, in order), the set's classes get their sizes
+    /// and the spill's survivors are added.
     pub(crate) fn finish<E>(
         self,
         pool: &rayon::ThreadPool,
@@ -295,7 +296,7 @@ impl Dedup {
         }
         if let Some(classes) = classes.as_deref_mut() {
             debug_assert!(self.counting, "only a counting set keeps its classes");
-            pool.install(|| classes.extend(self.set.classes_in_order(&self.order, maps)));
+            classes.set_sizes(self.set.sizes_in_order(&self.order));
         }
         let Dedup {
             set,

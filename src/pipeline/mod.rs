@@ -32,6 +32,7 @@ pub mod stats;
 mod worker;
 mod writer;
 
+use std::fs::File;
 use std::io::{self, Write};
 use std::ops::Range;
 use std::path::PathBuf;
@@ -47,10 +48,10 @@ use dedup::{Decided, Dedup, Fates, FinishError};
 use hash::key_hasher;
 use input::{Input, InputError, total_bytes};
 use output::RejectSink;
-use seen::{Classes, Spool};
+use seen::Spool;
 use spill::SpillError;
 use stats::Stats;
-use worker::{Buffers, process};
+use worker::{Buffers, Hashes, process};
 use writer::Writer;
 
 /// What a [`LineMapper`] made of a line.
@@ -190,6 +191,11 @@ impl Default for Options {
 pub struct Sinks<'s> {
     /// The output lines.
     pub out: &'s mut dyn Write,
+    /// When `out` writes to a regular file from its start, another handle
+    /// on that file: a run against a seen store then writes its output
+    /// there at once and removes the lines of held classes in place, rather
+    /// than spooling the output elsewhere until the store is consulted.
+    pub out_file: Option<File>,
     /// Each rejected line.
     pub rejects: &'s mut dyn RejectSink,
     pub progress: &'s dyn Progress,
@@ -310,6 +316,7 @@ pub fn run_on(
     let started = Instant::now();
     let Sinks {
         out,
+        out_file,
         rejects,
         progress,
         seen,
@@ -318,12 +325,13 @@ pub fn run_on(
         .iter()
         .map(|i| i.bytes().unwrap_or_default())
         .collect();
-    let mut writer = Writer::new(inputs, options, mapper.note_names());
     let deduplicating = matches!(options.mode, Mode::Dedup(_));
     let seen = seen.filter(|_| deduplicating);
-    // Against a seen store, the output waits in a spool for the join.
-    let mut spool = match (&seen, options.mode) {
-        (Some(_), Mode::Dedup(emit)) if emit != Emit::Nothing => {
+    let mut writer = Writer::new(inputs, options, mapper.note_names(), seen.is_some());
+    // Against a seen store, the output waits for the join: in its own file
+    // when it is one, else in a spool.
+    let mut spool = match (&seen, options.mode, &out_file) {
+        (Some(_), Mode::Dedup(emit), None) if emit != Emit::Nothing => {
             Some(Spool::create(&options.temp_dir).map_err(|error| {
                 RunError::Spill(SpillError {
                     dir: options.temp_dir.clone(),
@@ -374,7 +382,7 @@ pub fn run_on(
     });
     let dedup = dedup.map_err(|_| RunError::WorkerPanicked)?;
     result?;
-    let mut classes = seen.is_some().then(Classes::default);
+    let mut classes = writer.take_classes();
     if let Some(dedup) = dedup {
         let finished = dedup
             .finish(pool, &maps, classes.as_mut(), |output, count| {
@@ -393,16 +401,29 @@ pub fn run_on(
     }
     writer.flush(target)?;
     if let (Some(store), Some(classes)) = (seen, classes) {
-        let verdicts = seen::check(pool, store, classes).map_err(RunError::Seen)?;
+        let joined = seen::join(pool, store, classes).map_err(RunError::Seen)?;
+        let verdicts = &joined.verdicts;
         let marks = writer.header_marks().to_vec();
         let stats = writer.stats_mut();
         stats.unique -= verdicts.classes;
         stats.duplicates -= verdicts.lines - verdicts.classes;
         stats.seen = Some(verdicts.lines);
-        if let Some(spool) = spool {
-            let written = spool.write_unheld(&verdicts, &marks, out);
-            stats.bytes_out = written.map_err(RunError::Output)?;
-        }
+        // The store's next run is written while the output is.
+        let (staged, written) = std::thread::scope(|scope| {
+            let staging = scope.spawn(|| joined.stage(store));
+            let written = match (spool, &out_file) {
+                (Some(spool), _) => spool.write_unheld(verdicts, &marks, out),
+                (None, Some(file)) => out
+                    .flush()
+                    .and_then(|()| seen::remove_held(file, verdicts, &marks)),
+                (None, None) => Ok(0),
+            };
+            (staging.join(), written)
+        });
+        staged
+            .map_err(|_| RunError::WorkerPanicked)?
+            .map_err(RunError::Seen)?;
+        stats.bytes_out = written.map_err(RunError::Output)?;
     }
     rejects.finish().map_err(RunError::Rejects)?;
     let mut stats = writer.into_stats();
@@ -442,7 +463,11 @@ impl<'a> Producer<'_, 'a> {
         };
         // Only deduplication needs hashes; mapping writes every line anyway.
         let hasher = key_hasher();
-        let hasher = dedup.is_some().then_some(&hasher);
+        let hashes = Hashes {
+            set: dedup.is_some().then_some(&hasher),
+            fingerprints: self.counting,
+        };
+        let hasher = hashes.set;
         let mut chunks = Chunks::new(self.inputs);
         let batch_len = options.threads.max(1) * CHUNKS_PER_THREAD;
         loop {
@@ -461,7 +486,7 @@ impl<'a> Producer<'_, 'a> {
             let batch: Batch<'a> = self.pool.install(|| {
                 work.into_par_iter()
                     .map(|(chunk, (buffers, fates))| {
-                        let p = process(chunk, buffers, self.mapper, hasher, options);
+                        let p = process(chunk, buffers, self.mapper, hashes, options);
                         let fates = match hasher {
                             Some(_) => fates.group(&p.accepted),
                             None => fates,

@@ -106,6 +106,15 @@ impl Output {
         }
     }
 
+    /// Another handle on the file being written, when it is a temporary
+    /// file (for [`Sinks::out_file`](super::Sinks::out_file)).
+    pub fn file(&self) -> io::Result<Option<File>> {
+        match self {
+            Output::File { writer, .. } => writer.get_ref().as_file().try_clone().map(Some),
+            _ => Ok(None),
+        }
+    }
+
     /// Flushes, and for a file syncs it and puts it in place.
     pub fn finish(self) -> io::Result<()> {
         match self {

@@ -10,7 +10,8 @@
 //! class was decided, nor how the store keeps its files.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -59,57 +60,51 @@ pub(crate) struct Classes {
     too_large: Option<&'static str>,
 }
 
-/// Classes fingerprinted per parallel task.
-const PRINTS_PER_TASK: usize = 1 << 16;
-
 impl Classes {
-    /// Adds the classes `keys` yields (key and size), fingerprinting them on
-    /// the current pool.
-    pub(crate) fn extend<'k>(&mut self, keys: impl Iterator<Item = (&'k [u8], u64)>) {
-        let mut keys = keys.peekable();
-        let mut batch = Vec::with_capacity(PRINTS_PER_TASK);
-        while keys.peek().is_some() {
-            batch.clear();
-            batch.extend(keys.by_ref().take(PRINTS_PER_TASK));
-            let first = self.prints.len();
-            let made: Vec<(u128, u64)> = batch
-                .par_iter()
-                .with_min_len(1024)
-                .map(|&(key, size)| (u128::from_be_bytes(fingerprint(key)), size))
-                .collect();
-            for (i, (print, size)) in made.into_iter().enumerate() {
-                self.add(first + i, print, size);
+    /// Adds the next class by its fingerprint; its size comes later, from
+    /// [`Classes::set_sizes`].
+    pub(crate) fn push_print(&mut self, print: u128) {
+        self.add(print, 0);
+    }
+
+    /// Adds the next class by its key and size.
+    pub(crate) fn push(&mut self, key: &[u8], size: u64) {
+        self.add(u128::from_be_bytes(fingerprint(key)), size);
+    }
+
+    /// Gives the classes added so far their sizes, in order.
+    pub(crate) fn set_sizes(&mut self, sizes: impl Iterator<Item = u64>) {
+        for (at, size) in sizes.enumerate() {
+            let size = self.fit(size);
+            if let Some(class) = self.prints.get_mut(at) {
+                class.size = size;
             }
         }
     }
 
-    /// Adds one class.
-    pub(crate) fn push(&mut self, key: &[u8], size: u64) {
-        self.add(
-            self.prints.len(),
-            u128::from_be_bytes(fingerprint(key)),
-            size,
-        );
-    }
-
-    fn add(&mut self, number: usize, print: u128, size: u64) {
-        let number = match u32::try_from(number) {
+    fn add(&mut self, print: u128, size: u64) {
+        let number = match u32::try_from(self.prints.len()) {
             Ok(n) if n & HELD == 0 => n,
             _ => {
                 self.too_large = Some("more than 2147483647 distinct keys");
                 return;
             }
         };
-        let Ok(size) = u32::try_from(size) else {
-            self.too_large = Some("a key on more than 4294967295 lines");
-            return;
-        };
+        let size = self.fit(size);
         self.prints.push(ClassPrint {
             high: (print >> 64) as u64,
             low: print as u64,
             number,
             size,
         });
+    }
+
+    /// A class size as kept, or a note that one does not fit.
+    fn fit(&mut self, size: u64) -> u32 {
+        u32::try_from(size).unwrap_or_else(|_| {
+            self.too_large = Some("a key on more than 4294967295 lines");
+            u32::MAX
+        })
     }
 }
 
@@ -129,13 +124,19 @@ impl Verdicts {
     }
 }
 
-/// Joins `classes` with `store` on `pool`; when the store is open for
-/// writing, stages the classes it does not hold as its next run.
-pub(crate) fn check(
+/// A run's classes joined with the store: sorted by fingerprint, each
+/// marked held or not.
+pub(crate) struct Joined {
+    prints: Vec<ClassPrint>,
+    pub(crate) verdicts: Verdicts,
+}
+
+/// Joins `classes` with `store` on `pool`.
+pub(crate) fn join(
     pool: &rayon::ThreadPool,
-    store: &mut Store,
+    store: &Store,
     classes: Classes,
-) -> Result<Verdicts, StoreError> {
+) -> Result<Joined, StoreError> {
     if let Some(what) = classes.too_large {
         return Err(StoreError::TooLarge { what });
     }
@@ -153,19 +154,24 @@ pub(crate) fn check(
         verdicts.classes += 1;
         verdicts.lines += u64::from(class.size);
     }
-    if store.is_writable() {
-        store.stage(
-            prints
-                .iter()
-                .filter(|c| !c.is_held())
-                .map(ClassPrint::print),
-        )?;
-    }
-    Ok(verdicts)
+    Ok(Joined { prints, verdicts })
 }
 
-/// The output while the run is read: an unnamed temporary file (gone with
-/// the process, however it ends).
+impl Joined {
+    /// When `store` is open for writing, stages the classes it does not
+    /// hold as its next run.
+    pub(crate) fn stage(&self, store: &mut Store) -> Result<(), StoreError> {
+        if store.is_writable() {
+            let unheld = self.prints.iter().filter(|c| !c.is_held());
+            store.stage(unheld.map(ClassPrint::print))?;
+        }
+        Ok(())
+    }
+}
+
+/// The output while the run is read, when it cannot be written where it
+/// goes (standard output, a pipe): an unnamed temporary file, gone with the
+/// process however it ends.
 pub(crate) struct Spool {
     file: File,
     /// Where it is, for messages.
@@ -194,59 +200,20 @@ impl Spool {
     /// holds; `header_marks` says where header lines are (before how many
     /// class lines each came). Returns the bytes written.
     pub(crate) fn write_unheld(
-        mut self,
+        self,
         verdicts: &Verdicts,
         header_marks: &[u64],
         out: &mut dyn Write,
     ) -> io::Result<u64> {
-        self.file.rewind().map_err(|e| self.error(e))?;
-        let mut marks = header_marks.iter().copied().peekable();
-        let mut class = 0u64;
-        let mut keep = |_line: &[u8]| {
-            if marks.next_if_eq(&class).is_some() {
-                return true;
-            }
-            class += 1;
-            !verdicts.is_held(class - 1)
-        };
-        let mut block = vec![0u8; COPY_BYTES];
-        let mut kept = Vec::with_capacity(COPY_BYTES);
-        let (mut filled, mut written) = (0, 0u64);
-        loop {
-            let n = self
-                .file
-                .read(&mut block[filled..])
-                .map_err(|e| self.error(e))?;
-            filled += n;
-            let complete = match memchr::memrchr(b'\n', &block[..filled]) {
-                Some(end) => end + 1,
-                None if n == 0 => filled,
-                None if filled == block.len() => {
-                    // A line longer than the block: grow it.
-                    block.resize(block.len() * 2, 0);
-                    continue;
-                }
-                None => continue,
-            };
-            kept.clear();
-            for line in block[..complete].split_inclusive(|&b| b == b'\n') {
-                if keep(line) {
-                    kept.extend_from_slice(line);
-                }
-            }
-            out.write_all(&kept)?;
-            written += kept.len() as u64;
-            block.copy_within(complete..filled, 0);
-            filled -= complete;
-            if n == 0 && filled == 0 {
-                return Ok(written);
-            }
-        }
+        let mut written = 0;
+        let kept = for_each_kept(&self.file, verdicts, header_marks, |span, _| {
+            written += span.len() as u64;
+            out.write_all(span)
+        });
+        kept.map_err(|e| self.error(e))?;
+        Ok(written)
     }
 }
-
-/// How much of the spool is read at a time.
-const COPY_BYTES: usize = 1 << 20;
 
 impl Write for Spool {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -255,5 +222,165 @@ impl Write for Spool {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// Removes the lines of the classes the store holds from `file`, the
+/// output written in full (a temporary file, not yet in place), moving
+/// what follows up and cutting the file short: no second copy of the
+/// output is written, and the lines before the first one removed are not
+/// touched at all. Returns the bytes left.
+pub(crate) fn remove_held(
+    file: &File,
+    verdicts: &Verdicts,
+    header_marks: &[u64],
+) -> io::Result<u64> {
+    let mut end = 0;
+    for_each_kept(file, verdicts, header_marks, |span, at| {
+        // Kept bytes only ever move towards the start, over bytes already read.
+        if at != end {
+            file.write_all_at(span, end)?;
+        }
+        end += span.len() as u64;
+        Ok(())
+    })?;
+    file.set_len(end)?;
+    Ok(end)
+}
+
+/// Calls `keep(bytes, offset)` on the runs of consecutive lines of `file`
+/// to keep, in order (each run where it lies in the file): a header line
+/// always, a class line unless the store holds its class. `header_marks`
+/// says before how many class lines each header line came.
+fn for_each_kept(
+    file: &File,
+    verdicts: &Verdicts,
+    header_marks: &[u64],
+    mut keep: impl FnMut(&[u8], u64) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut marks = header_marks.iter().copied().peekable();
+    let mut class = 0u64;
+    let mut keep_next = || {
+        if marks.next_if_eq(&class).is_some() {
+            return true;
+        }
+        class += 1;
+        !verdicts.is_held(class - 1)
+    };
+    let mut block = vec![0u8; COPY_BYTES];
+    // Where `block` starts in the file, and how much of it is read.
+    let (mut at, mut filled) = (0u64, 0);
+    loop {
+        let n = file.read_at(&mut block[filled..], at + filled as u64)?;
+        filled += n;
+        let complete = match memchr::memrchr(b'\n', &block[..filled]) {
+            Some(end) => end + 1,
+            None if n == 0 => filled,
+            None if filled == block.len() => {
+                // A line longer than the block: grow it.
+                block.resize(block.len() * 2, 0);
+                continue;
+            }
+            None => continue,
+        };
+        // Runs of kept lines, cut only where a line is left out.
+        let (mut run, mut line) = (0, 0);
+        let unended = (complete > 0 && block[complete - 1] != b'\n').then_some(complete);
+        for end in memchr::memchr_iter(b'\n', &block[..complete])
+            .map(|end| end + 1)
+            .chain(unended)
+        {
+            if !keep_next() {
+                keep(&block[run..line], at + run as u64)?;
+                run = end;
+            }
+            line = end;
+        }
+        keep(&block[run..complete], at + run as u64)?;
+        block.copy_within(complete..filled, 0);
+        filled -= complete;
+        at += complete as u64;
+        if n == 0 && filled == 0 {
+            return Ok(());
+        }
+    }
+}
+
+/// How much of the output is read at a time.
+const COPY_BYTES: usize = 1 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Verdicts holding the classes numbered in `held`.
+    fn holding(held: &[u64], classes: u64) -> Verdicts {
+        let mut verdicts = Verdicts {
+            held: vec![0; classes.div_ceil(64) as usize],
+            classes: held.len() as u64,
+            lines: held.len() as u64,
+        };
+        for &class in held {
+            verdicts.held[class as usize / 64] |= 1 << (class % 64);
+        }
+        verdicts
+    }
+
+    /// Against a naive oracle: lines (a long one among them, past the read
+    /// block) and headers, with each pattern of held classes, removed in
+    /// place and copied from a spool.
+    #[test]
+    fn held_lines_go_and_the_rest_stays_in_order() {
+        let long = "x".repeat(COPY_BYTES + 10);
+        let classes: Vec<String> = (0..200)
+            .map(|i| {
+                if i == 77 {
+                    long.clone()
+                } else {
+                    format!("http://h/{i}")
+                }
+            })
+            .collect();
+        // Header lines before classes 0, 0 and 150.
+        let marks = [0, 0, 150];
+        let mut text = String::new();
+        let mut expected_all = Vec::new();
+        for (i, class) in classes.iter().enumerate() {
+            for _ in marks.iter().filter(|&&m| m == i as u64) {
+                expected_all.push((None, "header"));
+            }
+            expected_all.push((Some(i as u64), class.as_str()));
+        }
+        for (_, line) in &expected_all {
+            text.push_str(line);
+            text.push('\n');
+        }
+        for held in [
+            vec![],
+            vec![0],
+            vec![77],
+            vec![199],
+            (0..200).step_by(3).collect(),
+            (0..200).collect(),
+        ] {
+            let verdicts = holding(&held, 200);
+            let expected: String = expected_all
+                .iter()
+                .filter(|(class, _)| class.is_none_or(|c| !held.contains(&c)))
+                .map(|(_, line)| format!("{line}\n"))
+                .collect();
+            let file = tempfile::tempfile().unwrap();
+            file.write_all_at(text.as_bytes(), 0).unwrap();
+            let left = remove_held(&file, &verdicts, &marks).unwrap();
+            let mut got = vec![0; left as usize];
+            file.read_exact_at(&mut got, 0).unwrap();
+            assert_eq!(file.metadata().unwrap().len(), left);
+            assert!(String::from_utf8(got).unwrap() == expected, "held {held:?}");
+            let mut spool = Spool::create(&std::env::temp_dir()).unwrap();
+            spool.write_all(text.as_bytes()).unwrap();
+            let mut out = Vec::new();
+            spool.write_unheld(&verdicts, &marks, &mut out).unwrap();
+            assert!(out == expected.as_bytes(), "spooled, held {held:?}");
+        }
     }
 }

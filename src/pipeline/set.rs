@@ -267,6 +267,12 @@ impl Shard {
         self.slots.len
     }
 
+    /// The size of the shard's `n`th class, in first-seen order. Only a
+    /// counting shard keeps them.
+    fn size(&self, n: usize) -> u64 {
+        self.counts[n]
+    }
+
     /// The key and size of the shard's `n`th class, in first-seen order.
     /// Only a counting shard keeps that order.
     pub(crate) fn class<'s>(&'s self, n: usize, maps: &[&'s [u8]]) -> (&'s [u8], u64) {
@@ -335,15 +341,26 @@ impl DedupSet {
         order: &'s [u16],
         maps: &'s [&'s [u8]],
     ) -> impl Iterator<Item = (&'s [u8], u64)> + 's {
-        // Within a shard, classes are in first-seen order: one cursor each.
-        let mut next = vec![0usize; SHARDS];
-        order.iter().map(move |&shard| {
-            let shard = shard as usize;
-            let n = next[shard];
-            next[shard] += 1;
-            self.shards[shard].class(n, maps)
-        })
+        in_order(order).map(move |(shard, n)| self.shards[shard].class(n, maps))
     }
+
+    /// Each class's size, in first-seen order (as [`DedupSet::classes_in_order`],
+    /// without touching the keys).
+    pub(crate) fn sizes_in_order<'s>(&'s self, order: &'s [u16]) -> impl Iterator<Item = u64> + 's {
+        in_order(order).map(move |(shard, n)| self.shards[shard].size(n))
+    }
+}
+
+/// Each class's shard and number in it, in first-seen order, given the
+/// shard of each class in that order: within a shard, classes are in
+/// first-seen order, so one cursor each.
+fn in_order(order: &[u16]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut next = vec![0usize; SHARDS];
+    order.iter().map(move |&shard| {
+        let shard = shard as usize;
+        next[shard] += 1;
+        (shard, next[shard] - 1)
+    })
 }
 
 #[cfg(test)]

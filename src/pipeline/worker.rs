@@ -10,6 +10,7 @@ use super::input::{BOM, strip_cr};
 use super::place::Place;
 use super::{Invalid, LineMapper, Mode, Options};
 use crate::error::{ErrorKind, InvalidUri};
+use crate::fingerprint::fingerprint;
 
 /// A byte range in a chunk or in its arena.
 #[derive(Clone, Copy, Debug)]
@@ -60,6 +61,9 @@ pub struct Processed<'a> {
     /// The keys that differ from their lines, back to back.
     pub arena: Vec<u8>,
     pub accepted: Vec<Accepted>,
+    /// When asked for, each accepted line's key's stable
+    /// [`fingerprint`](crate::fingerprint), as a number; else empty.
+    pub prints: Vec<u128>,
     pub rejected: Vec<Rejected>,
     pub blank: u64,
     /// Invalid lines accepted as written (`Invalid::Pass`), also in `accepted`.
@@ -115,6 +119,7 @@ impl Processed<'_> {
 pub struct Buffers {
     arena: Vec<u8>,
     accepted: Vec<Accepted>,
+    prints: Vec<u128>,
     rejected: Vec<Rejected>,
 }
 
@@ -123,24 +128,36 @@ impl From<Processed<'_>> for Buffers {
         let mut buffers = Buffers {
             arena: p.arena,
             accepted: p.accepted,
+            prints: p.prints,
             rejected: p.rejected,
         };
         buffers.arena.clear();
         buffers.accepted.clear();
+        buffers.prints.clear();
         buffers.rejected.clear();
         buffers
     }
 }
 
-/// Maps every line of `chunk`, hashing keys with `hasher` when given. A
-/// chunk holds fewer than 4 GiB (it is cut at about
+/// Which hashes of each accepted line's key a worker makes.
+#[derive(Clone, Copy, Default)]
+pub struct Hashes<'h> {
+    /// The in-memory hash the dedup set goes by.
+    pub set: Option<&'h ahash::RandomState>,
+    /// The stable fingerprint a seen store keeps: made here, while the
+    /// key is in the cache, rather than when the store is consulted.
+    pub fingerprints: bool,
+}
+
+/// Maps every line of `chunk`, hashing keys as `hashes` asks. A chunk
+/// holds fewer than 4 GiB (it is cut at about
 /// [`super::chunks::CHUNK_BYTES`], plus the longest line), so `u32` offsets
 /// hold.
 pub fn process<'a>(
     chunk: Chunk<'a>,
     buffers: Buffers,
     mapper: &dyn LineMapper,
-    hasher: Option<&ahash::RandomState>,
+    hashes: Hashes<'_>,
     options: &Options,
 ) -> Processed<'a> {
     let invalid = options.invalid;
@@ -148,8 +165,10 @@ pub fn process<'a>(
     let Buffers {
         mut arena,
         mut accepted,
+        mut prints,
         mut rejected,
     } = buffers;
+    let hasher = hashes.set;
     let mut blank = 0;
     let mut passed = 0;
     let mut notes = [0u64; 32];
@@ -244,17 +263,27 @@ pub fn process<'a>(
         index += 1;
         pos = end + 1;
     }
-    Processed {
+    let mut p = Processed {
         chunk,
         arena,
         accepted,
+        prints: Vec::new(),
         rejected,
         blank,
         passed,
         lines: index,
         notes,
         header,
+    };
+    if hashes.fingerprints {
+        prints.extend(
+            p.accepted
+                .iter()
+                .map(|a| u128::from_be_bytes(fingerprint(p.key(a)))),
+        );
+        p.prints = prints;
     }
+    p
 }
 
 #[cfg(test)]
@@ -288,7 +317,13 @@ mod tests {
         };
         let hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
-        let p = process(chunk, Buffers::default(), &Buggy, None, &options);
+        let p = process(
+            chunk,
+            Buffers::default(),
+            &Buggy,
+            Hashes::default(),
+            &options,
+        );
         std::panic::set_hook(hook);
         assert_eq!(p.accepted.len(), 2);
         assert_eq!(p.rejected.len(), 1);

@@ -10,6 +10,7 @@ use std::io::Write;
 use super::dedup::{Fate, Fates};
 use super::input::Input;
 use super::output::RejectSink;
+use super::seen::Classes;
 use super::stats::Stats;
 use super::worker::Processed;
 use super::{Emit, Mode, Options, RunError};
@@ -49,13 +50,17 @@ pub(crate) struct Writer<'i> {
     /// the output.
     class_lines: u64,
     header_marks: Vec<u64>,
+    /// Against a seen store: the fingerprint of each class, in order.
+    classes: Option<Classes>,
 }
 
 impl<'i> Writer<'i> {
+    /// A writer; `seen` keeps each class's fingerprint for a seen store.
     pub(crate) fn new(
         inputs: &'i [Input],
         options: &Options,
         note_names: &'i [&'static str],
+        seen: bool,
     ) -> Writer<'i> {
         let stats = Stats {
             files: inputs.iter().map(|i| i.name().to_string()).collect(),
@@ -74,6 +79,7 @@ impl<'i> Writer<'i> {
             aligned: options.aligned,
             class_lines: 0,
             header_marks: Vec::new(),
+            classes: seen.then(Classes::default),
         }
     }
 
@@ -117,6 +123,9 @@ impl<'i> Writer<'i> {
                 _ => None,
             };
             // Mapping writes every line; dedup, what the set decided.
+            if let (Some(classes), Some((_, Fate::First))) = (&mut self.classes, emit) {
+                classes.push_print(p.prints[i]);
+            }
             let bytes = match emit {
                 None => {
                     while self.aligned && gaps.next_if(|&start| start < a.line.start).is_some() {
@@ -191,6 +200,11 @@ impl<'i> Writer<'i> {
             Mode::Dedup(Emit::Nothing) => Ok(()),
             _ => self.emit(&[output], out),
         }
+    }
+
+    /// The classes' fingerprints gathered so far (a seen store's run).
+    pub(crate) fn take_classes(&mut self) -> Option<Classes> {
+        self.classes.take()
     }
 
     /// For each header line written, how many class lines came before it.
