@@ -135,3 +135,36 @@ for k in range(40):
     chunks.append((b"\xef\xbb\xbf" if k % 5 == 0 else b"") + body)
 write("pipeline", chunks, 16384)
 PY
+
+# seen_store: real stores (the sample's keys, at two rungs, one and two
+# commits), each packed as the target reads it: a 2-byte length, MANIFEST,
+# then the run file.
+BIN=$(cd .. && cargo build --release -q && echo "$PWD/target/release/urinorm")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p corpus/seen_store
+head -n 40 ../testdata/sample/urls.txt >"$work/few.txt"
+"$BIN" seen add -q "$work/a" "$work/few.txt"
+"$BIN" seen add -q --rung syntax "$work/b" ../testdata/sample/urls.txt
+"$BIN" seen add -q "$work/c" "$work/few.txt" && "$BIN" seen add -q "$work/c" ../testdata/sample/urls.txt
+for store in "$work"/a "$work"/b "$work"/c; do
+    python3 - "$store" <<'PY'
+import glob, hashlib, os, struct, sys
+store = sys.argv[1]
+manifest = open(os.path.join(store, "MANIFEST"), "rb").read()
+runs = sorted(glob.glob(os.path.join(store, "*.run")))
+run = open(runs[0], "rb").read() if runs else b""
+# The target names its run 0000000001.run: the manifest must too.
+manifest_text = manifest.decode()
+if runs:
+    name = os.path.basename(runs[0])
+    body, crc_line = manifest_text.rsplit("crc32 ", 1)
+    body = body.replace(name, "0000000001.run")
+    import zlib
+    manifest = (body + "crc32 %08x\n" % (zlib.crc32(body.encode()) & 0xffffffff)).encode()
+data = struct.pack("<H", len(manifest)) + manifest + run
+path = os.path.join("corpus/seen_store", hashlib.sha1(data).hexdigest())
+open(path, "wb").write(data)
+PY
+done
+

@@ -15,7 +15,7 @@ use urinorm::seen::{Access, Committed, Config, Store, StoreError};
 
 use super::progress::Bar;
 use super::rejects::{EXAMPLES, RejectExamples, RejectsToFile, RejectsToStderr};
-use super::{Error, Outcome, open_inputs, thread_count};
+use super::{Error, Outcome, counted, open_inputs, thread_count};
 use urinorm::escape::escape_str;
 
 /// Flags of every command that reads lines in bulk and writes lines.
@@ -311,10 +311,7 @@ fn seen_json(store: &Store, committed: Option<Committed>) -> Value {
 fn report_store(store: &Store, committed: Option<Committed>) {
     let dir = escape_str(&store.dir().display().to_string());
     let keys = store.keys();
-    let runs = match store.runs() {
-        1 => "1 run".to_string(),
-        n => format!("{n} runs"),
-    };
+    let runs = counted(store.runs(), "run");
     let mut err = io::stderr().lock();
     let _ = match committed {
         Some(c) => writeln!(

@@ -180,6 +180,14 @@ pub fn absolute_base(base: &str) -> Result<urinorm::UriRef<'_>, Error> {
     Ok(uri)
 }
 
+/// `n` and its noun: "1 run", "2 runs".
+pub fn counted(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 /// The worker threads `-j` asks for; all cores when it is not given.
 pub fn thread_count(requested: Option<usize>) -> Result<usize, Error> {
     match requested {

@@ -10,7 +10,7 @@ use urinorm::seen::{Access, Store};
 use super::dedup::SeenArgs;
 use super::normalize::{ColumnArgs, RungArgs};
 use crate::cli::engine::{Job, MemoryArgs, ReadArgs, execute};
-use crate::cli::{Error, Outcome};
+use crate::cli::{Error, Outcome, counted};
 use urinorm::pipeline::{Emit, Mode};
 
 #[derive(Args, Debug)]
@@ -105,11 +105,11 @@ fn stats(args: &StatsArgs) -> Result<Outcome, Error> {
         )
     } else {
         format!(
-            "seen store '{}'\n  keys: {}\n  files: {} ({} runs and the manifest), {bytes} bytes\n  configuration: {}\n  commits: {commits}, the last at {}",
+            "seen store '{}'\n  keys: {}\n  files: {} ({} and the manifest), {bytes} bytes\n  configuration: {}\n  commits: {commits}, the last at {}",
             shown(&store),
             store.keys(),
             store.files().len(),
-            store.runs(),
+            counted(store.runs(), "run"),
             store.config(),
             at.as_deref().unwrap_or("(none yet)"),
         )
@@ -122,10 +122,10 @@ fn verify(args: &DirArgs) -> Result<Outcome, Error> {
     let store = Store::open_existing(&args.dir, Access::ReadOnly)?;
     store.verify()?;
     println!(
-        "seen store '{}': {} keys in {} runs, every checksum matches",
+        "seen store '{}': {} keys in {}, every checksum matches",
         shown(&store),
         store.keys(),
-        store.runs()
+        counted(store.runs(), "run")
     );
     Ok(Outcome::default())
 }
@@ -154,9 +154,10 @@ fn compact(args: &DirArgs) -> Result<Outcome, Error> {
     let before = store.runs();
     store.compact()?;
     println!(
-        "seen store '{}': {} keys, {before} runs merged into {}",
+        "seen store '{}': {} keys, {} merged into {}",
         shown(&store),
         store.keys(),
+        counted(before, "run"),
         store.runs()
     );
     Ok(Outcome::default())

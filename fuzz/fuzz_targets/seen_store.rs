@@ -1,0 +1,78 @@
+//! `seen_store`: a seen store's files as arbitrary bytes. The input is a
+//! 2-byte length, that many bytes of `MANIFEST`, and the rest as the run
+//! file `0000000001.run` (seeds: real stores, so mutations reach past the
+//! checksums). Written to a fresh directory, the store is opened for
+//! reading, verified, and asked about fingerprints; then opened for writing
+//! and given a commit. Invariants:
+//! - no panic, whatever the bytes: every failure is a `StoreError`;
+//! - a store that verifies holds every fingerprint its run's body spells
+//!   (read here from the bytes, as the format says: 16 bytes each from
+//!   byte 64, as many as the header's count), and lookups agree with them;
+//! - a store that opens for writing takes a commit, and then verifies and
+//!   holds what it held plus what the commit added.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use urinorm::seen::{Access, Store};
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() < 2 {
+        return;
+    }
+    let split = (usize::from(u16::from_le_bytes([data[0], data[1]])) + 2).min(data.len());
+    let (manifest, run) = (&data[2..split], &data[split..]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("MANIFEST"), manifest).unwrap();
+    std::fs::write(dir.path().join("0000000001.run"), run).unwrap();
+
+    let Ok(store) = Store::open_existing(dir.path(), Access::ReadOnly) else {
+        return;
+    };
+    let verified = store.verify().is_ok();
+    let spelled = spelled_prints(run);
+    let mut asked: Vec<u128> = spelled.clone();
+    asked.extend([0, 1, u128::MAX, 0x8000_0000_0000_0000_0000_0000_0000_0000]);
+    let held = store.holds(&asked);
+    if verified && store.runs() == 1 {
+        let held = held.expect("a verified store answers");
+        assert!(held[..spelled.len()].iter().all(|&h| h), "a print of the run not held");
+        assert_eq!(store.keys(), spelled.len() as u64);
+    }
+    let config = store.config().clone();
+    drop(store);
+
+    let Ok(mut store) = Store::open(dir.path(), &config, Access::Write { wait: false }) else {
+        return;
+    };
+    let before = store.keys();
+    let mut added: Vec<u128> = (1..=3u128).map(|i| i << 100 | 0x5eed).collect();
+    added.sort_unstable();
+    let Ok(held) = store.holds(&added) else {
+        return;
+    };
+    let unheld: Vec<u128> = added.iter().zip(held).filter(|(_, h)| !h).map(|(p, _)| *p).collect();
+    let new = unheld.len() as u64;
+    if store.stage(unheld.into_iter()).is_err() || store.publish().is_err() {
+        return;
+    }
+    if verified {
+        store.verify().expect("a verified store stays verified through a commit");
+        assert_eq!(store.keys(), before + new);
+        assert!(store.holds(&added).unwrap().iter().all(|&h| h));
+    }
+});
+
+/// The fingerprints a run file's body spells, by the format: the header's
+/// count at bytes 24..32, 16 bytes each from byte 64 (as far as the bytes go).
+fn spelled_prints(run: &[u8]) -> Vec<u128> {
+    let Some(count) = run.get(24..32) else {
+        return Vec::new();
+    };
+    let count = u64::from_le_bytes(count.try_into().unwrap()).min(1 << 20) as usize;
+    run.get(64..)
+        .unwrap_or_default()
+        .chunks_exact(16)
+        .take(count)
+        .map(|p| u128::from_be_bytes(p.try_into().unwrap()))
+        .collect()
+}
