@@ -36,6 +36,19 @@ fn batches(dir: &Path) -> (String, String) {
     (first.display().to_string(), second.display().to_string())
 }
 
+/// A directory with the two batches, and the path of a store in it.
+fn setup() -> (tempfile::TempDir, String, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = batches(dir.path());
+    let store = path_in(&dir, "store");
+    (dir, first, second, store)
+}
+
+/// The path of `name` in `dir`, as an argument.
+fn path_in(dir: &tempfile::TempDir, name: &str) -> String {
+    dir.path().join(name).display().to_string()
+}
+
 fn run(args: &[&str]) -> Run {
     urinorm(args, b"")
 }
@@ -159,10 +172,8 @@ fn the_second_batch_is_its_dedup_less_the_first_batchs_keys() {
 
 #[test]
 fn a_committed_batch_run_again_writes_nothing_and_readonly_commits_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let (first, second) = batches(dir.path());
-    let store = dir.path().join("store");
-    let store = store.to_str().unwrap();
+    let (dir, first, second, store) = setup();
+    let store = store.as_str();
     let made = ok(&["dedup", "--seen", store, &first]);
     assert!(made.stderr.contains("new keys admitted"), "{}", made.stderr);
     let again = ok(&["dedup", "--seen", store, &first]);
@@ -199,62 +210,34 @@ fn a_committed_batch_run_again_writes_nothing_and_readonly_commits_nothing() {
 fn seen_add_admits_what_dedup_would_have() {
     let dir = tempfile::tempdir().unwrap();
     let (first, second) = batches(dir.path());
-    let by_dedup = dir.path().join("by-dedup");
-    let by_add = dir.path().join("by-add");
-    ok(&[
-        "dedup",
-        "-q",
-        "--preset",
-        "safe",
-        "--seen",
-        by_dedup.to_str().unwrap(),
-        &first,
-    ]);
-    let added = ok(&[
-        "seen",
-        "add",
-        by_add.to_str().unwrap(),
-        "--preset",
-        "safe",
-        &first,
-    ]);
+    let (by_dedup, by_add) = (path_in(&dir, "by-dedup"), path_in(&dir, "by-add"));
+    let (by_dedup, by_add) = (by_dedup.as_str(), by_add.as_str());
+    let safe = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--preset", "safe"]);
+        ok(&all)
+    };
+    safe(&["dedup", "-q", "--seen", by_dedup, &first]);
+    let added = safe(&["seen", "add", by_add, &first]);
     assert!(added.stdout.is_empty(), "seen add writes no output");
-    let a = ok(&[
-        "dedup",
-        "-q",
-        "--preset",
-        "safe",
-        "--seen",
-        by_dedup.to_str().unwrap(),
-        &second,
-    ]);
-    let b = ok(&[
-        "dedup",
-        "-q",
-        "--preset",
-        "safe",
-        "--seen",
-        by_add.to_str().unwrap(),
-        &second,
-    ]);
+    let a = safe(&["dedup", "-q", "--seen", by_dedup, &second]);
+    let b = safe(&["dedup", "-q", "--seen", by_add, &second]);
     assert_eq!(a.stdout, b.stdout);
-    let compacted = ok(&["seen", "compact", by_add.to_str().unwrap()]);
+    let compacted = ok(&["seen", "compact", by_add]);
     assert!(
         compacted.stdout.contains("merged into 1"),
         "{}",
         compacted.stdout
     );
-    ok(&["seen", "verify", by_add.to_str().unwrap()]);
+    ok(&["seen", "verify", by_add]);
 }
 
 /// Keys made with other options are not comparable: refused, with both
 /// configurations named, and no output file made.
 #[test]
 fn a_run_with_other_key_options_is_refused_before_any_output() {
-    let dir = tempfile::tempdir().unwrap();
-    let (first, _) = batches(dir.path());
-    let store = dir.path().join("store");
-    let store = store.to_str().unwrap();
+    let (dir, first, _, store) = setup();
+    let store = store.as_str();
     ok(&["dedup", "-q", "--preset", "safe", "--seen", store, &first]);
     let out = dir.path().join("out.txt");
     for other in [
@@ -299,51 +282,28 @@ fn a_run_with_other_key_options_is_refused_before_any_output() {
 #[test]
 fn a_header_is_kept_and_counted_apart_from_the_classes() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store");
-    let store = store.to_str().unwrap();
-    let one = dir.path().join("one.tsv");
-    let two = dir.path().join("two.tsv");
+    let (one, two) = (path_in(&dir, "one.tsv"), path_in(&dir, "two.tsv"));
     std::fs::write(&one, "url\nhttp://a/\nhttp://b/\n").unwrap();
     std::fs::write(&two, "url\nhttp://b/\nhttp://c/\nhttp://a/\n").unwrap();
-    ok(&[
-        "dedup",
-        "-q",
-        "--header",
-        "--seen",
-        store,
-        one.to_str().unwrap(),
-    ]);
-    let got = ok(&[
-        "dedup",
-        "-q",
-        "--header",
-        "--seen",
-        store,
-        one.to_str().unwrap(),
-        two.to_str().unwrap(),
-    ]);
-    assert_eq!(got.stdout, "url\nurl\nhttp://c/\n");
-    // The same into a file, whose held lines are removed in place.
-    let out = dir.path().join("out.tsv");
-    let (one, two) = (one.to_str().unwrap(), two.to_str().unwrap());
-    let store = dir.path().join("store2");
-    let store = store.to_str().unwrap();
-    ok(&["dedup", "-q", "--header", "--seen", store, one]);
-    ok(&[
-        "dedup",
-        "-q",
-        "--header",
-        "--seen",
-        store,
-        "-o",
-        out.to_str().unwrap(),
-        one,
-        two,
-    ]);
-    assert_eq!(
-        std::fs::read_to_string(&out).unwrap(),
-        "url\nurl\nhttp://c/\n"
-    );
+    // To standard output (spooled), and into a file (held lines removed in place).
+    for (store, out) in [("store", None), ("store2", Some(path_in(&dir, "out.tsv")))] {
+        let store = path_in(&dir, store);
+        let header = ["dedup", "-q", "--header", "--seen", &store];
+        ok(&[&header[..], &[&one]].concat());
+        let mut args = header.to_vec();
+        if let Some(out) = &out {
+            args.extend(["-o", out]);
+        }
+        args.extend([&one, &two].map(String::as_str));
+        let got = match &out {
+            Some(out) => {
+                ok(&args);
+                std::fs::read_to_string(out).unwrap()
+            }
+            None => ok(&args).stdout,
+        };
+        assert_eq!(got, "url\nurl\nhttp://c/\n", "-o {out:?}");
+    }
 }
 
 /// A second writer is refused naming the first one's pid, or waits for it
@@ -351,8 +311,8 @@ fn a_header_is_kept_and_counted_apart_from_the_classes() {
 #[test]
 fn a_second_writer_is_refused_or_waits() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store");
-    let store = store.to_str().unwrap();
+    let store = path_in(&dir, "store");
+    let store = store.as_str();
     // The first writer holds the lock while it reads its standard input.
     let mut first = Command::new(env!("CARGO_BIN_EXE_urinorm"))
         .args(["dedup", "-q", "--seen", store])

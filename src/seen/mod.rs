@@ -121,6 +121,23 @@ pub trait Probe: Send {
     fn held(&mut self);
 }
 
+/// A fingerprint asked about, with where it was asked.
+pub(crate) struct Asked {
+    pub(crate) print: u128,
+    pub(crate) at: usize,
+    pub(crate) held: bool,
+}
+
+impl Probe for Asked {
+    fn print(&self) -> u128 {
+        self.print
+    }
+
+    fn held(&mut self) {
+        self.held = true;
+    }
+}
+
 /// How a store is opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
@@ -304,19 +321,6 @@ impl Store {
 
     /// Which of `prints` (in any order) the store holds.
     pub fn holds(&self, prints: &[u128]) -> Result<Vec<bool>, StoreError> {
-        struct Asked {
-            print: u128,
-            at: usize,
-            held: bool,
-        }
-        impl Probe for Asked {
-            fn print(&self) -> u128 {
-                self.print
-            }
-            fn held(&mut self) {
-                self.held = true;
-            }
-        }
         let mut asked: Vec<Asked> = prints
             .iter()
             .enumerate()

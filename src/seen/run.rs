@@ -408,20 +408,7 @@ impl RunWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    struct Looked {
-        print: u128,
-        held: bool,
-    }
-
-    impl Probe for Looked {
-        fn print(&self) -> u128 {
-            self.print
-        }
-        fn held(&mut self) {
-            self.held = true;
-        }
-    }
+    use crate::seen::Asked;
 
     const CONFIG: [u8; 16] = [7; 16];
 
@@ -451,13 +438,15 @@ mod tests {
         assert_eq!(run.count(), held.len() as u64);
         run.verify().unwrap();
         // Probes: every held print, the gaps between them, and both ends.
-        let mut probes: Vec<Looked> = (0..held.len() as u64 * 3 + 3)
-            .map(|i| Looked {
+        let mut probes: Vec<Asked> = (0..held.len() as u64 * 3 + 3)
+            .map(|i| Asked {
+                at: 0,
                 print: u128::from(i) * 0x9e37_79b9_7f4a_7c15,
                 held: false,
             })
             .collect();
-        probes.push(Looked {
+        probes.push(Asked {
+            at: 0,
             print: u128::MAX,
             held: false,
         });
@@ -471,7 +460,8 @@ mod tests {
             );
         }
         // A sparse batch reads only its blocks, and finds the same.
-        let mut sparse = vec![Looked {
+        let mut sparse = vec![Asked {
+            at: 0,
             print: held[2 * BLOCK_PRINTS + 5],
             held: false,
         }];
@@ -504,7 +494,8 @@ mod tests {
         let path = dir.path().join("r.run");
         write_run(&path, &[]);
         let run = Run::open(&path, &CONFIG).unwrap();
-        let mut probes = [Looked {
+        let mut probes = [Asked {
+            at: 0,
             print: 0,
             held: false,
         }];
