@@ -172,7 +172,7 @@ fn the_second_batch_is_its_dedup_less_the_first_batchs_keys() {
 
 #[test]
 fn a_committed_batch_run_again_writes_nothing_and_readonly_commits_nothing() {
-    let (dir, first, second, store) = setup();
+    let (_dir, first, second, store) = setup();
     let store = store.as_str();
     let made = ok(&["dedup", "--seen", store, &first]);
     assert!(made.stderr.contains("new keys admitted"), "{}", made.stderr);
