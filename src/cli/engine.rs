@@ -26,6 +26,10 @@ pub struct RunArgs {
     /// Write the output to this file (it appears only when complete).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// Answer each line as soon as it is read, flushing the output each
+    /// time, rather than a block of lines at a time (for a coprocess).
+    #[arg(long)]
+    pub line_buffered: bool,
 }
 
 /// Flags of every command that reads lines in bulk.
@@ -134,6 +138,8 @@ pub struct Job<'a> {
     pub seen: Option<SeenRequest<'a>>,
     /// Fields the stats JSON gets besides the counts.
     pub extra: &'a [(&'a str, Value)],
+    /// Answer each line as soon as it is read.
+    pub line_buffered: bool,
 }
 
 impl<'a> Job<'a> {
@@ -150,6 +156,7 @@ impl<'a> Job<'a> {
             memory: None,
             seen: None,
             extra,
+            line_buffered: false,
         }
     }
 }
@@ -162,6 +169,8 @@ pub struct SeenRequest<'a> {
     pub readonly: bool,
     /// Wait for another writer rather than fail.
     pub wait: bool,
+    /// Line-buffered to a stream: commit at least this often.
+    pub commit_every: std::time::Duration,
 }
 
 impl SeenRequest<'_> {
@@ -244,6 +253,11 @@ pub fn execute(read: &ReadArgs, output: Option<&Path>, job: Job<'_>) -> Result<O
         temp_dir: job
             .memory
             .map_or_else(std::env::temp_dir, MemoryArgs::temp_dir),
+        line_buffered: job.line_buffered,
+        commit_every: job
+            .seen
+            .as_ref()
+            .map_or(Options::default().commit_every, |s| s.commit_every),
     };
     let progress = Bar::new(&inputs, !read.quiet, output.is_none());
     let out_file = out.file().map_err(write_error)?;

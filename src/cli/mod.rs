@@ -180,6 +180,13 @@ pub fn absolute_base(base: &str) -> Result<urinorm::UriRef<'_>, Error> {
     Ok(uri)
 }
 
+/// Writes `text` and a newline to standard output (a closed pipe, as in
+/// `urinorm … | head`, is not an error: see [`Error::is_broken_pipe`]).
+pub fn print_line(text: &str) -> Result<(), Error> {
+    use std::io::Write;
+    writeln!(io::stdout().lock(), "{text}").map_err(Error::stdout)
+}
+
 /// `n` and its noun: "1 run", "2 runs".
 pub fn counted(n: usize, noun: &str) -> String {
     match n {

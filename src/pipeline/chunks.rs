@@ -1,9 +1,16 @@
 //! Cutting the inputs into chunks that end at a newline, in input order:
 //! slices of the memory map for files, blocks read from standard input.
 //!
+//! Line-buffered ([`Chunks::line_buffered`]), standard input is read by a
+//! thread of its own that hands over whatever each read returns, and a
+//! batch takes the lines that have arrived, never waiting for more: a
+//! coprocess gets each answer as soon as its line is read, while bulk input
+//! still comes in large batches.
+//!
 //! It knows bytes and newlines; what a line holds is the workers' business.
 
 use std::io::{self, Read};
+use std::sync::mpsc;
 
 use memchr::memrchr;
 
@@ -50,6 +57,22 @@ pub struct Chunks<'a> {
     carry: Vec<u8>,
     stdin_done: bool,
     chunk_bytes: usize,
+    /// Line-buffered: the blocks the reading thread hands over, once it runs.
+    reader: Option<Reader>,
+    line_buffered: bool,
+}
+
+/// What the thread reading standard input hands over: a block, or the error
+/// that ended it. It ends at the end of the input.
+type Reader = mpsc::Receiver<io::Result<Vec<u8>>>;
+
+/// Whether the next chunk is there, or when line-buffered, not yet.
+enum Next<'a> {
+    Chunk(Chunk<'a>),
+    /// Line-buffered: no whole line has arrived yet.
+    NotYet,
+    /// This input is done.
+    Done,
 }
 
 impl<'a> Chunks<'a> {
@@ -66,6 +89,16 @@ impl<'a> Chunks<'a> {
             carry: Vec::new(),
             stdin_done: false,
             chunk_bytes,
+            reader: None,
+            line_buffered: false,
+        }
+    }
+
+    /// Chunks that come as their lines arrive (see the module's comment).
+    pub fn line_buffered(inputs: &'a [Input]) -> Chunks<'a> {
+        Chunks {
+            line_buffered: true,
+            ..Chunks::new(inputs)
         }
     }
 
@@ -125,33 +158,101 @@ impl<'a> Chunks<'a> {
         }))
     }
 
+    /// The next lines of standard input that have arrived, line-buffered:
+    /// waits for a whole line only when `wait`.
+    fn next_arrived(&mut self, wait: bool) -> Result<Next<'a>, InputError> {
+        let reader = self.reader.get_or_insert_with(spawn_reader);
+        let mut block = std::mem::take(&mut self.carry);
+        while !self.stdin_done && memrchr(b'\n', &block).is_none() {
+            let received = match wait {
+                true => reader.recv().ok(),
+                false => match reader.try_recv() {
+                    Ok(received) => Some(received),
+                    Err(mpsc::TryRecvError::Empty) => {
+                        self.carry = block;
+                        return Ok(Next::NotYet);
+                    }
+                    Err(mpsc::TryRecvError::Disconnected) => None,
+                },
+            };
+            match received {
+                Some(Ok(more)) => block.extend_from_slice(&more),
+                Some(Err(e)) => return Err(InputError::new(STDIN, e)),
+                None => self.stdin_done = true,
+            }
+        }
+        if block.is_empty() {
+            return Ok(Next::Done);
+        }
+        if !self.stdin_done {
+            let cut = memrchr(b'\n', &block).map_or(block.len(), |n| n + 1);
+            self.carry = block.split_off(cut);
+        }
+        let offset = self.offset;
+        self.offset += block.len();
+        Ok(Next::Chunk(Chunk {
+            source: self.source,
+            offset,
+            bytes: ChunkBytes::Owned(block),
+        }))
+    }
+
     /// Up to `len` chunks, in order; none once the inputs are done.
+    /// Line-buffered, it waits only for the first: the others are the
+    /// lines that have arrived already.
     pub fn next_batch(&mut self, len: usize) -> Result<Vec<Chunk<'a>>, InputError> {
         let mut batch = Vec::with_capacity(len);
         while batch.len() < len {
-            match self.next_chunk()? {
-                Some(chunk) => batch.push(chunk),
-                None => break,
+            let wait = batch.is_empty() || !self.line_buffered;
+            match self.next_chunk(wait)? {
+                Next::Chunk(chunk) => batch.push(chunk),
+                Next::NotYet | Next::Done => break,
             }
         }
         Ok(batch)
     }
 
-    /// The next chunk, or an error reading standard input.
-    pub fn next_chunk(&mut self) -> Result<Option<Chunk<'a>>, InputError> {
+    /// The next chunk of any input (waiting for one when `wait`), or an
+    /// error reading standard input.
+    fn next_chunk(&mut self, wait: bool) -> Result<Next<'a>, InputError> {
         while let Some(input) = self.inputs.get(self.source) {
-            let chunk = match input.bytes() {
-                Some(bytes) => self.next_mapped(bytes),
-                None => self.next_stdin()?,
+            let next = match input.bytes() {
+                Some(bytes) => self.next_mapped(bytes).map_or(Next::Done, Next::Chunk),
+                None if self.line_buffered => self.next_arrived(wait)?,
+                None => self.next_stdin()?.map_or(Next::Done, Next::Chunk),
             };
-            if chunk.is_some() {
-                return Ok(chunk);
+            if !matches!(next, Next::Done) {
+                return Ok(next);
             }
             self.source += 1;
             self.offset = 0;
         }
-        Ok(None)
+        Ok(Next::Done)
     }
+}
+
+/// Starts the thread that reads standard input as it comes: each read's
+/// bytes, as soon as they are read. It stops at the end of the input, at an
+/// error, or when nobody takes its blocks any more.
+fn spawn_reader() -> Reader {
+    let (sender, receiver) = mpsc::sync_channel(16);
+    std::thread::spawn(move || {
+        let mut stdin = io::stdin().lock();
+        let mut buf = vec![0u8; CHUNK_BYTES];
+        loop {
+            let read = match stdin.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => Ok(buf[..n].to_vec()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => Err(e),
+            };
+            let failed = read.is_err();
+            if sender.send(read).is_err() || failed {
+                return;
+            }
+        }
+    });
+    receiver
 }
 
 /// Reads until `buf` is full or the stream ends; returns how much was read.

@@ -13,11 +13,15 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use rayon::prelude::*;
 
-use super::seen::Classes;
+use std::collections::HashSet;
+
+use super::hash::key_hasher;
+use super::seen::{Classes, Live};
 use super::set::{DedupSet, Key, SHARDS, shard_of};
 use super::spill::{Spill, SpillError, SpillStats};
 use super::worker::{Accepted, Processed};
 use super::{Emit, Options};
+use crate::seen::{Asked, StoreError};
 
 /// What the dedup stage made of an accepted line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +33,8 @@ pub(crate) enum Fate {
     First,
     /// Not in the set, which is full: it went to the spill, which decides.
     Spilled,
+    /// Its class is held by a seen store consulted batch by batch.
+    Held,
 }
 
 impl Fate {
@@ -36,7 +42,8 @@ impl Fate {
         match n {
             0 => Fate::Duplicate,
             1 => Fate::First,
-            _ => Fate::Spilled,
+            2 => Fate::Spilled,
+            _ => Fate::Held,
         }
     }
 }
@@ -121,6 +128,9 @@ pub(crate) struct Dedup {
     /// Whether the set has reached the memory limit: it takes no new key.
     full: bool,
     spill: Option<Spill>,
+    /// Against a seen store consulted batch by batch: the fingerprints of
+    /// the classes it holds that this run has met.
+    held: HashSet<u128, ahash::RandomState>,
 }
 
 /// How the stage's work went, for the stats.
@@ -146,13 +156,15 @@ impl Dedup {
             emit,
             counting,
             order: Vec::new(),
-            memory_limit: options.memory_limit,
+            // Verdicts are written as the lines are read: nothing spills.
+            memory_limit: options.memory_limit.filter(|_| emit != Emit::Verdict),
             temp_dir: options.temp_dir.clone(),
             total_bytes,
             bytes_in: 0,
             reserved: false,
             full: false,
             spill: None,
+            held: HashSet::with_hasher(key_hasher()),
         };
         // A limit below an empty set's tables spills every line.
         dedup.full = dedup.over_limit();
@@ -192,6 +204,40 @@ impl Dedup {
         Ok(())
     }
 
+    /// Against a seen store consulted batch by batch (`live`): marks
+    /// [`Fate::Held`] each new class of `batch` the store holds (looked up
+    /// together, sorted), and every later line of a class held.
+    pub(crate) fn mark_held(
+        &mut self,
+        pool: &rayon::ThreadPool,
+        batch: &[Decided<'_>],
+        live: &Live<'_>,
+    ) -> Result<(), StoreError> {
+        let mut asked = Vec::new();
+        for (c, (p, fates)) in batch.iter().enumerate() {
+            for i in (0..p.accepted.len()).filter(|&i| fates.get(i) == Fate::First) {
+                let (print, at, held) = (p.prints[i], c << 32 | i, false);
+                asked.push(Asked { print, at, held });
+            }
+        }
+        asked.sort_unstable_by_key(|a| a.print);
+        live.lookup(pool, &mut asked)?;
+        for a in asked.iter().filter(|a| a.held) {
+            batch[a.at >> 32].1.set(a.at & 0xffff_ffff, Fate::Held);
+            self.held.insert(a.print);
+        }
+        if !self.held.is_empty() {
+            for (p, fates) in batch {
+                for i in (0..p.accepted.len()).filter(|&i| fates.get(i) == Fate::Duplicate) {
+                    if self.held.contains(&p.prints[i]) {
+                        fates.set(i, Fate::Held);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Records the shard of each new class, in input order.
     fn note_order(&mut self, batch: &[Decided<'_>]) {
         for (p, fates) in batch {
@@ -215,7 +261,7 @@ impl Dedup {
                     Emit::Canonical => a.output.map(|span| span.of(&p.arena)),
                     // The line itself, unless it is the key.
                     Emit::First => a.key.map(|_| p.line(a.line)),
-                    Emit::Count | Emit::Nothing => None,
+                    Emit::Count | Emit::Nothing | Emit::Verdict => None,
                 };
                 let pushed = self.spill()?.push(a.hash, p.key(a), output);
                 pushed.map_err(|e| with_estimate(e, self.total_bytes, self.bytes_in))?;

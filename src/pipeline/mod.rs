@@ -48,7 +48,7 @@ use dedup::{Decided, Dedup, Fates, FinishError};
 use hash::key_hasher;
 use input::{Input, InputError, total_bytes};
 use output::RejectSink;
-use seen::Spool;
+use seen::{Live, SeenMode, Spool};
 use spill::SpillError;
 use stats::Stats;
 use worker::{Buffers, Hashes, process};
@@ -113,6 +113,11 @@ pub enum Emit {
     First,
     /// `N<TAB>key`, like `uniq -c`, once the whole input is read.
     Count,
+    /// One line for every input line, in order, for a coprocess reading
+    /// in lockstep: `new<TAB>key`, `dup<TAB>key` (seen earlier in this
+    /// run), `seen<TAB>key` (held by the seen store), `rejected<TAB>reason`
+    /// or `blank`. Every key stays in memory (nothing spills).
+    Verdict,
     /// Nothing: the classes are counted (and admitted to a seen store).
     #[cfg_attr(feature = "cli", value(skip))]
     Nothing,
@@ -129,6 +134,7 @@ impl Emit {
             Emit::Canonical => "canonical",
             Emit::First => "first",
             Emit::Count => "count",
+            Emit::Verdict => "verdict",
             Emit::Nothing => "nothing",
         }
     }
@@ -164,6 +170,12 @@ pub struct Options {
     /// keys spill to partition files under `temp_dir` (same output).
     pub memory_limit: Option<u64>,
     pub temp_dir: PathBuf,
+    /// Answer each line as soon as it is read: standard input is taken as
+    /// it arrives, and the output is flushed after every batch.
+    pub line_buffered: bool,
+    /// Line-buffered against a seen store, to a stream: commit what was
+    /// written at least this often.
+    pub commit_every: std::time::Duration,
 }
 
 /// The default `max_line_bytes`: far above any URL a browser sends, far
@@ -183,6 +195,8 @@ impl Default for Options {
             aligned: false,
             memory_limit: None,
             temp_dir: std::env::temp_dir(),
+            line_buffered: false,
+            commit_every: std::time::Duration::from_secs(1),
         }
     }
 }
@@ -326,11 +340,23 @@ pub fn run_on(
         .map(|i| i.bytes().unwrap_or_default())
         .collect();
     let deduplicating = matches!(options.mode, Mode::Dedup(_));
-    let seen = seen.filter(|_| deduplicating);
-    let mut writer = Writer::new(inputs, options, mapper.note_names(), seen.is_some());
-    // Against a seen store, the output waits for the join: in its own file
-    // when it is one, else in a spool.
-    let mut spool = match (&seen, options.mode, &out_file) {
+    // Answers that cannot wait for the whole input consult the store batch
+    // by batch; others join it with the whole batch at the end.
+    let (bulk, live) = match seen.filter(|_| deduplicating) {
+        Some(store) if options.line_buffered || options.mode == Mode::Dedup(Emit::Verdict) => {
+            (None, Some(Live::new(store)))
+        }
+        other => (other, None),
+    };
+    let seen_mode = match (&bulk, &live) {
+        (Some(_), _) => SeenMode::Bulk,
+        (_, Some(_)) => SeenMode::Live,
+        _ => SeenMode::Off,
+    };
+    let mut writer = Writer::new(inputs, options, mapper.note_names(), seen_mode);
+    // In bulk, the output waits for the join: in its own file when it is
+    // one, else in a spool.
+    let mut spool = match (&bulk, options.mode, &out_file) {
         (Some(_), Mode::Dedup(emit), None) if emit != Emit::Nothing => {
             Some(Spool::create(&options.temp_dir).map_err(|error| {
                 RunError::Spill(SpillError {
@@ -347,12 +373,18 @@ pub fn run_on(
         Some(spool) => spool,
         None => &mut *out,
     };
+    // Live and line by line to a stream, what is written is committed as
+    // it goes, at least every `commit_every`.
+    let committing = live.as_ref().is_some_and(|live| live.admits())
+        && options.line_buffered
+        && out_file.is_none();
+    let committer = Committer::default();
 
-    let (result, dedup) = std::thread::scope(|scope| {
+    let (result, dedup, committed) = std::thread::scope(|scope| {
         let (sender, receiver) = mpsc::sync_channel::<Result<Batch<'_>, RunError>>(1);
         let (recycle, recycled) = mpsc::channel::<(Buffers, Fates)>();
         let maps = &maps;
-        let counting = seen.is_some();
+        let live = live.as_ref();
         let producer = scope.spawn(move || {
             let producer = Producer {
                 pool,
@@ -360,10 +392,15 @@ pub fn run_on(
                 mapper,
                 options,
                 maps,
-                counting,
+                seen: seen_mode,
+                live,
             };
             producer.run(&sender, &recycled)
         });
+        let committer = &committer;
+        let committing = live
+            .filter(|_| committing)
+            .map(|live| scope.spawn(move || committer.run(live, options.commit_every)));
         let result = (|| {
             for batch in receiver.iter() {
                 for (processed, fates) in batch? {
@@ -373,15 +410,29 @@ pub fn run_on(
                     // The producer may have stopped; the buffers then just go.
                     let _ = recycle.send((Buffers::from(processed), fates));
                 }
+                if options.line_buffered {
+                    writer.flush(target)?;
+                    target.flush().map_err(RunError::Output)?;
+                    if let (Some(live), Some(admitted)) = (live, writer.admitted_mut()) {
+                        live.admit(admitted);
+                    }
+                }
             }
             Ok(())
         })();
+        committer.stop();
+        let committed = committing.map(|c| c.join());
         // The receiver is gone once the closure above returned: the producer
         // stops at its next hand-over.
-        (result, producer.join())
+        (result, producer.join(), committed)
     });
     let dedup = dedup.map_err(|_| RunError::WorkerPanicked)?;
     result?;
+    if let Some(committed) = committed {
+        committed
+            .map_err(|_| RunError::WorkerPanicked)?
+            .map_err(RunError::Seen)?;
+    }
     let mut classes = writer.take_classes();
     if let Some(dedup) = dedup {
         let finished = dedup
@@ -400,36 +451,99 @@ pub fn run_on(
         }
     }
     writer.flush(target)?;
-    if let (Some(store), Some(classes)) = (seen, classes) {
-        let joined = seen::join(pool, store, classes).map_err(RunError::Seen)?;
-        let verdicts = &joined.verdicts;
-        let marks = writer.header_marks().to_vec();
+    if let Some(live) = &live {
+        // What is left to commit goes in when the output is in place.
+        if let Some(admitted) = writer.admitted_mut() {
+            live.admit(admitted);
+        }
+        live.stage_pending().map_err(RunError::Seen)?;
+        writer.stats_mut().seen.get_or_insert(0);
+    }
+    if let (Some(store), Some(classes)) = (bulk, classes) {
+        let written = remove_held(
+            pool,
+            store,
+            classes,
+            writer.header_marks(),
+            spool,
+            out,
+            &out_file,
+        );
+        let (seen, bytes_out) = written?;
         let stats = writer.stats_mut();
-        stats.unique -= verdicts.classes;
-        stats.duplicates -= verdicts.lines - verdicts.classes;
-        stats.seen = Some(verdicts.lines);
-        // The store's next run is written while the output is.
-        let (staged, written) = std::thread::scope(|scope| {
-            let staging = scope.spawn(|| joined.stage(store));
-            let written = match (spool, &out_file) {
-                (Some(spool), _) => spool.write_unheld(verdicts, &marks, out),
-                (None, Some(file)) => out
-                    .flush()
-                    .and_then(|()| seen::remove_held(file, verdicts, &marks)),
-                (None, None) => Ok(0),
-            };
-            (staging.join(), written)
-        });
-        staged
-            .map_err(|_| RunError::WorkerPanicked)?
-            .map_err(RunError::Seen)?;
-        stats.bytes_out = written.map_err(RunError::Output)?;
+        stats.unique -= seen.classes;
+        stats.duplicates -= seen.lines - seen.classes;
+        stats.seen = Some(seen.lines);
+        stats.bytes_out = bytes_out;
     }
     rejects.finish().map_err(RunError::Rejects)?;
     let mut stats = writer.into_stats();
     stats.seconds = started.elapsed().as_secs_f64();
     debug_assert!(stats.balances(), "{stats:?}");
     Ok(stats)
+}
+
+/// In bulk: joins the run's classes with the store, removes the lines of
+/// the classes it holds from the output (where it lies, or from the spool
+/// as it is copied out) while the store's next run is staged. Returns how
+/// many classes and lines the store held, and the output's bytes.
+fn remove_held(
+    pool: &rayon::ThreadPool,
+    store: &mut Store,
+    classes: seen::Classes,
+    header_marks: &[u64],
+    spool: Option<Spool>,
+    out: &mut dyn Write,
+    out_file: &Option<File>,
+) -> Result<(seen::Held, u64), RunError> {
+    let joined = seen::join(pool, store, classes).map_err(RunError::Seen)?;
+    let verdicts = &joined.verdicts;
+    let (staged, written) = std::thread::scope(|scope| {
+        let staging = scope.spawn(|| joined.stage(store));
+        let written = match (spool, out_file) {
+            (Some(spool), _) => spool.write_unheld(verdicts, header_marks, out),
+            (None, Some(file)) => out
+                .flush()
+                .and_then(|()| seen::remove_held(file, verdicts, header_marks)),
+            (None, None) => Ok(0),
+        };
+        (staging.join(), written)
+    });
+    staged
+        .map_err(|_| RunError::WorkerPanicked)?
+        .map_err(RunError::Seen)?;
+    Ok((verdicts.held(), written.map_err(RunError::Output)?))
+}
+
+/// The thread that commits a live store's admitted keys every so often,
+/// until told to stop.
+#[derive(Default)]
+struct Committer {
+    stopped: std::sync::Mutex<bool>,
+    wake: std::sync::Condvar,
+}
+
+impl Committer {
+    /// Commits every `every` until [`Committer::stop`].
+    fn run(&self, live: &Live<'_>, every: std::time::Duration) -> Result<(), StoreError> {
+        let mut stopped = self.stopped.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            let (guard, _) = self
+                .wake
+                .wait_timeout_while(stopped, every, |stopped| !*stopped)
+                .unwrap_or_else(|p| p.into_inner());
+            stopped = guard;
+            if *stopped {
+                return Ok(());
+            }
+            live.commit()?;
+        }
+    }
+
+    fn stop(&self) {
+        *self.stopped.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.wake.notify_all();
+    }
 }
 
 /// The producer's side of a run: chunks, mapped on the pool, then decided.
@@ -439,8 +553,10 @@ struct Producer<'r, 'a> {
     mapper: &'r dyn LineMapper,
     options: &'r Options,
     maps: &'r [&'a [u8]],
-    /// Whether the dedup stage keeps its classes in order with their sizes.
-    counting: bool,
+    /// How the run uses a seen store.
+    seen: SeenMode,
+    /// A seen store consulted batch by batch.
+    live: Option<&'r Live<'r>>,
 }
 
 impl<'a> Producer<'_, 'a> {
@@ -455,7 +571,7 @@ impl<'a> Producer<'_, 'a> {
         let mut dedup = match options.mode {
             Mode::Dedup(emit) => Some(Dedup::new(
                 emit,
-                self.counting,
+                self.seen == SeenMode::Bulk,
                 options,
                 total_bytes(self.inputs),
             )),
@@ -465,10 +581,13 @@ impl<'a> Producer<'_, 'a> {
         let hasher = key_hasher();
         let hashes = Hashes {
             set: dedup.is_some().then_some(&hasher),
-            fingerprints: self.counting,
+            fingerprints: self.seen != SeenMode::Off,
         };
         let hasher = hashes.set;
-        let mut chunks = Chunks::new(self.inputs);
+        let mut chunks = match options.line_buffered {
+            true => Chunks::line_buffered(self.inputs),
+            false => Chunks::new(self.inputs),
+        };
         let batch_len = options.threads.max(1) * CHUNKS_PER_THREAD;
         loop {
             let chunks = match chunks.next_batch(batch_len) {
@@ -495,11 +614,22 @@ impl<'a> Producer<'_, 'a> {
                     })
                     .collect()
             });
-            if let Some(dedup) = &mut dedup
-                && let Err(e) = dedup.decide(self.pool, &batch, self.maps)
-            {
-                let _ = sender.send(Err(RunError::Spill(e)));
-                return None;
+            if let Some(dedup) = &mut dedup {
+                let decided = dedup
+                    .decide(self.pool, &batch, self.maps)
+                    .map_err(RunError::Spill);
+                let held = match self.live {
+                    Some(live) => decided.and_then(|()| {
+                        dedup
+                            .mark_held(self.pool, &batch, live)
+                            .map_err(RunError::Seen)
+                    }),
+                    None => decided,
+                };
+                if let Err(e) = held {
+                    let _ = sender.send(Err(e));
+                    return None;
+                }
             }
             if sender.send(Ok(batch)).is_err() {
                 return dedup; // the writer stopped

@@ -1,10 +1,15 @@
-//! A run against a seen store ([`crate::seen`]): whether a class was
-//! admitted by an earlier run is known only once the whole batch is read
-//! and its fingerprints are joined with the store in one sorted pass (the
-//! store is never probed key by key). So the output is spooled to an
-//! unnamed temporary file in the meantime; once the join has said which
-//! classes the store holds, the spool is copied to the output without them,
-//! and the classes it did not hold are staged as the store's next run.
+//! A run against a seen store ([`crate::seen`]), one of two ways.
+//!
+//! In bulk, whether a class was admitted by an earlier run is known only
+//! once the whole batch is read and its fingerprints are joined with the
+//! store in one sorted pass (the store is never probed key by key). The
+//! output waits in its own file (or a spool) in the meantime; once the join
+//! has said which classes the store holds, their lines are removed, and the
+//! classes it did not hold are staged as the store's next run.
+//!
+//! Live ([`Live`]: line-buffered, or verdicts, whose answers cannot wait),
+//! each batch's new classes are looked up as the batch is decided, and the
+//! keys admitted are committed as the output goes out.
 //!
 //! It knows classes, their fingerprints and the spool's lines; not how a
 //! class was decided, nor how the store keeps its files.
@@ -13,6 +18,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -112,11 +118,24 @@ impl Classes {
 pub(crate) struct Verdicts {
     /// One bit per class, by number: set where the store holds it.
     held: Vec<u64>,
+    classes: u64,
+    lines: u64,
+}
+
+/// How much of a run a seen store held.
+pub(crate) struct Held {
     pub(crate) classes: u64,
     pub(crate) lines: u64,
 }
 
 impl Verdicts {
+    pub(crate) fn held(&self) -> Held {
+        Held {
+            classes: self.classes,
+            lines: self.lines,
+        }
+    }
+
     fn is_held(&self, class: u64) -> bool {
         self.held
             .get((class / 64) as usize)
@@ -164,6 +183,88 @@ impl Joined {
         if store.is_writable() {
             let unheld = self.prints.iter().filter(|c| !c.is_held());
             store.stage(unheld.map(ClassPrint::print))?;
+        }
+        Ok(())
+    }
+}
+
+/// How a run uses a seen store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SeenMode {
+    Off,
+    /// Joined with the whole batch at the end.
+    Bulk,
+    /// Consulted batch by batch.
+    Live,
+}
+
+/// A seen store consulted batch by batch, shared by the stage that looks
+/// classes up and the writer's side, which commits what it has written.
+pub(crate) struct Live<'s> {
+    store: Mutex<&'s mut Store>,
+    /// Keys admitted and written out, not yet committed (ascending after
+    /// [`Live::take_pending`] sorts them).
+    pending: Mutex<Vec<u128>>,
+}
+
+impl<'s> Live<'s> {
+    pub(crate) fn new(store: &'s mut Store) -> Live<'s> {
+        Live {
+            store: Mutex::new(store),
+            pending: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn store(&self) -> std::sync::MutexGuard<'_, &'s mut Store> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Looks `probes` (ascending) up in the store, on `pool`.
+    pub(crate) fn lookup<P: Probe>(
+        &self,
+        pool: &rayon::ThreadPool,
+        probes: &mut [P],
+    ) -> Result<(), StoreError> {
+        let store = self.store();
+        pool.install(|| store.lookup(probes))
+    }
+
+    /// Whether keys are admitted (the store was opened for writing).
+    pub(crate) fn admits(&self) -> bool {
+        self.store().is_writable()
+    }
+
+    /// Takes `prints`, admitted and written out, to commit.
+    pub(crate) fn admit(&self, prints: &mut Vec<u128>) {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        pending.append(prints);
+    }
+
+    fn take_pending(&self) -> Vec<u128> {
+        let mut pending =
+            std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        pending.sort_unstable();
+        pending
+    }
+
+    /// Commits the keys admitted so far, if any.
+    pub(crate) fn commit(&self) -> Result<(), StoreError> {
+        let pending = self.take_pending();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let mut store = self.store();
+        store.stage(pending.into_iter())?;
+        store.publish().map(drop)
+    }
+
+    /// Stages the keys admitted and not yet committed, for the caller to
+    /// publish once the output is in place.
+    pub(crate) fn stage_pending(&self) -> Result<(), StoreError> {
+        let pending = self.take_pending();
+        let mut store = self.store();
+        if store.is_writable() {
+            store.stage(pending.into_iter())?;
         }
         Ok(())
     }

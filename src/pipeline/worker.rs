@@ -8,7 +8,7 @@
 use super::chunks::{Chunk, ChunkBytes};
 use super::input::{BOM, strip_cr};
 use super::place::Place;
-use super::{Invalid, LineMapper, Mode, Options};
+use super::{Emit, Invalid, LineMapper, Mode, Options};
 use crate::error::{ErrorKind, InvalidUri};
 use crate::fingerprint::fingerprint;
 
@@ -64,6 +64,9 @@ pub struct Processed<'a> {
     /// When asked for, each accepted line's key's stable
     /// [`fingerprint`](crate::fingerprint), as a number; else empty.
     pub prints: Vec<u128>,
+    /// For verdicts (a line of output for every line): where each blank
+    /// line starts; else empty.
+    pub blanks: Vec<u32>,
     pub rejected: Vec<Rejected>,
     pub blank: u64,
     /// Invalid lines accepted as written (`Invalid::Pass`), also in `accepted`.
@@ -120,6 +123,7 @@ pub struct Buffers {
     arena: Vec<u8>,
     accepted: Vec<Accepted>,
     prints: Vec<u128>,
+    blanks: Vec<u32>,
     rejected: Vec<Rejected>,
 }
 
@@ -129,11 +133,13 @@ impl From<Processed<'_>> for Buffers {
             arena: p.arena,
             accepted: p.accepted,
             prints: p.prints,
+            blanks: p.blanks,
             rejected: p.rejected,
         };
         buffers.arena.clear();
         buffers.accepted.clear();
         buffers.prints.clear();
+        buffers.blanks.clear();
         buffers.rejected.clear();
         buffers
     }
@@ -166,8 +172,10 @@ pub fn process<'a>(
         mut arena,
         mut accepted,
         mut prints,
+        mut blanks,
         mut rejected,
     } = buffers;
+    let note_blanks = options.mode == Mode::Dedup(Emit::Verdict);
     let hasher = hashes.set;
     let mut blank = 0;
     let mut passed = 0;
@@ -254,6 +262,9 @@ pub fn process<'a>(
             header = Some(span);
         } else if line.is_empty() {
             blank += 1;
+            if note_blanks {
+                blanks.push(span.start);
+            }
             if map_blank {
                 map(line, span, true, index);
             }
@@ -268,6 +279,7 @@ pub fn process<'a>(
         arena,
         accepted,
         prints: Vec::new(),
+        blanks,
         rejected,
         blank,
         passed,

@@ -10,7 +10,7 @@ use std::io::Write;
 use super::dedup::{Fate, Fates};
 use super::input::Input;
 use super::output::RejectSink;
-use super::seen::Classes;
+use super::seen::{Classes, SeenMode};
 use super::stats::Stats;
 use super::worker::Processed;
 use super::{Emit, Mode, Options, RunError};
@@ -50,17 +50,20 @@ pub(crate) struct Writer<'i> {
     /// the output.
     class_lines: u64,
     header_marks: Vec<u64>,
-    /// Against a seen store: the fingerprint of each class, in order.
+    /// Against a seen store in bulk: the fingerprint of each class, in order.
     classes: Option<Classes>,
+    /// Against a live seen store: the fingerprints of the classes written
+    /// since they were last handed over, to commit.
+    admitted: Option<Vec<u128>>,
 }
 
 impl<'i> Writer<'i> {
-    /// A writer; `seen` keeps each class's fingerprint for a seen store.
+    /// A writer, keeping what a seen store used as `seen` needs.
     pub(crate) fn new(
         inputs: &'i [Input],
         options: &Options,
         note_names: &'i [&'static str],
-        seen: bool,
+        seen: SeenMode,
     ) -> Writer<'i> {
         let stats = Stats {
             files: inputs.iter().map(|i| i.name().to_string()).collect(),
@@ -79,7 +82,8 @@ impl<'i> Writer<'i> {
             aligned: options.aligned,
             class_lines: 0,
             header_marks: Vec::new(),
-            classes: seen.then(Classes::default),
+            classes: (seen == SeenMode::Bulk).then(Classes::default),
+            admitted: (seen == SeenMode::Live).then(Vec::new),
         }
     }
 
@@ -115,49 +119,10 @@ impl<'i> Writer<'i> {
             self.header_marks.push(self.class_lines);
             self.emit(&[p.line(header)], out)?;
         }
-        // Aligned output: an empty line where each rejected line was.
-        let mut gaps = p.rejected.iter().map(|r| r.line.start).peekable();
-        for (i, a) in p.accepted.iter().enumerate() {
-            let emit = match (self.mode, fates) {
-                (Mode::Dedup(emit), Some(fates)) => Some((emit, fates.get(i))),
-                _ => None,
-            };
-            // Mapping writes every line; dedup, what the set decided.
-            if let (Some(classes), Some((_, Fate::First))) = (&mut self.classes, emit) {
-                classes.push_print(p.prints[i]);
-            }
-            let bytes = match emit {
-                None => {
-                    while self.aligned && gaps.next_if(|&start| start < a.line.start).is_some() {
-                        self.emit(&[], out)?;
-                    }
-                    // A blank line is counted as blank, though written.
-                    self.stats.unique += u64::from(!a.blank);
-                    self.emit(&[p.output(a)], out)?;
-                    continue;
-                }
-                Some((_, Fate::Duplicate)) => {
-                    self.stats.duplicates += 1;
-                    continue;
-                }
-                // Counted as the spill decides, at the end.
-                Some((_, Fate::Spilled)) => continue,
-                Some((Emit::Canonical, Fate::First)) => p.output(a),
-                Some((Emit::First, Fate::First)) => p.line(a.line),
-                Some((Emit::Count | Emit::Nothing, Fate::First)) => {
-                    // Counts are known only at the end: see `write_class`.
-                    self.stats.unique += 1;
-                    continue;
-                }
-            };
-            self.stats.unique += 1;
-            self.class_lines += 1;
-            self.emit(&[bytes], out)?;
-        }
-        if self.aligned && self.mode == Mode::Map {
-            for _ in gaps {
-                self.emit(&[], out)?;
-            }
+        match (self.mode, fates) {
+            (Mode::Dedup(Emit::Verdict), Some(fates)) => self.write_verdicts(p, fates, out)?,
+            (Mode::Dedup(emit), Some(fates)) => self.write_decided(p, emit, fates, out)?,
+            _ => self.write_mapped(p, out)?,
         }
         for (bit, name) in self.note_names.iter().enumerate() {
             if p.notes[bit] > 0 {
@@ -170,6 +135,116 @@ impl<'i> Writer<'i> {
         self.stats.bytes_in += p.chunk.bytes.len() as u64;
         self.lines_before += u64::from(p.lines);
         Ok(())
+    }
+
+    /// Mapping: every accepted line's output; aligned, an empty line where
+    /// each rejected line was.
+    fn write_mapped(&mut self, p: &Processed<'_>, out: &mut dyn Write) -> Result<(), RunError> {
+        let mut gaps = p.rejected.iter().map(|r| r.line.start).peekable();
+        for a in &p.accepted {
+            while self.aligned && gaps.next_if(|&start| start < a.line.start).is_some() {
+                self.emit(&[], out)?;
+            }
+            // A blank line is counted as blank, though written.
+            self.stats.unique += u64::from(!a.blank);
+            self.emit(&[p.output(a)], out)?;
+        }
+        if self.aligned {
+            for _ in gaps {
+                self.emit(&[], out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deduplicating: what is written of each class's first line.
+    fn write_decided(
+        &mut self,
+        p: &Processed<'_>,
+        emit: Emit,
+        fates: &Fates,
+        out: &mut dyn Write,
+    ) -> Result<(), RunError> {
+        for (i, a) in p.accepted.iter().enumerate() {
+            let fate = fates.get(i);
+            self.note_fate(p, i, fate);
+            let bytes = match (emit, fate) {
+                // Counted as the spill decides, at the end.
+                (_, Fate::Duplicate | Fate::Held | Fate::Spilled) => continue,
+                (Emit::Canonical, Fate::First) => p.output(a),
+                (Emit::First, Fate::First) => p.line(a.line),
+                // Counts are known only at the end: see `write_class`.
+                (Emit::Count | Emit::Nothing | Emit::Verdict, Fate::First) => continue,
+            };
+            self.class_lines += 1;
+            self.emit(&[bytes], out)?;
+        }
+        Ok(())
+    }
+
+    /// `--emit verdict`: one line for every line of the chunk, in order.
+    fn write_verdicts(
+        &mut self,
+        p: &Processed<'_>,
+        fates: &Fates,
+        out: &mut dyn Write,
+    ) -> Result<(), RunError> {
+        // The rejected and blank lines, in order, between the accepted ones.
+        let mut rejected = p.rejected.iter().peekable();
+        let mut blank = p.blanks.iter().peekable();
+        let mut others_before =
+            |this: &mut Self, before: u32, out: &mut dyn Write| -> Result<(), RunError> {
+                loop {
+                    let r = rejected
+                        .peek()
+                        .map(|r| r.line.start)
+                        .filter(|&s| s < before);
+                    let b = blank.peek().copied().copied().filter(|&s| s < before);
+                    let rejected_first = match (r, b) {
+                        (None, None) => return Ok(()),
+                        (Some(r), Some(b)) => r < b,
+                        (r, _) => r.is_some(),
+                    };
+                    if rejected_first {
+                        let reason = rejected.next().expect("peeked").error.to_string();
+                        this.emit(&[b"rejected\t", reason.as_bytes()], out)?;
+                    } else {
+                        blank.next();
+                        this.emit(&[b"blank"], out)?;
+                    }
+                }
+            };
+        for (i, a) in p.accepted.iter().enumerate() {
+            others_before(self, a.line.start, out)?;
+            let fate = fates.get(i);
+            self.note_fate(p, i, fate);
+            let verdict: &[u8] = match fate {
+                Fate::First => b"new\t",
+                Fate::Duplicate => b"dup\t",
+                Fate::Held => b"seen\t",
+                Fate::Spilled => unreachable!("verdicts are never spilled"),
+            };
+            self.emit(&[verdict, p.key(a)], out)?;
+        }
+        others_before(self, u32::MAX, out)
+    }
+
+    /// Counts a decided line, and keeps what a seen store needs of it.
+    fn note_fate(&mut self, p: &Processed<'_>, i: usize, fate: Fate) {
+        match fate {
+            Fate::First => {
+                self.stats.unique += 1;
+                if let Some(classes) = &mut self.classes {
+                    classes.push_print(p.prints[i]);
+                }
+                if let Some(admitted) = &mut self.admitted {
+                    admitted.push(p.prints[i]);
+                }
+            }
+            Fate::Duplicate => self.stats.duplicates += 1,
+            Fate::Held => *self.stats.seen.get_or_insert(0) += 1,
+            Fate::Spilled => {}
+        }
     }
 
     /// Adds one output line made of `parts`; writes when enough has gathered.
@@ -200,6 +275,12 @@ impl<'i> Writer<'i> {
             Mode::Dedup(Emit::Nothing) => Ok(()),
             _ => self.emit(&[output], out),
         }
+    }
+
+    /// The fingerprints of the classes written since the last call (a live
+    /// seen store's), emptied.
+    pub(crate) fn admitted_mut(&mut self) -> Option<&mut Vec<u128>> {
+        self.admitted.as_mut()
     }
 
     /// The classes' fingerprints gathered so far (a seen store's run).

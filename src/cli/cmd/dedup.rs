@@ -46,6 +46,11 @@ pub struct SeenArgs {
     /// instead of failing.
     #[arg(long, requires = "seen", conflicts_with = "seen_readonly")]
     pub seen_wait: bool,
+    /// With --seen and --line-buffered, writing to standard output: commit
+    /// the keys written at least this often (e.g. 1s, 250ms, 5m); a kill
+    /// loses at most that much.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration, requires = "seen")]
+    pub commit_every: std::time::Duration,
 }
 
 impl SeenArgs {
@@ -56,6 +61,7 @@ impl SeenArgs {
             config: Config::new(mapper.key_settings()),
             readonly: self.seen_readonly,
             wait: self.seen_wait,
+            commit_every: self.commit_every,
         })
     }
 }
@@ -70,6 +76,7 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
     let job = Job {
         memory: Some(&args.memory),
         seen: args.seen.request(&mapper),
+        line_buffered: args.run.line_buffered,
         ..Job::new(&mapper, Mode::Dedup(args.emit), &extra)
     };
     execute(&args.run.read, args.run.output.as_deref(), job)

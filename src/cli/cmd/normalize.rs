@@ -199,6 +199,7 @@ pub fn run(args: &NormalizeArgs) -> Result<Outcome, Error> {
     ];
     let job = Job {
         aligned: args.aligned,
+        line_buffered: args.run.line_buffered,
         ..Job::new(&mapper, Mode::Map, &extra)
     };
     execute(&args.run.read, args.run.output.as_deref(), job)

@@ -55,6 +55,7 @@ pub fn run(args: &ResolveArgs) -> Result<Outcome, Error> {
     let mapper = ResolveLines { base, rule };
     let job = Job {
         aligned: args.aligned,
+        line_buffered: args.run.line_buffered,
         ..Job::new(&mapper, Mode::Map, &extra)
     };
     execute(&args.run.read, args.run.output.as_deref(), job)

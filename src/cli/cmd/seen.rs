@@ -10,7 +10,7 @@ use urinorm::seen::{Access, Store};
 use super::dedup::SeenArgs;
 use super::normalize::{ColumnArgs, RungArgs};
 use crate::cli::engine::{Job, MemoryArgs, ReadArgs, execute};
-use crate::cli::{Error, Outcome, counted};
+use crate::cli::{Error, Outcome, counted, print_line};
 use urinorm::pipeline::{Emit, Mode};
 
 #[derive(Args, Debug)]
@@ -114,19 +114,19 @@ fn stats(args: &StatsArgs) -> Result<Outcome, Error> {
             at.as_deref().unwrap_or("(none yet)"),
         )
     };
-    println!("{text}");
+    print_line(&text)?;
     Ok(Outcome::default())
 }
 
 fn verify(args: &DirArgs) -> Result<Outcome, Error> {
     let store = Store::open_existing(&args.dir, Access::ReadOnly)?;
     store.verify()?;
-    println!(
+    print_line(&format!(
         "seen store '{}': {} keys in {}, every checksum matches",
         shown(&store),
         store.keys(),
         counted(store.runs(), "run")
-    );
+    ))?;
     Ok(Outcome::default())
 }
 
@@ -136,6 +136,7 @@ fn add(args: &AddArgs) -> Result<Outcome, Error> {
         seen: Some(args.dir.clone()),
         seen_readonly: false,
         seen_wait: args.wait,
+        commit_every: std::time::Duration::from_secs(1),
     };
     let extra = [
         ("command", json!("seen add")),
@@ -153,12 +154,12 @@ fn compact(args: &DirArgs) -> Result<Outcome, Error> {
     let mut store = Store::open_existing(&args.dir, Access::Write { wait: args.wait })?;
     let before = store.runs();
     store.compact()?;
-    println!(
+    print_line(&format!(
         "seen store '{}': {} keys, {} merged into {}",
         shown(&store),
         store.keys(),
         counted(before, "run"),
         store.runs()
-    );
+    ))?;
     Ok(Outcome::default())
 }
