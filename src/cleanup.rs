@@ -3,12 +3,50 @@
 //! handler calls [`remove_all`] before it exits. (On a normal return or an
 //! error, their owners remove them as they are dropped.)
 //!
-//! It knows paths, not who made them or why.
+//! A run that must finish its work when interrupted (a live seen store's
+//! last commit) defers interrupts instead ([`defer_interrupts`]): the
+//! handler then only notes the interrupt ([`interrupt`]), which the engine
+//! sees as the end of its input ([`interrupted`]).
+//!
+//! It knows paths and one flag, not who made them or why.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 static PATHS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+static DEFERRING: AtomicUsize = AtomicUsize::new(0);
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// While held, an interrupt is noted, not acted on.
+#[must_use = "interrupts are deferred only while this is held"]
+pub struct Deferred(());
+
+/// Defers interrupts until the guard is dropped.
+pub fn defer_interrupts() -> Deferred {
+    DEFERRING.fetch_add(1, Ordering::SeqCst);
+    Deferred(())
+}
+
+impl Drop for Deferred {
+    fn drop(&mut self) {
+        DEFERRING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// For the signal handler: notes the interrupt and says whether it is
+/// deferred (the run ends on its own); when it is not, or when it was
+/// noted once already (asked twice), the handler stops the process.
+pub fn interrupt() -> bool {
+    let again = INTERRUPTED.swap(true, Ordering::SeqCst);
+    DEFERRING.load(Ordering::SeqCst) > 0 && !again
+}
+
+/// Whether an interrupt was noted: a run with interrupts deferred takes it
+/// as the end of its input.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
 
 /// A registration; dropping it takes the path off the list.
 #[must_use = "the path is unregistered when this is dropped"]

@@ -19,8 +19,12 @@ fn main() -> ExitCode {
         eprintln!("urinorm: internal error{location} (a bug: please report it)");
     }));
     // Ctrl-C (or a TERM or HUP signal) removes the temporary files first:
-    // the spill's partitions and the unfinished `-o` file.
+    // the spill's partitions and the unfinished `-o` file. A run that
+    // defers it (a live seen store) ends its input there and commits first.
     let _ = ctrlc::set_handler(|| {
+        if urinorm::cleanup::interrupt() {
+            return;
+        }
         urinorm::cleanup::remove_all();
         eprintln!("urinorm: interrupted; temporary files removed");
         std::process::exit(130);

@@ -233,6 +233,10 @@ pub fn execute(read: &ReadArgs, output: Option<&Path>, job: Job<'_>) -> Result<O
         Output::check_dir(&dir).map_err(|source| path_error(&dir, source))?;
     }
     let mut store = job.seen.as_ref().map(|s| s.open(read.quiet)).transpose()?;
+    // Line by line into a store, Ctrl-C ends the input: what was answered
+    // is committed before the process exits.
+    let _deferred = (job.line_buffered && store.as_ref().is_some_and(Store::is_writable))
+        .then(urinorm::cleanup::defer_interrupts);
 
     let mut examples = RejectExamples::default();
     let mut to_stderr = RejectsToStderr;
@@ -305,8 +309,16 @@ pub fn execute(read: &ReadArgs, output: Option<&Path>, job: Job<'_>) -> Result<O
             report_store(store, committed);
         }
     }
+    let interrupted = urinorm::cleanup::interrupted();
+    if interrupted && !read.quiet {
+        let _ = writeln!(
+            io::stderr(),
+            "urinorm: interrupted; the lines answered were committed"
+        );
+    }
     Ok(Outcome {
         rejected: stats.rejected_total(),
+        interrupted,
     })
 }
 

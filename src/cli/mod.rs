@@ -54,12 +54,18 @@ pub enum Command {
 pub struct Outcome {
     /// Lines that were not URI references and so produced no output.
     pub rejected: u64,
+    /// The run was interrupted and ended early, its work saved.
+    pub interrupted: bool,
 }
 
 impl Outcome {
-    /// 0 when every line was accepted, 1 when some were rejected.
+    /// 0 when every line was accepted, 1 when some were rejected; 130
+    /// when interrupted (as a shell reports Ctrl-C).
     pub fn exit_code(self) -> u8 {
-        u8::from(self.rejected > 0)
+        match self.interrupted {
+            true => 130,
+            false => u8::from(self.rejected > 0),
+        }
     }
 }
 

@@ -62,6 +62,9 @@ pub struct Chunks<'a> {
     line_buffered: bool,
 }
 
+/// How often a line-buffered read waiting for input looks for an interrupt.
+const INTERRUPT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// What the thread reading standard input hands over: a block, or the error
 /// that ended it. It ends at the end of the input.
 type Reader = mpsc::Receiver<io::Result<Vec<u8>>>;
@@ -163,9 +166,20 @@ impl<'a> Chunks<'a> {
     fn next_arrived(&mut self, wait: bool) -> Result<Next<'a>, InputError> {
         let reader = self.reader.get_or_insert_with(spawn_reader);
         let mut block = std::mem::take(&mut self.carry);
+        let mut cut_short = false;
         while !self.stdin_done && memrchr(b'\n', &block).is_none() {
             let received = match wait {
-                true => reader.recv().ok(),
+                // An interrupt, deferred, ends the input here.
+                true => loop {
+                    if crate::cleanup::interrupted() {
+                        cut_short = true;
+                        break None;
+                    }
+                    match reader.recv_timeout(INTERRUPT_POLL) {
+                        Err(mpsc::RecvTimeoutError::Timeout) => {}
+                        received => break received.ok(),
+                    }
+                },
                 false => match reader.try_recv() {
                     Ok(received) => Some(received),
                     Err(mpsc::TryRecvError::Empty) => {
@@ -180,6 +194,10 @@ impl<'a> Chunks<'a> {
                 Some(Err(e)) => return Err(InputError::new(STDIN, e)),
                 None => self.stdin_done = true,
             }
+        }
+        if cut_short {
+            // A line not finished when the input was cut is not a line.
+            block.truncate(memrchr(b'\n', &block).map_or(0, |n| n + 1));
         }
         if block.is_empty() {
             return Ok(Next::Done);

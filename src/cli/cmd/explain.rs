@@ -33,6 +33,7 @@ pub fn run(args: &ExplainArgs) -> Result<Outcome, Error> {
         .map_err(Error::stdout)?;
     Ok(Outcome {
         rejected: u64::from(explanation.rejected),
+        ..Outcome::default()
     })
 }
 

@@ -76,6 +76,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         .map_err(Error::stdout)?;
     Ok(Outcome {
         rejected: report.steps[0].rejected,
+        ..Outcome::default()
     })
 }
 
