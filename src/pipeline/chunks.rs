@@ -195,6 +195,16 @@ impl<'a> Chunks<'a> {
                 None => self.stdin_done = true,
             }
         }
+        // What else has arrived joins the chunk, up to a chunk's size: bulk
+        // input still comes in large chunks.
+        while !self.stdin_done && !cut_short && block.len() < self.chunk_bytes {
+            match reader.try_recv() {
+                Ok(Ok(more)) => block.extend_from_slice(&more),
+                Ok(Err(e)) => return Err(InputError::new(STDIN, e)),
+                Err(mpsc::TryRecvError::Empty) => break,
+                Err(mpsc::TryRecvError::Disconnected) => self.stdin_done = true,
+            }
+        }
         if cut_short {
             // A line not finished when the input was cut is not a line.
             block.truncate(memrchr(b'\n', &block).map_or(0, |n| n + 1));
