@@ -1,5 +1,6 @@
 //! The extension module `urinorm._urinorm`: urinorm's normalizer, SURT keys
-//! and resolution for Python, and the batch loop behind `normalize_batch`.
+//! and resolution for Python, the batch loop behind `normalize_batch`, and
+//! the seen store behind `SeenSet`.
 //!
 //! Nothing here decides what an option means: the rung, preset and
 //! transforms become a normalizer in [`Normalizer::from_options`] and a SURT
@@ -8,6 +9,7 @@
 //! Python API (argument defaults, pyarrow arrays) is `urinorm/__init__.py`.
 
 mod arrow;
+mod seen;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
@@ -41,15 +43,15 @@ fn invalid_uri(py: Python<'_>, error: &urinorm::InvalidUri) -> PyErr {
 }
 
 /// The key a batch writes: `key="canonical"` or `key="surt"`.
-fn parse_key(key: &str) -> PyResult<KeyFormat> {
+pub(crate) fn parse_key(key: &str) -> PyResult<KeyFormat> {
     key.parse().map_err(PyValueError::new_err)
 }
 
 /// A normalizer built once from the options, for the functions of `urinorm`
 /// to cache (building one parses names and copies the tracking list).
 #[pyclass(frozen, module = "urinorm._urinorm", name = "Normalizer")]
-struct PyNormalizer {
-    normalizer: Normalizer,
+pub(crate) struct PyNormalizer {
+    pub(crate) normalizer: Normalizer,
 }
 
 #[pymethods]
@@ -223,6 +225,8 @@ fn _urinorm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InvalidUri", m.py().get_type::<InvalidUri>())?;
     m.add_class::<PyNormalizer>()?;
     m.add_class::<arrow::Keys>()?;
+    m.add_class::<seen::PySeenSet>()?;
+    m.add("SeenStoreError", m.py().get_type::<seen::SeenStoreError>())?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("RUNGS", Rung::ALL.map(Rung::name).to_vec())?;

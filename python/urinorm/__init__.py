@@ -25,10 +25,13 @@ name or several); ``tracking_params`` replaces the parameter names
 
 :func:`normalize_batch` runs over a list or a pyarrow string array with the
 GIL released; :mod:`urinorm.spark` makes a Spark column of it.
+:class:`SeenSet` is a crawler frontier's memory across runs, the command
+line's seen store; :mod:`urinorm.scrapy` puts it under Scrapy.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -38,7 +41,8 @@ from ._options import normalizer as _normalizer
 from ._urinorm import PRESETS as _PRESETS
 from ._urinorm import RUNGS as _RUNGS
 from ._urinorm import TRANSFORMS as _TRANSFORMS
-from ._urinorm import InvalidUri, Normalizer, __version__, resolve
+from ._urinorm import InvalidUri, Normalizer, SeenStoreError, __version__, resolve
+from ._urinorm import SeenSet as _SeenSet
 
 if TYPE_CHECKING:
     import pyarrow
@@ -48,6 +52,8 @@ __all__ = [
     "RUNGS",
     "TRANSFORMS",
     "InvalidUri",
+    "SeenSet",
+    "SeenStoreError",
     "__version__",
     "fingerprint",
     "fingerprint_batch",
@@ -224,3 +230,104 @@ def _arrays(pa, keys):
     result = pa.Array.from_buffers(arrow_type, len(keys), buffers, null_count=keys.null_count)
     # The mask shares the result's validity bitmap.
     return result, pa.Array.from_buffers(pa.bool_(), len(keys), [None, valid])
+
+
+class SeenSet:
+    """The keys a crawler frontier has admitted, kept in a seen store: the
+    directory ``urinorm dedup --seen DIR`` reads and writes, with the same
+    fingerprints, so a store made by either opens in the other.
+
+    ``add(values)`` answers, for each value, whether its key is new (then
+    admits it); ``contains(values)`` whether it is held. Admitted keys are
+    kept in memory until :meth:`commit` (or :meth:`close`, or the end of a
+    ``with`` block without an error) writes them to the store, atomically:
+    a process killed before that loses only what it admitted since the last
+    commit, and the store is never damaged. One process at a time may hold
+    a store (``wait=True`` waits for the other).
+
+    The options are :func:`normalize`'s and ``key`` (``"canonical"`` or
+    ``"surt"``); the store records them, and a store made with others is
+    refused (:class:`SeenStoreError`): keys made differently cannot be
+    compared.
+
+    >>> import tempfile
+    >>> with SeenSet(tempfile.mkdtemp()) as seen:
+    ...     seen.add(["http://a/", "HTTP://A:80/", "http://b/", "not a uri"])
+    ...     seen.contains(["http://A/"])
+    [True, False, True, None]
+    [True]
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        rung: str | None = None,
+        preset: str | None = None,
+        with_: Names = (),
+        without: Names = (),
+        tracking_params: Names | None = None,
+        key: str = "canonical",
+        wait: bool = False,
+    ):
+        normalizer = _normalizer(rung, preset, with_, without, tracking_params)
+        self._set = _SeenSet(os.fspath(path), normalizer, key, wait)
+
+    def add(self, values):
+        """For each value, whether its key is new, admitting it: a list of
+        ``bool`` (``None`` where the value is ``None`` or not a URI
+        reference), or for a pyarrow array a ``BooleanArray`` (null there).
+        A key repeated within ``values`` is new only the first time."""
+        return self._ask(values, contains=False)
+
+    def contains(self, values):
+        """For each value, whether its key is held (committed or admitted
+        since), as :meth:`add` answers, admitting nothing."""
+        return self._ask(values, contains=True)
+
+    def add_keys(self, keys: Iterable[bytes | str]) -> list[bool]:
+        """Admits keys made by the caller, taken as they are (not
+        normalized): whether each is new."""
+        return self._set.add_keys([k.encode() if isinstance(k, str) else bytes(k) for k in keys])
+
+    def commit(self) -> int:
+        """Writes the keys admitted since the last commit to the store;
+        returns how many."""
+        return self._set.commit()
+
+    def close(self) -> None:
+        """Commits, then lets the store (and its lock) go."""
+        self._set.close()
+
+    def __len__(self) -> int:
+        return self._set.__len__()
+
+    def __contains__(self, value: str) -> bool:
+        return bool(self.contains([value])[0])
+
+    def __enter__(self) -> SeenSet:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        # After an error, what was admitted may not have been acted on:
+        # it is answered new again next time rather than lost.
+        if kind is None:
+            self._set.close()
+        else:
+            self._set.discard()
+
+    def __repr__(self) -> str:
+        return f"SeenSet({len(self)} keys; {self._set.config()})"
+
+    def _ask(self, values, contains: bool):
+        try:
+            import pyarrow as pa
+        except ImportError:
+            pa = None
+        if pa is not None and isinstance(values, pa.ChunkedArray):
+            chunks = [self._ask(chunk, contains) for chunk in values.chunks]
+            return pa.chunked_array(chunks, type=pa.bool_())
+        if pa is not None and isinstance(values, pa.Array):
+            if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+                raise TypeError(f"SeenSet takes a string or large_string array, not {values.type}")
+            return pa.array(self._set.ask_arrow(values, contains), type=pa.bool_())
+        return self._set.ask_list(list(values), contains)

@@ -1,5 +1,6 @@
 """Type stubs for urinorm: the public API of urinorm/__init__.py and its extension module."""
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias, overload
 
@@ -105,3 +106,43 @@ def normalize_batch(
     """Normalize many values with the GIL released: ``(result, valid)``,
     null in ``result`` and false in ``valid`` where a value was null or not a
     URI reference."""
+
+class SeenStoreError(Exception):
+    """A seen store could not be opened, read or written: another writer
+    holds it, it was made with other key options, or a file of it is
+    damaged (the message names which)."""
+
+class SeenSet:
+    """The keys a crawler frontier has admitted, kept in a seen store (the
+    directory ``urinorm dedup --seen DIR`` uses)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        rung: str | None = None,
+        preset: str | None = None,
+        with_: Names = (),
+        without: Names = (),
+        tracking_params: Names | None = None,
+        key: str = "canonical",
+        wait: bool = False,
+    ) -> None: ...
+    @overload
+    def add(self, values: pyarrow.Array) -> pyarrow.BooleanArray: ...
+    @overload
+    def add(self, values: pyarrow.ChunkedArray) -> pyarrow.ChunkedArray: ...
+    @overload
+    def add(self, values: Iterable[str | None]) -> list[bool | None]: ...
+    @overload
+    def contains(self, values: pyarrow.Array) -> pyarrow.BooleanArray: ...
+    @overload
+    def contains(self, values: pyarrow.ChunkedArray) -> pyarrow.ChunkedArray: ...
+    @overload
+    def contains(self, values: Iterable[str | None]) -> list[bool | None]: ...
+    def add_keys(self, keys: Iterable[bytes | str]) -> list[bool]: ...
+    def commit(self) -> int: ...
+    def close(self) -> None: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, value: str) -> bool: ...
+    def __enter__(self) -> SeenSet: ...
+    def __exit__(self, kind: object, error: object, traceback: object) -> None: ...

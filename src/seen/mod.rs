@@ -47,7 +47,7 @@ use lock::WriterLock;
 use manifest::{Manifest, RunEntry};
 use run::{Block, Run, RunWriter};
 
-use crate::escape::escape_str;
+use crate::escape::{escape, escape_str};
 use crate::fingerprint::fingerprint;
 
 /// How the keys a store holds were made: named settings (the rung, the
@@ -107,7 +107,12 @@ impl fmt::Display for Config {
         }
         for (i, (name, value)) in self.0.iter().enumerate() {
             let sep = if i == 0 { "" } else { ", " };
-            write!(f, "{sep}{}={}", escape_str(name), escape_str(value))?;
+            // Whole, however long (a transform list is): only made inert.
+            let (name, value) = (
+                escape(name.as_bytes(), usize::MAX),
+                escape(value.as_bytes(), usize::MAX),
+            );
+            write!(f, "{sep}{name}={value}")?;
         }
         Ok(())
     }

@@ -1,0 +1,224 @@
+//! `SeenSet`: a seen store (the command line's `--seen DIR`, same files,
+//! same fingerprints, same configuration guard) for a running crawler in
+//! Python: values in, "new or not" out, admitted keys kept in memory until
+//! committed.
+//!
+//! The store itself is the library's `urinorm::seen::Store`; here are only
+//! the keys of Python values and the keys not yet committed.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyString};
+
+use urinorm::fingerprint::fingerprint;
+use urinorm::mapper::{Columns, NormalizeLines};
+use urinorm::seen::{Access, Config, Store, StoreError};
+
+use crate::{PyNormalizer, arrow, parse_key};
+
+create_exception!(
+    urinorm,
+    SeenStoreError,
+    PyException,
+    "A seen store could not be opened, read or written: another writer holds it, it was made with other key options, or a file of it is damaged (the message names which)."
+);
+
+fn store_error(e: StoreError) -> PyErr {
+    SeenStoreError::new_err(e.to_string())
+}
+
+/// An open seen store and the keys admitted since the last commit.
+#[pyclass(module = "urinorm._urinorm", name = "SeenSet")]
+pub struct PySeenSet {
+    lines: NormalizeLines,
+    store: Option<Store>,
+    /// Admitted, not yet committed.
+    pending: HashSet<u128>,
+}
+
+/// What is asked of each value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ask {
+    /// Whether it is new, admitting it.
+    Add,
+    /// Whether it is held (committed or pending).
+    Contains,
+}
+
+#[pymethods]
+impl PySeenSet {
+    /// Opens (or makes) the store at `path` for keys `normalizer` makes of
+    /// kind `key`; with `wait`, waits for another writer.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        normalizer: &PyNormalizer,
+        key: &str,
+        wait: bool,
+    ) -> PyResult<Self> {
+        let lines = NormalizeLines {
+            normalizer: normalizer.normalizer.clone(),
+            key: parse_key(key)?,
+            columns: Columns::default(),
+        };
+        let config = Config::new(lines.key_settings());
+        let store = py
+            .detach(|| Store::open(&path, &config, Access::Write { wait }))
+            .map_err(store_error)?;
+        Ok(PySeenSet {
+            lines,
+            store: Some(store),
+            pending: HashSet::new(),
+        })
+    }
+
+    /// For each value of a list (`str` or `None`): whether it is new (then
+    /// admitted), or with `contains`, whether it is held; `None` where the
+    /// value is `None` or not a URI reference.
+    fn ask_list(
+        &mut self,
+        py: Python<'_>,
+        values: Vec<Option<Bound<'_, PyString>>>,
+        contains: bool,
+    ) -> PyResult<Vec<Option<bool>>> {
+        let texts = values
+            .iter()
+            .map(|v| v.as_ref().map(|s| s.to_str()).transpose())
+            .collect::<PyResult<Vec<_>>>()?;
+        let prints = py.detach(|| self.prints(texts.iter().map(|t| t.map(str::as_bytes))));
+        self.ask(py, prints, contains)
+    }
+
+    /// As `ask_list`, for a pyarrow `string` or `large_string` array read
+    /// in place.
+    fn ask_arrow(
+        &mut self,
+        py: Python<'_>,
+        array: &Bound<'_, PyAny>,
+        contains: bool,
+    ) -> PyResult<Vec<Option<bool>>> {
+        let capsules = array.call_method0("__arrow_c_array__")?;
+        let (schema, array): (Bound<'_, PyCapsule>, Bound<'_, PyCapsule>) = capsules.extract()?;
+        let strings = arrow::StringArray::borrow(&schema, &array)?;
+        let prints = py.detach(|| self.prints((0..strings.len()).map(|i| strings.value(i))));
+        self.ask(py, prints, contains)
+    }
+
+    /// Admits keys made by the caller (bytes, fingerprinted as they are):
+    /// whether each is new.
+    fn add_keys(&mut self, py: Python<'_>, keys: Vec<Vec<u8>>) -> PyResult<Vec<bool>> {
+        let prints = keys
+            .iter()
+            .map(|k| Some(u128::from_be_bytes(fingerprint(k))))
+            .collect();
+        let asked = self.ask(py, prints, false)?;
+        Ok(asked.into_iter().map(|new| new == Some(true)).collect())
+    }
+
+    /// Commits the keys admitted since the last commit; returns how many.
+    fn commit(&mut self, py: Python<'_>) -> PyResult<u64> {
+        let mut pending: Vec<u128> = self.pending.drain().collect();
+        pending.sort_unstable();
+        let store = self.store_mut()?;
+        let committed = py.detach(|| {
+            store.stage(pending.into_iter())?;
+            store.publish()
+        });
+        Ok(committed.map_err(store_error)?.admitted)
+    }
+
+    /// Commits, then lets the store go (its lock with it).
+    fn close(&mut self, py: Python<'_>) -> PyResult<()> {
+        if self.store.is_some() {
+            self.commit(py)?;
+        }
+        self.store = None;
+        Ok(())
+    }
+
+    /// Lets the store go without committing (after an error, say: keys
+    /// admitted since the last commit are answered new again next time).
+    fn discard(&mut self) {
+        self.pending.clear();
+        self.store = None;
+    }
+
+    /// The distinct keys held: committed and admitted since.
+    fn __len__(&self) -> PyResult<usize> {
+        let store = self.store.as_ref().ok_or_else(closed)?;
+        Ok(store.keys() as usize + self.pending.len())
+    }
+
+    /// The settings the store's keys are made with.
+    fn config(&self) -> PyResult<String> {
+        Ok(self.store.as_ref().ok_or_else(closed)?.config().to_string())
+    }
+}
+
+fn closed() -> PyErr {
+    SeenStoreError::new_err("the SeenSet is closed")
+}
+
+impl PySeenSet {
+    fn store_mut(&mut self) -> PyResult<&mut Store> {
+        self.store.as_mut().ok_or_else(closed)
+    }
+
+    /// The fingerprint of each value's key; `None` for a null or invalid value.
+    fn prints<'v>(&self, values: impl Iterator<Item = Option<&'v [u8]>>) -> Vec<Option<u128>> {
+        let mut key = Vec::new();
+        values
+            .map(|value| {
+                key.clear();
+                let value = value?;
+                self.lines
+                    .key
+                    .write(&self.lines.normalizer, value, &mut key)
+                    .ok()?;
+                Some(u128::from_be_bytes(fingerprint(&key)))
+            })
+            .collect()
+    }
+
+    /// Answers for `prints`: looked up in the pending keys, then together in
+    /// the store (with the GIL released); new ones are admitted.
+    fn ask(
+        &mut self,
+        py: Python<'_>,
+        prints: Vec<Option<u128>>,
+        contains: bool,
+    ) -> PyResult<Vec<Option<bool>>> {
+        let ask = if contains { Ask::Contains } else { Ask::Add };
+        let unknown: Vec<u128> = prints
+            .iter()
+            .flatten()
+            .filter(|p| !self.pending.contains(p))
+            .copied()
+            .collect();
+        let store = self.store.as_ref().ok_or_else(closed)?;
+        let held = py.detach(|| store.holds(&unknown)).map_err(store_error)?;
+        let held: HashSet<u128> = unknown
+            .into_iter()
+            .zip(held)
+            .filter(|(_, h)| *h)
+            .map(|(p, _)| p)
+            .collect();
+        Ok(prints
+            .into_iter()
+            .map(|print| {
+                let print = print?;
+                let known = held.contains(&print) || self.pending.contains(&print);
+                Some(match ask {
+                    Ask::Contains => known,
+                    // Inserted, so a repeat later in the batch is not new.
+                    Ask::Add => !known && self.pending.insert(print),
+                })
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,110 @@
+"""SeenSet: the seen store from Python, the same store as `urinorm dedup --seen`."""
+
+import subprocess
+
+import pyarrow as pa
+import pytest
+
+import urinorm
+from conftest import SAMPLE, read_lines
+
+LINES = [line for _, line in read_lines(SAMPLE)]
+
+
+def dedup_seen(cli, store, lines, *flags):
+    """`urinorm dedup --seen store` on `lines`: the lines it writes."""
+    done = subprocess.run(
+        [cli, "dedup", "--quiet", "--seen", str(store), *flags],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    return done.stdout.splitlines()
+
+
+def test_add_and_contains_answer_per_value(tmp_path):
+    with urinorm.SeenSet(tmp_path / "s") as seen:
+        assert seen.add(["http://a/", "HTTP://A:80/", "http://b/", "not a uri", None]) == [
+            True,
+            False,
+            True,
+            None,
+            None,
+        ]
+        assert seen.add(["http://b/", "http://c/"]) == [False, True]
+        assert seen.contains(["http://A/", "http://d/", None]) == [True, False, None]
+        assert "http://c/" in seen and "http://d/" not in seen
+        assert len(seen) == 3
+    # Committed at the end of the block: a new SeenSet holds them.
+    with urinorm.SeenSet(tmp_path / "s") as seen:
+        assert len(seen) == 3
+        assert seen.contains(["http://a/", "http://b/", "http://c/"]) == [True] * 3
+
+
+def test_arrow_arrays_in_boolean_arrays_out(tmp_path):
+    with urinorm.SeenSet(tmp_path / "s") as seen:
+        got = seen.add(pa.array(["http://a/", None, "HTTP://A/", "not a uri"]))
+        assert got.type == pa.bool_()
+        assert got.to_pylist() == [True, None, False, None]
+        large = seen.contains(pa.array(["http://a/", "http://z/"], type=pa.large_string()))
+        assert large.to_pylist() == [True, False]
+        chunked = seen.add(pa.chunked_array([["http://b/"], ["http://b/", "http://c/"]]))
+        assert isinstance(chunked, pa.ChunkedArray)
+        assert chunked.to_pylist() == [True, False, True]
+        with pytest.raises(TypeError, match="string or large_string"):
+            seen.add(pa.array([1, 2]))
+
+
+def test_a_store_made_by_the_command_line_opens_in_python_and_back(cli, tmp_path):
+    store = tmp_path / "frontier"
+    first, second = LINES[:3000], LINES[2000:]
+    admitted = dedup_seen(cli, store, first, "--preset", "safe")
+    with urinorm.SeenSet(store, preset="safe") as seen:
+        assert len(seen) == len(admitted)
+        assert seen.contains(admitted) == [True] * len(admitted)
+        # What Python adds of the second batch is exactly what the command
+        # line would write of it.
+        new = seen.add(second)
+    check = tmp_path / "check"
+    dedup_seen(cli, check, first, "--preset", "safe")
+    by_cli = dedup_seen(cli, check, second, "--preset", "safe", "--emit", "first")
+    by_python = [line for line, is_new in zip(second, new, strict=True) if is_new]
+    assert by_python == by_cli
+    # And back: the command line holds what Python committed.
+    assert dedup_seen(cli, store, second, "--preset", "safe") == []
+
+
+def test_a_store_of_other_options_is_refused(cli, tmp_path):
+    store = tmp_path / "s"
+    dedup_seen(cli, store, LINES[:100])
+    with pytest.raises(urinorm.SeenStoreError, match="rung=scheme.*rung=protocol"):
+        urinorm.SeenSet(store, preset="aggressive")
+    with pytest.raises(urinorm.SeenStoreError, match="key=surt"):
+        urinorm.SeenSet(store, key="surt")
+    urinorm.SeenSet(store).close()
+
+
+def test_one_writer_at_a_time_and_an_error_commits_nothing(tmp_path):
+    store = tmp_path / "s"
+    held = urinorm.SeenSet(store)
+    with pytest.raises(urinorm.SeenStoreError, match="being written by process"):
+        urinorm.SeenSet(store)
+    held.add(["http://a/"])
+    held.close()
+    with pytest.raises(RuntimeError), urinorm.SeenSet(store) as seen:
+        seen.add(["http://b/"])
+        raise RuntimeError("the crawler failed before fetching")
+    with urinorm.SeenSet(store) as seen:
+        assert seen.contains(["http://a/", "http://b/"]) == [True, False]
+
+
+def test_keys_made_by_the_caller(tmp_path):
+    with urinorm.SeenSet(tmp_path / "s") as seen:
+        assert seen.add_keys([b"POST http://a/\n1", "POST http://a/\n2", b"POST http://a/\n1"]) == [
+            True,
+            True,
+            False,
+        ]
+        assert len(seen) == 2
