@@ -1,0 +1,133 @@
+"""A Scrapy duplicate filter on urinorm's canonical URLs.
+
+In a project's settings::
+
+    DUPEFILTER_CLASS = "urinorm.scrapy.DupeFilter"
+    URINORM_PRESET = "safe"          # or URINORM_RUNG, URINORM_WITH, ...
+
+A GET or HEAD request without a body is keyed on the canonical form of its
+URL (the key ``urinorm dedup`` gives it, with the same options), so
+``HTTP://Example.com:80/a#top`` and ``http://example.com/a`` are one page;
+any other request on its method, canonical URL and body, so two POSTs with
+different bodies stay apart. With ``JOBDIR`` set (or
+``URINORM_SEEN_DIR``), the keys go to a :class:`urinorm.SeenSet` (in
+``JOBDIR/urinorm-seen``): a crawl resumed, or run again, does not fetch
+again what an earlier one fetched, and the store is the one the command
+line's ``dedup --seen`` reads. Keys admitted are committed at least every
+``URINORM_COMMIT_EVERY`` seconds (default 1) and when the spider closes.
+
+Settings: ``URINORM_RUNG``, ``URINORM_PRESET``, ``URINORM_WITH``,
+``URINORM_WITHOUT`` (lists of transform names), ``URINORM_TRACKING_PARAMS``
+(a list of parameter names), ``URINORM_SEEN_DIR``, ``URINORM_COMMIT_EVERY``;
+``DUPEFILTER_DEBUG`` logs every duplicate, as Scrapy's own filter does.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+from scrapy.dupefilters import BaseDupeFilter
+from scrapy.utils.job import job_dir
+from scrapy.utils.request import referer_str
+
+from . import InvalidUri, SeenSet
+from ._options import normalizer
+
+__all__ = ["DupeFilter"]
+
+
+class DupeFilter(BaseDupeFilter):
+    """Filters out requests whose canonical key was seen (see the module)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        debug: bool = False,
+        *,
+        rung: str | None = None,
+        preset: str | None = None,
+        with_=(),
+        without=(),
+        tracking_params=None,
+        commit_every: float = 1.0,
+    ) -> None:
+        options = {
+            "rung": rung,
+            "preset": preset,
+            "with_": tuple(with_),
+            "without": tuple(without),
+            "tracking_params": tuple(tracking_params) if tracking_params else None,
+        }
+        self._normalizer = normalizer(**options)
+        self._store = SeenSet(path, **options) if path else None
+        self._keys: set[bytes] = set()
+        self._commit_every = commit_every
+        self._committed_at = time.monotonic()
+        self.debug = debug
+        self.logdupes = True
+        self.logger = logging.getLogger(__name__)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        settings = crawler.settings
+        path = settings.get("URINORM_SEEN_DIR")
+        jobdir = job_dir(settings)
+        if not path and jobdir:
+            path = os.path.join(jobdir, "urinorm-seen")
+        return cls(
+            path,
+            settings.getbool("DUPEFILTER_DEBUG"),
+            rung=settings.get("URINORM_RUNG"),
+            preset=settings.get("URINORM_PRESET"),
+            with_=settings.getlist("URINORM_WITH"),
+            without=settings.getlist("URINORM_WITHOUT"),
+            tracking_params=settings.getlist("URINORM_TRACKING_PARAMS") or None,
+            commit_every=settings.getfloat("URINORM_COMMIT_EVERY", 1.0),
+        )
+
+    def request_key(self, request) -> bytes:
+        """The key a request is filtered on: the canonical URL for a GET or
+        HEAD without a body, else method, canonical URL and body. A URL
+        that is not a URI reference is its own key, as written."""
+        try:
+            url = self._normalizer.normalize(request.url)
+        except InvalidUri:
+            url = request.url
+        if request.method in ("GET", "HEAD") and not request.body:
+            return url.encode()
+        # A space and a newline appear in no URL: these keys never meet a
+        # page's.
+        return request.method.encode() + b" " + url.encode() + b"\n" + request.body
+
+    def request_seen(self, request) -> bool:
+        key = self.request_key(request)
+        if self._store is None:
+            new = key not in self._keys
+            self._keys.add(key)
+            return not new
+        (new,) = self._store.add_keys([key])
+        if time.monotonic() - self._committed_at >= self._commit_every:
+            self._store.commit()
+            self._committed_at = time.monotonic()
+        return not new
+
+    def close(self, reason: str) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def log(self, request, spider) -> None:
+        if self.debug:
+            msg = "Filtered duplicate request: %(request)s (referer: %(referer)s)"
+            args = {"request": request, "referer": referer_str(request)}
+            self.logger.debug(msg, args, extra={"spider": spider})
+        elif self.logdupes:
+            msg = (
+                "Filtered duplicate request: %(request)s"
+                " - no more duplicates will be shown"
+                " (see DUPEFILTER_DEBUG to show all duplicates)"
+            )
+            self.logger.debug(msg, {"request": request}, extra={"spider": spider})
+            self.logdupes = False
+        spider.crawler.stats.inc_value("dupefilter/filtered")
