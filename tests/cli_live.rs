@@ -210,3 +210,36 @@ fn a_kill_loses_at_most_the_last_interval() {
     assert_eq!(next.stdout, expected);
     assert!(Path::new(&store).join("MANIFEST").exists());
 }
+
+/// Verdicts are the same read in bulk from a file or line by line from a
+/// pipe, one per input line, with and without a store.
+#[test]
+fn verdicts_in_bulk_are_the_verdicts_line_by_line() {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sample/urls.txt");
+    let text = std::fs::read(&sample).unwrap();
+    let lines = text.split(|&b| b == b'\n').count() - 1;
+    let sample = sample.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for with_store in [false, true] {
+        let verdicts = |name: &str, line_buffered: bool| {
+            let store = dir.path().join(name).display().to_string();
+            let seeded = urinorm(&["seen", "add", "-q", &store], &text[..text.len() / 3]);
+            assert_eq!(seeded.code, 1, "{}", seeded.stderr);
+            let mut args = vec!["dedup", "-q", "--emit", "verdict"];
+            if with_store {
+                args.extend(["--seen", &store]);
+            }
+            let run = match line_buffered {
+                true => urinorm(&[&args[..], &["--line-buffered"]].concat(), &text),
+                false => urinorm(&[&args[..], &[sample]].concat(), b""),
+            };
+            assert_eq!(run.code, 1, "{}", run.stderr);
+            run.stdout
+        };
+        let name = |s: &str| format!("{s}-{with_store}");
+        let bulk = verdicts(&name("bulk"), false);
+        assert_eq!(bulk.lines().count(), lines);
+        assert_eq!(bulk.lines().any(|l| l.starts_with("seen\t")), with_store);
+        assert_eq!(bulk, verdicts(&name("live"), true));
+    }
+}
