@@ -278,6 +278,8 @@ fn check_run(
                         .iter()
                         .map(|&(_, k)| [format!("{}\t", counts[k]).as_bytes(), k].concat())
                         .collect(),
+                    // Not among the modes run above (`runs`, `third`).
+                    Emit::Verdict | Emit::Nothing => unreachable!("{mode:?} is not fuzzed"),
                 };
                 // Pairwise distinct (for `first`, by canonical form).
                 let distinct: HashSet<Vec<u8>> = out_lines
