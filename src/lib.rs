@@ -34,6 +34,7 @@
 //! ```
 
 pub mod cleanup;
+pub mod domain;
 pub mod error;
 pub mod escape;
 pub mod fingerprint;

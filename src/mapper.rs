@@ -259,7 +259,8 @@ impl NormalizeLines {
     /// The settings its keys depend on, by name: what a seen store records,
     /// so that keys made differently are never compared. The rung and the
     /// key's kind; at the protocol rung the transforms (in the order they
-    /// apply) and the tracking list; the key columns and their delimiter.
+    /// apply), the tracking list and, with `strip-www`, the Public Suffix
+    /// List; the key columns and their delimiter.
     ///
     /// ```
     /// use urinorm::key::KeyFormat;
@@ -282,6 +283,10 @@ impl NormalizeLines {
             settings.push(("transforms", names.join(",")));
             if protocol.contains(Transform::DropTrackingParams) {
                 settings.push(("tracking", protocol.tracking_setting()));
+            }
+            // Which `www.` labels go depends on the public suffixes.
+            if protocol.contains(Transform::StripWww) {
+                settings.push(("psl", crate::domain::suffix_list().describe()));
             }
         }
         if !self.columns.key_fields.is_empty() {

@@ -135,16 +135,37 @@ fn session_ids_only_when_they_look_like_tokens() {
 }
 
 #[test]
-fn strip_www_only_the_exact_label_with_two_left() {
+fn strip_www_only_the_exact_label_and_never_down_to_a_public_suffix() {
     check(
         &[Transform::StripWww],
         &[
             ("http://www.example.com/", "http://example.com/"),
             ("http://www.com/", "http://www.com/"),
+            // By the Public Suffix List, ICANN and private sections.
+            ("http://www.bbc.co.uk/", "http://bbc.co.uk/"),
+            ("http://www.co.uk/", "http://www.co.uk/"),
+            ("http://www.foo.github.io/", "http://foo.github.io/"),
+            ("http://www.github.io/", "http://www.github.io/"),
+            ("http://www.www.example.com/", "http://example.com/"),
+            ("http://www.www.co.uk/", "http://www.co.uk/"),
             ("http://www2.example.com/", "http://www2.example.com/"),
             ("http://www1355544.com/", "http://www1355544.com/"),
             ("http://wwwexample.com/", "http://wwwexample.com/"),
             ("ftp://www.example.com/", "ftp://www.example.com/"),
+        ],
+    );
+}
+
+/// A name that reads as a number keeps its `www.`: without it, browsers
+/// (and `ipv4-numeric`) would take it for an address.
+#[test]
+fn strip_www_never_turns_a_name_into_an_address() {
+    check(
+        &[Transform::StripWww, Transform::Ipv4Numeric],
+        &[
+            ("http://www.1.2.3/", "http://www.1.2.3/"),
+            ("http://www.example.0x1f/", "http://www.example.0x1f/"),
+            ("http://www.1.2.3.example/", "http://1.2.3.example/"),
         ],
     );
 }

@@ -103,7 +103,7 @@ impl Transform {
                 "drop jsessionid, PHPSESSID, ASPSESSIONID*, sid, CFID/CFTOKEN and (S(...)) session tokens; low: only token-like values"
             }
             Transform::StripWww => {
-                "drop a leading 'www.' label when two labels remain; medium: www.x.com and x.com can be different sites"
+                "drop a leading 'www.' label when a registrable domain remains (Public Suffix List), not a number; medium: www.x.com and x.com can be different sites"
             }
             Transform::DropIndexFile => {
                 "drop index.html/htm/php/asp, default.aspx/asp/htm as last segment; medium: only where the server maps it"
@@ -803,13 +803,18 @@ fn wants_trailing_slash(path: &[u8]) -> bool {
     !last.contains(&b'.')
 }
 
-/// `www.` as the first label, when at least two labels remain after it
-/// (`www.example.com`, not `www.com`; `www2.` and `www1355544.` are untouched).
+/// `www.` as the first label, when what remains is a registrable domain
+/// or below one by the Public Suffix List (`www.bbc.co.uk` → `bbc.co.uk`,
+/// `www.foo.github.io` → `foo.github.io`; `www.co.uk` and `www.com` stay,
+/// `co.uk` and `com` being public suffixes) and does not read as a number
+/// (`www.1.2.3` stays: browsers would take `1.2.3` for an address).
+/// `www2.` and `www1355544.` are other labels, untouched.
 fn strip_www(out: &mut Vec<u8>, host_start: usize) -> bool {
+    let list = crate::domain::suffix_list();
     let mut changed = false;
     // `www.www.example.com` loses both: a fixed point needs every one.
     while let Some(rest) = out[host_start..].strip_prefix(b"www.") {
-        if rest.split(|&b| b == b'.').filter(|l| !l.is_empty()).count() < 2 {
+        if list.registrable_domain(rest).is_none() || crate::domain::ends_in_number(rest) {
             break;
         }
         out.drain(host_start..host_start + 4);
