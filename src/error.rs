@@ -75,6 +75,8 @@ pub enum ErrorKind {
     MissingField,
     /// A bug in urinorm stopped this line (reported, and counted, never lost).
     InternalError,
+    /// A host or domain key of a URI without a host (`mailto:`, `urn:`).
+    NoHost,
 }
 
 impl ErrorKind {
@@ -111,6 +113,7 @@ impl ErrorKind {
             ErrorKind::PortOutOfRange => "port is out of range (0 to 65535)",
             ErrorKind::LineTooLong => "line longer than the maximum line length",
             ErrorKind::MissingField => "line has fewer fields than the options name",
+            ErrorKind::NoHost => "the URI has no host to key on",
             ErrorKind::InternalError => "internal error in urinorm (a bug: please report the line)",
         }
     }

@@ -3,9 +3,10 @@
 
 use std::str::FromStr;
 
-use crate::error::InvalidUri;
+use crate::error::{ErrorKind, InvalidUri};
 use crate::normalize::{Changes, Normalizer};
 use crate::surt::normalize_surt_into;
+use crate::uri::{HostKind, UriRef};
 
 /// The kind of key.
 ///
@@ -29,17 +30,29 @@ pub enum KeyFormat {
     /// and `http://h/a` share a key; it is not the Internet Archive's CDX
     /// key, which canonicalizes more.
     Surt,
+    /// The canonical form's host (an IP literal as written).
+    Host,
+    /// The host's registrable domain by the Public Suffix List (eTLD+1);
+    /// an IP literal, or a host that is itself a public suffix, is its own.
+    Domain,
 }
 
 impl KeyFormat {
     /// Every kind, in the order the help lists them.
-    pub const ALL: [KeyFormat; 2] = [KeyFormat::Canonical, KeyFormat::Surt];
+    pub const ALL: [KeyFormat; 4] = [
+        KeyFormat::Canonical,
+        KeyFormat::Surt,
+        KeyFormat::Host,
+        KeyFormat::Domain,
+    ];
 
     /// The kind's name, as options spell it.
     pub const fn name(self) -> &'static str {
         match self {
             KeyFormat::Canonical => "canonical",
             KeyFormat::Surt => "surt",
+            KeyFormat::Host => "host",
+            KeyFormat::Domain => "domain",
         }
     }
 
@@ -54,7 +67,35 @@ impl KeyFormat {
         match self {
             KeyFormat::Canonical => normalizer.normalize_into(input, out),
             KeyFormat::Surt => normalize_surt_into(normalizer, input, out),
+            KeyFormat::Host | KeyFormat::Domain => {
+                let start = out.len();
+                let changes = normalizer.normalize_into(input, out)?;
+                let Some(host) = self.host_key(&out[start..]) else {
+                    out.truncate(start);
+                    return Err(InvalidUri::new(0, ErrorKind::NoHost));
+                };
+                // Only the key stays, where the canonical form began.
+                out.copy_within(start + host.start..start + host.end, start);
+                out.truncate(start + host.len());
+                Ok(changes)
+            }
         }
+    }
+
+    /// Where in `canonical` (a canonical form) the host key lies: its host,
+    /// or for [`KeyFormat::Domain`] the host's registrable domain.
+    fn host_key(self, canonical: &[u8]) -> Option<std::ops::Range<usize>> {
+        let uri = UriRef::parse_bytes(canonical).ok()?;
+        let host = uri.host().filter(|h| !h.is_empty())?;
+        let start = host.as_ptr() as usize - canonical.as_ptr() as usize;
+        let end = start + host.len();
+        let domain = match (self, uri.host_kind()) {
+            (KeyFormat::Domain, Some(HostKind::RegName)) => {
+                crate::domain::suffix_list().registrable_domain(host.as_bytes())
+            }
+            _ => None,
+        };
+        Some(domain.map_or(start..end, |d| end - d.len()..end))
     }
 }
 
@@ -65,6 +106,6 @@ impl FromStr for KeyFormat {
         KeyFormat::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown key '{s}' (choose canonical or surt)"))
+            .ok_or_else(|| format!("unknown key '{s}' (choose canonical, surt, host or domain)"))
     }
 }

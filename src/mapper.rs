@@ -259,8 +259,9 @@ impl NormalizeLines {
     /// The settings its keys depend on, by name: what a seen store records,
     /// so that keys made differently are never compared. The rung and the
     /// key's kind; at the protocol rung the transforms (in the order they
-    /// apply), the tracking list and, with `strip-www`, the Public Suffix
-    /// List; the key columns and their delimiter.
+    /// apply) and the tracking list; the Public Suffix List, when
+    /// `strip-www` or a domain key use it; the key columns and their
+    /// delimiter.
     ///
     /// ```
     /// use urinorm::key::KeyFormat;
@@ -284,10 +285,15 @@ impl NormalizeLines {
             if protocol.contains(Transform::DropTrackingParams) {
                 settings.push(("tracking", protocol.tracking_setting()));
             }
-            // Which `www.` labels go depends on the public suffixes.
-            if protocol.contains(Transform::StripWww) {
-                settings.push(("psl", crate::domain::suffix_list().describe()));
-            }
+        }
+        // Which `www.` labels go, and what a domain key is, depend on the
+        // public suffixes.
+        let strips_www = self
+            .normalizer
+            .protocol()
+            .is_some_and(|p| p.contains(Transform::StripWww));
+        if strips_www || self.key == KeyFormat::Domain {
+            settings.push(("psl", crate::domain::suffix_list().describe()));
         }
         if !self.columns.key_fields.is_empty() {
             let fields: Vec<String> = self

@@ -177,3 +177,15 @@ def test_fingerprint_is_xxh3_128_of_the_key_big_endian():
         urinorm.fingerprint("http://a b/")
     with pytest.raises(ValueError, match="unknown key"):
         urinorm.fingerprint("http://a/", key="bogus")
+
+
+def test_host_and_domain_keys():
+    values = ["HTTP://WWW.BBC.CO.UK:80/a", "http://foo.github.io/", "http://[::1]/", "mailto:a@b.c"]
+    hosts, _ = urinorm.normalize_batch(values, key="host")
+    domains, valid = urinorm.normalize_batch(values, key="domain")
+    assert hosts.to_pylist() == ["www.bbc.co.uk", "foo.github.io", "[::1]", None]
+    assert domains.to_pylist() == ["bbc.co.uk", "foo.github.io", "[::1]", None]
+    assert valid.to_pylist() == [True, True, True, False]
+    assert urinorm.fingerprint("http://www.bbc.co.uk/x", key="domain") == urinorm.fingerprint(
+        "http://bbc.co.uk/y", key="domain"
+    )

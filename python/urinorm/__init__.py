@@ -143,8 +143,9 @@ def normalize_batch(
     ``values`` is an iterable of ``str`` or ``None`` (a list, say), or a
     pyarrow ``string`` or ``large_string`` array, or a chunked array of one;
     an Arrow array is read in place, not converted to Python strings.
-    ``key`` is ``"canonical"`` (the canonical form) or ``"surt"`` (its SURT
-    key).
+    ``key`` is ``"canonical"`` (the canonical form), ``"surt"`` (its SURT
+    key), ``"host"`` (its host) or ``"domain"`` (the host's registrable
+    domain by the Public Suffix List; a URI without a host gives a null).
 
     Returns ``(result, valid)``: ``result`` holds, in input order, the key of
     each value, and null where the value was null or is not a URI reference;

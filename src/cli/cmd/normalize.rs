@@ -94,7 +94,10 @@ pub struct NormalizeArgs {
 /// and `dedup`.
 #[derive(Args, Debug, Default, Clone)]
 pub struct ColumnArgs {
-    /// The key written for each line: its canonical form, or a SURT.
+    /// The key written for each line: its canonical form, a SURT, its host,
+    /// or its registrable domain (Public Suffix List; an IP literal or a
+    /// public suffix is its own). `dedup --key domain --emit count` counts
+    /// lines per domain.
     #[arg(long, value_enum, default_value_t = KeyFormat::Canonical)]
     pub key: KeyFormat,
     /// Deduplicate on these normalized columns together (e.g. 1,2 for a
