@@ -17,10 +17,19 @@ use std::sync::OnceLock;
 
 use psl::Psl;
 
-/// The list built in: the `psl` crate's version, which its maintainers
-/// publish anew with each change of the upstream list. Pinned in
-/// Cargo.toml; a test checks that Cargo.lock agrees.
-pub const PSL_VERSION: &str = "2.1.247";
+/// The version of the list built in, as a literal (for `concat!`): the
+/// `psl` crate's, which its maintainers publish anew with each change of
+/// the upstream list. Pinned in Cargo.toml; a test checks that Cargo.lock
+/// agrees.
+#[macro_export]
+macro_rules! psl_version {
+    () => {
+        "2.1.247"
+    };
+}
+
+/// The version of the list built in (see [`psl_version!`]).
+pub const PSL_VERSION: &str = psl_version!();
 
 /// A Public Suffix List.
 pub enum SuffixList {

@@ -101,3 +101,75 @@ fn a_domain_keyed_store_records_the_suffix_list() {
         stats.stdout
     );
 }
+
+/// `--psl FILE` puts a list read at run time in force (for domain keys and
+/// strip-www, and in a store's record); one that is not a list is exit 2.
+#[test]
+fn a_newer_list_is_read_with_psl() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("list.dat");
+    std::fs::write(
+        &list,
+        "// ===BEGIN ICANN DOMAINS===\ncom\nexample.com\n// ===END ICANN DOMAINS===\n",
+    )
+    .unwrap();
+    let list = list.to_str().unwrap();
+    let lines = b"http://www.a.example.com/\nhttp://www.b.co.uk/\n";
+    let read = urinorm(
+        &["normalize", "-q", "--key", "domain", "--psl", list],
+        lines,
+    );
+    assert_eq!(read.stdout, "a.example.com\nco.uk\n");
+    let stripped = urinorm(
+        &["normalize", "-q", "--with", "strip-www", "--psl", list],
+        b"http://www.example.com/\n",
+    );
+    assert_eq!(
+        stripped.stdout, "http://www.example.com/\n",
+        "example.com is a suffix in this list"
+    );
+    let store = dir.path().join("s").display().to_string();
+    urinorm(
+        &[
+            "dedup", "-q", "--key", "domain", "--psl", list, "--seen", &store,
+        ],
+        lines,
+    );
+    let refused = urinorm(&["dedup", "-q", "--key", "domain", "--seen", &store], lines);
+    assert_eq!(
+        refused.code, 2,
+        "another list makes other keys: {}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains("psl=read from a file"),
+        "{}",
+        refused.stderr
+    );
+    let bad = dir.path().join("bad.dat");
+    std::fs::write(&bad, "x\n").unwrap();
+    let run = urinorm(
+        &["normalize", "--psl", bad.to_str().unwrap()],
+        b"http://a/\n",
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("not a Public Suffix List"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_version_names_the_list_built_in() {
+    let run = urinorm(&["--version"], b"");
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout.contains(&format!(
+            "Public Suffix List built in: psl {}",
+            urinorm::domain::PSL_VERSION
+        )),
+        "{}",
+        run.stdout
+    );
+}

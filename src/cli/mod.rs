@@ -19,9 +19,18 @@ use urinorm::pipeline::RunError;
 use urinorm::pipeline::input::{Input, InputError, MmapChoice, STDIN};
 use urinorm::seen::StoreError;
 
+/// `urinorm --version`: the program's, and the Public Suffix List's it
+/// carries.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (Public Suffix List built in: psl ",
+    urinorm::psl_version!(),
+    ")"
+);
+
 /// Normalize and deduplicate URIs in bulk, to the letter of RFC 3986.
 #[derive(Parser, Debug)]
-#[command(name = "urinorm", version, about, propagate_version = true)]
+#[command(name = "urinorm", version = VERSION, about, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

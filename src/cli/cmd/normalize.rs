@@ -2,6 +2,7 @@
 
 use clap::Args;
 use serde_json::json;
+use urinorm::domain::SuffixList;
 use urinorm::escape::escape_str;
 use urinorm::normalize::protocol::{Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{NeedsProtocolRung, Normalizer, Rung};
@@ -33,6 +34,11 @@ pub struct RungArgs {
     /// (`prefix*` for a prefix), replacing the built-in list.
     #[arg(long, value_name = "FILE")]
     pub tracking_params: Option<std::path::PathBuf>,
+    /// A newer Public Suffix List (`public_suffix_list.dat`) to use instead
+    /// of the one built in (see `urinorm --version`), for strip-www and
+    /// `--key domain`.
+    #[arg(long, value_name = "FILE")]
+    pub psl: Option<std::path::PathBuf>,
 }
 
 impl RungArgs {
@@ -49,8 +55,18 @@ impl RungArgs {
         Rung::requested(self.rung, self.wants_protocol()).unwrap_or_else(|e| e.rung)
     }
 
-    /// The normalizer the flags describe.
+    /// The normalizer the flags describe (and the Public Suffix List they
+    /// name put in force).
     pub fn normalizer(&self) -> Result<Normalizer, Error> {
+        if let Some(path) = &self.psl {
+            let name = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Error::Input(InputError::new(&name, e)))?;
+            let list = SuffixList::parse(&text)
+                .map_err(|e| Error::Usage(format!("--psl '{}': {e}", escape_str(&name))))?;
+            // The first list put in force stays: a command builds one normalizer.
+            let _ = urinorm::domain::install(list);
+        }
         let usage = |e: NeedsProtocolRung| {
             Error::Usage(format!(
                 "--preset, --with, --without and --tracking-params need the protocol rung, not --rung {}",
