@@ -10,8 +10,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use common::cli::urinorm;
-use serde_json::Value;
+use common::cli::{store_keys, urinorm};
 
 /// A coprocess: its input, and its output read line by line.
 struct Coprocess {
@@ -34,6 +33,20 @@ impl Coprocess {
             output: BufReader::new(child.stdout.take().unwrap()),
             child,
         }
+    }
+
+    /// `dedup --line-buffered` against the store in `store`, committing
+    /// every `every`.
+    fn frontier(store: &str, every: &str) -> Coprocess {
+        let args = [
+            "dedup",
+            "--line-buffered",
+            "--seen",
+            store,
+            "--commit-every",
+            every,
+        ];
+        Coprocess::start(&args)
     }
 
     /// Writes one line and reads the one answer.
@@ -59,14 +72,6 @@ impl Coprocess {
         drop(self.input.take());
         self.child.wait().unwrap().code()
     }
-}
-
-fn keys(store: &str) -> u64 {
-    let run = urinorm(&["seen", "stats", "--json", store], b"");
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    serde_json::from_str::<Value>(&run.stdout).unwrap()["keys"]
-        .as_u64()
-        .unwrap()
 }
 
 fn store_in(dir: &tempfile::TempDir) -> String {
@@ -128,7 +133,7 @@ fn a_coprocess_gets_each_verdict_as_soon_as_it_asks() {
         }
     }
     assert_eq!(coprocess.finish(), Some(1), "rejected lines: exit 1");
-    assert_eq!(keys(&store), 300 + this_run.len() as u64);
+    assert_eq!(store_keys(&store), 300 + this_run.len() as u64);
 }
 
 #[test]
@@ -149,14 +154,7 @@ fn an_interrupt_commits_what_was_answered() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_in(&dir);
         // Commits so rare that only the interrupt's can count.
-        let mut coprocess = Coprocess::start(&[
-            "dedup",
-            "--line-buffered",
-            "--seen",
-            &store,
-            "--commit-every",
-            "1h",
-        ]);
+        let mut coprocess = Coprocess::frontier(&store, "1h");
         for n in 0..100 {
             assert_eq!(
                 coprocess.ask(&format!("http://x/{n}")),
@@ -171,7 +169,7 @@ fn an_interrupt_commits_what_was_answered() {
             Some(130),
             "{signal}"
         );
-        assert_eq!(keys(&store), 100, "{signal}");
+        assert_eq!(store_keys(&store), 100, "{signal}");
         assert_eq!(urinorm(&["seen", "verify", &store], b"").code, 0);
     }
 }
@@ -182,27 +180,20 @@ fn an_interrupt_commits_what_was_answered() {
 fn a_kill_loses_at_most_the_last_interval() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_in(&dir);
-    let mut coprocess = Coprocess::start(&[
-        "dedup",
-        "--line-buffered",
-        "--seen",
-        &store,
-        "--commit-every",
-        "50ms",
-    ]);
+    let mut coprocess = Coprocess::frontier(&store, "50ms");
     for n in 0..200 {
         coprocess.ask(&format!("http://y/{n}"));
     }
     // Three intervals later, a reader sees every key, the writer still running.
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(keys(&store), 200);
+    assert_eq!(store_keys(&store), 200);
     for n in 200..400 {
         coprocess.ask(&format!("http://y/{n}"));
     }
     coprocess.child.kill().unwrap(); // SIGKILL, at once
     coprocess.child.wait().unwrap();
     assert_eq!(urinorm(&["seen", "verify", &store], b"").code, 0);
-    let after = keys(&store);
+    let after = store_keys(&store);
     assert!((200..=400).contains(&after), "{after}");
     // The next run takes over where the store is.
     let next = urinorm(&["dedup", "--seen", &store], b"http://y/0\nhttp://y/399\n");

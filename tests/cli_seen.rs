@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::cli::{Run, urinorm};
+use common::cli::{Run, store_keys, urinorm};
 use serde_json::Value;
 
 const SAMPLE: &str = "testdata/sample/urls.txt";
@@ -183,13 +183,7 @@ fn a_committed_batch_run_again_writes_nothing_and_readonly_commits_nothing() {
         "{}",
         again.stderr
     );
-    let keys = |store: &str| {
-        let json = ok(&["seen", "stats", "--json", store]).stdout;
-        serde_json::from_str::<Value>(&json).unwrap()["keys"]
-            .as_u64()
-            .unwrap()
-    };
-    let before = keys(store);
+    let before = store_keys(store);
     assert_eq!(before, keys_of(&first).len() as u64);
     let readonly = ok(&["dedup", "--seen", store, "--seen-readonly", &second]);
     assert!(!readonly.stdout.is_empty());
@@ -198,11 +192,14 @@ fn a_committed_batch_run_again_writes_nothing_and_readonly_commits_nothing() {
         "{}",
         readonly.stderr
     );
-    assert_eq!(keys(store), before, "a readonly run commits nothing");
+    assert_eq!(store_keys(store), before, "a readonly run commits nothing");
     // What the readonly run wrote is what a writer writes, and admits.
     let written = ok(&["dedup", "--seen", store, &second]);
     assert_eq!(written.stdout, readonly.stdout);
-    assert_eq!(keys(store), before + lines(&written.stdout).len() as u64);
+    assert_eq!(
+        store_keys(store),
+        before + lines(&written.stdout).len() as u64
+    );
     ok(&["seen", "verify", store]);
 }
 
@@ -377,8 +374,7 @@ fn a_second_writer_is_refused_or_waits() {
     std::io::Read::read_to_string(&mut said, &mut rest).unwrap();
     assert!(rest.contains("1 new keys admitted"), "{rest}");
     assert_eq!(String::from_utf8_lossy(&second.stdout), "http://c/\n");
-    let stats = ok(&["seen", "stats", "--json", store]).stdout;
-    assert_eq!(serde_json::from_str::<Value>(&stats).unwrap()["keys"], 3);
+    assert_eq!(store_keys(store), 3);
 }
 
 /// A damaged or foreign store is exit 2 naming the file: never a panic,

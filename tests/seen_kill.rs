@@ -10,8 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::cli::urinorm;
-use serde_json::Value;
+use common::cli::{store_keys, urinorm};
 
 /// Batch `n`: `lines` URIs no other batch has.
 fn batch(dir: &Path, n: u32, lines: u32) -> String {
@@ -21,14 +20,6 @@ fn batch(dir: &Path, n: u32, lines: u32) -> String {
         .collect();
     std::fs::write(&path, text).unwrap();
     path.display().to_string()
-}
-
-fn keys(store: &str) -> u64 {
-    let run = urinorm(&["seen", "stats", "--json", store], b"");
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    serde_json::from_str::<Value>(&run.stdout).unwrap()["keys"]
-        .as_u64()
-        .unwrap()
 }
 
 /// A small deterministic generator (xorshift), so a failure can be rerun.
@@ -65,7 +56,7 @@ fn a_writer_killed_at_any_instant_leaves_the_old_commit_or_the_new() {
     let mut random = Random(0x9e37_79b9_7f4a_7c15);
     let (mut before_seen, mut after_seen) = (0, 0);
     for n in 1..=KILLS {
-        let before = keys(store);
+        let before = store_keys(store);
         let input = batch(dir.path(), n, LINES);
         let out = dir.path().join("out.txt");
         // Alternate the two ways in: a dedup writing output, and seen add.
@@ -94,7 +85,7 @@ fn a_writer_killed_at_any_instant_leaves_the_old_commit_or_the_new() {
         child.wait().unwrap();
         let verify = urinorm(&["seen", "verify", store], b"");
         assert_eq!(verify.code, 0, "kill {n}: {}", verify.stderr);
-        let after = keys(store);
+        let after = store_keys(store);
         assert!(
             after == before || after == before + u64::from(LINES),
             "kill {n}: {before} keys before, {after} after"

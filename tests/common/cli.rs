@@ -36,3 +36,11 @@ pub fn urinorm(args: &[&str], stdin: &[u8]) -> Run {
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
+
+/// How many keys the seen store in `store` holds (`urinorm seen stats --json`).
+pub fn store_keys(store: &str) -> u64 {
+    let run = urinorm(&["seen", "stats", "--json", store], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let stats: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    stats["keys"].as_u64().unwrap()
+}
