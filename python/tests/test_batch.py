@@ -123,7 +123,7 @@ def test_wrong_types_raise_type_error():
 
 
 def test_bad_options_raise_value_error():
-    with pytest.raises(ValueError, match="unknown key 'cdx' \\(choose canonical or surt\\)"):
+    with pytest.raises(ValueError, match="unknown key 'cdx' \\(choose canonical, surt, host or domain\\)"):
         urinorm.normalize_batch(["http://a/"], key="cdx")
     with pytest.raises(ValueError, match="unknown rung"):
         urinorm.normalize_batch(pa.array(["http://a/"]), rung="best")
