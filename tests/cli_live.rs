@@ -234,3 +234,32 @@ fn verdicts_in_bulk_are_the_verdicts_line_by_line() {
         assert_eq!(bulk, verdicts(&name("live"), true));
     }
 }
+
+/// Line-buffered against a store, what the store holds stays out whatever
+/// else is asked: counts (written at the end, from the whole batch's
+/// join), and a memory limit (a store consulted line by line keeps every
+/// key in memory: a spilled line would be decided too late).
+#[test]
+fn line_buffered_counts_and_memory_limits_keep_held_keys_out() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, flags, expected) in [
+        ("count", &["--emit", "count"][..], "1\thttp://b/\n"),
+        ("limit", &["--memory-limit", "1"], "http://b/\nhttp://c/\n"),
+    ] {
+        let store = dir.path().join(name).display().to_string();
+        assert_eq!(
+            urinorm(&["seen", "add", "-q", &store], b"http://a/\n").code,
+            0
+        );
+        let mut args = vec!["dedup", "-q", "--line-buffered", "--seen", &store];
+        args.extend_from_slice(flags);
+        let lines: &[u8] = match name {
+            "count" => b"http://a/\nhttp://b/\nhttp://a/\n",
+            _ => b"http://a/\nhttp://b/\nhttp://c/\n",
+        };
+        let run = urinorm(&args, lines);
+        assert_eq!(run.stdout, expected, "{name}: {}", run.stderr);
+        let held = if name == "count" { 2 } else { 3 };
+        assert_eq!(store_keys(&store), held, "{name}: the new keys admitted");
+    }
+}

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use std::collections::HashSet;
 
 use super::hash::key_hasher;
-use super::seen::{Classes, Live};
+use super::seen::{Classes, Live, SeenMode};
 use super::set::{DedupSet, Key, SHARDS, shard_of};
 use super::spill::{Spill, SpillError, SpillStats};
 use super::worker::{Accepted, Processed};
@@ -142,22 +142,25 @@ pub(crate) struct Finished {
 }
 
 impl Dedup {
-    /// The stage for a run; `counting` keeps the classes in order with
-    /// their sizes (always so for `--emit count`).
+    /// The stage for a run using a seen store as `seen`.
     pub(crate) fn new(
         emit: Emit,
-        counting: bool,
+        seen: SeenMode,
         options: &Options,
         total_bytes: Option<u64>,
     ) -> Dedup {
-        let counting = counting || emit == Emit::Count;
+        // The classes in order with their sizes: for counts, and for the
+        // whole batch's join with a store.
+        let counting = seen == SeenMode::Bulk || emit == Emit::Count;
+        // Verdicts, and a store consulted batch by batch, decide each line
+        // as it is read: nothing spills, to be decided at the end.
+        let spills = emit != Emit::Verdict && seen != SeenMode::Live;
         let mut dedup = Dedup {
             set: DedupSet::new(counting),
             emit,
             counting,
             order: Vec::new(),
-            // Verdicts are written as the lines are read: nothing spills.
-            memory_limit: options.memory_limit.filter(|_| emit != Emit::Verdict),
+            memory_limit: options.memory_limit.filter(|_| spills),
             temp_dir: options.temp_dir.clone(),
             total_bytes,
             bytes_in: 0,

@@ -340,12 +340,17 @@ pub fn run_on(
         .map(|i| i.bytes().unwrap_or_default())
         .collect();
     let deduplicating = matches!(options.mode, Mode::Dedup(_));
-    // Answers that cannot wait for the whole input consult the store batch
-    // by batch; others join it with the whole batch at the end.
+    // Answers that cannot wait for the whole input (verdicts, lines
+    // written as they are read) consult the store batch by batch; others,
+    // counts among them (written at the end anyway), join it with the whole
+    // batch at the end.
+    let live_answers = match options.mode {
+        Mode::Dedup(Emit::Verdict) => true,
+        Mode::Dedup(Emit::Canonical | Emit::First) => options.line_buffered,
+        _ => false,
+    };
     let (bulk, live) = match seen.filter(|_| deduplicating) {
-        Some(store) if options.line_buffered || options.mode == Mode::Dedup(Emit::Verdict) => {
-            (None, Some(Live::new(store)))
-        }
+        Some(store) if live_answers => (None, Some(Live::new(store))),
         other => (other, None),
     };
     let seen_mode = match (&bulk, &live) {
@@ -571,7 +576,7 @@ impl<'a> Producer<'_, 'a> {
         let mut dedup = match options.mode {
             Mode::Dedup(emit) => Some(Dedup::new(
                 emit,
-                self.seen == SeenMode::Bulk,
+                self.seen,
                 options,
                 total_bytes(self.inputs),
             )),
