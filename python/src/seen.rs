@@ -40,15 +40,6 @@ pub struct PySeenSet {
     pending: HashSet<u128>,
 }
 
-/// What is asked of each value.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Ask {
-    /// Whether it is new, admitting it.
-    Add,
-    /// Whether it is held (committed or pending).
-    Contains,
-}
-
 #[pymethods]
 impl PySeenSet {
     /// Opens (or makes) the store at `path` for keys `normalizer` makes of
@@ -193,7 +184,6 @@ impl PySeenSet {
         prints: Vec<Option<u128>>,
         contains: bool,
     ) -> PyResult<Vec<Option<bool>>> {
-        let ask = if contains { Ask::Contains } else { Ask::Add };
         let unknown: Vec<u128> = prints
             .iter()
             .flatten()
@@ -213,10 +203,11 @@ impl PySeenSet {
             .map(|print| {
                 let print = print?;
                 let known = held.contains(&print) || self.pending.contains(&print);
-                Some(match ask {
-                    Ask::Contains => known,
-                    // Inserted, so a repeat later in the batch is not new.
-                    Ask::Add => !known && self.pending.insert(print),
+                // Inserted, so a repeat later in the batch is not new.
+                Some(if contains {
+                    known
+                } else {
+                    !known && self.pending.insert(print)
                 })
             })
             .collect())

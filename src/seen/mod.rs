@@ -351,6 +351,12 @@ impl Store {
     pub fn stage(&mut self, prints: impl Iterator<Item = u128>) -> Result<u64, StoreError> {
         self.writable()?;
         let id = self.manifest.next_run;
+        let mut prints = prints.peekable();
+        // Nothing new: no file to write and sync, only the commit to count.
+        if prints.peek().is_none() {
+            self.staged = Some(Staged { id, keys: 0 });
+            return Ok(0);
+        }
         let path = manifest::temp_path(&self.dir, id);
         let mut writer = RunWriter::create(&path, self.manifest.config.id())?;
         for print in prints {
@@ -362,7 +368,7 @@ impl Store {
         Ok(keys)
     }
 
-    /// Makes the staged run live (an empty one is dropped): one atomic
+    /// Makes the staged run live (an empty stage adds none): one atomic
     /// replacement of the manifest, which also counts the commit. Then
     /// merges runs so that each is larger than the next newer one.
     pub fn publish(&mut self) -> Result<Committed, StoreError> {
@@ -372,17 +378,14 @@ impl Store {
         next.committed_at = Some(SystemTime::now());
         let staged = self.staged.take();
         let admitted = staged.as_ref().map_or(0, |s| s.keys);
-        if let Some(Staged { id, keys }) = staged {
+        // An empty stage wrote no file.
+        if let Some(Staged { id, keys }) = staged.filter(|s| s.keys > 0) {
             let temp = manifest::temp_path(&self.dir, id);
+            let path = self.dir.join(manifest::run_file_name(id));
+            std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
             next.next_run = id + 1;
-            if keys == 0 {
-                let _ = std::fs::remove_file(&temp);
-            } else {
-                let path = self.dir.join(manifest::run_file_name(id));
-                std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
-                next.runs.push(RunEntry { id, keys });
-                self.runs.push(Run::open(&path, &next.config.id())?);
-            }
+            next.runs.push(RunEntry { id, keys });
+            self.runs.push(Run::open(&path, &next.config.id())?);
         }
         next.write(&self.dir)?;
         self.manifest = next;
