@@ -67,35 +67,77 @@ impl KeyFormat {
         match self {
             KeyFormat::Canonical => normalizer.normalize_into(input, out),
             KeyFormat::Surt => normalize_surt_into(normalizer, input, out),
-            KeyFormat::Host | KeyFormat::Domain => {
-                let start = out.len();
-                let changes = normalizer.normalize_into(input, out)?;
-                let Some(host) = self.host_key(&out[start..]) else {
-                    out.truncate(start);
-                    return Err(InvalidUri::new(0, ErrorKind::NoHost));
-                };
-                // Only the key stays, where the canonical form began.
-                out.copy_within(start + host.start..start + host.end, start);
-                out.truncate(start + host.len());
-                Ok(changes)
-            }
+            KeyFormat::Host => Site::Host.write(normalizer, input, out),
+            KeyFormat::Domain => Site::Domain.write(normalizer, input, out),
         }
     }
 
-    /// Where in `canonical` (a canonical form) the host key lies: its host,
-    /// or for [`KeyFormat::Domain`] the host's registrable domain.
-    fn host_key(self, canonical: &[u8]) -> Option<std::ops::Range<usize>> {
-        let uri = UriRef::parse_bytes(canonical).ok()?;
+    /// The site this key stands for, when it is a host or a domain.
+    pub const fn site(self) -> Option<Site> {
+        match self {
+            KeyFormat::Host => Some(Site::Host),
+            KeyFormat::Domain => Some(Site::Domain),
+            KeyFormat::Canonical | KeyFormat::Surt => None,
+        }
+    }
+}
+
+/// What a URI's site is: its host, or its registrable domain. Hosts and
+/// domains are keys (`--key host`), and what per-site caps count by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Site {
+    /// The canonical form's host (an IP literal as written).
+    Host,
+    /// The host's registrable domain by the Public Suffix List (eTLD+1);
+    /// an IP literal, or a host that is itself a public suffix, is its own.
+    Domain,
+}
+
+impl Site {
+    /// Appends the site of `input`'s canonical form under `normalizer` to
+    /// `out`; on error `out` is left as it was.
+    fn write(
+        self,
+        normalizer: &Normalizer,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<Changes, InvalidUri> {
+        let start = out.len();
+        let changes = normalizer.normalize_into(input, out)?;
+        self.cut(out, start)?;
+        Ok(changes)
+    }
+
+    /// Cuts the canonical form at `out[start..]` down to its site; without
+    /// a host, removes it and says so.
+    pub(crate) fn cut(self, out: &mut Vec<u8>, start: usize) -> Result<(), InvalidUri> {
+        let canonical = &out[start..];
+        let parsed = UriRef::parse_bytes(canonical).ok();
+        let site = parsed.and_then(|uri| self.of(&uri)).map(|site| {
+            let from = site.as_ptr() as usize - canonical.as_ptr() as usize;
+            from..from + site.len()
+        });
+        let Some(site) = site else {
+            out.truncate(start);
+            return Err(InvalidUri::new(0, ErrorKind::NoHost));
+        };
+        // Only the site stays, where the canonical form began.
+        out.copy_within(start + site.start..start + site.end, start);
+        out.truncate(start + site.len());
+        Ok(())
+    }
+
+    /// The site of a canonical URI: a slice of its host, or `None` when it
+    /// has no host.
+    pub fn of<'u>(self, uri: &UriRef<'u>) -> Option<&'u str> {
         let host = uri.host().filter(|h| !h.is_empty())?;
-        let start = host.as_ptr() as usize - canonical.as_ptr() as usize;
-        let end = start + host.len();
         let domain = match (self, uri.host_kind()) {
-            (KeyFormat::Domain, Some(HostKind::RegName)) => {
+            (Site::Domain, Some(HostKind::RegName)) => {
                 crate::domain::suffix_list().registrable_domain(host.as_bytes())
             }
             _ => None,
         };
-        Some(domain.map_or(start..end, |d| end - d.len()..end))
+        Some(domain.map_or(host, |d| &host[host.len() - d.len()..]))
     }
 }
 

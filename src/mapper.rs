@@ -11,12 +11,14 @@ use std::cell::RefCell;
 use std::ops::Range;
 
 use crate::error::{ErrorKind, InvalidUri, Within};
-use crate::key::KeyFormat;
+use crate::key::{KeyFormat, Site};
 use crate::lenient::{self, Repair};
 use crate::normalize::Normalizer;
 use crate::normalize::protocol::Transform;
 use crate::pipeline::{LineMapper, Mapped};
 use crate::resolve::{SchemeRule, resolve_into};
+use crate::scope::Scope;
+use crate::surt::normalize_surt_into;
 use crate::uri::UriRef;
 
 /// Where the URI is in a line, and what is done to it before normalizing.
@@ -167,6 +169,15 @@ pub struct NormalizeLines {
     pub normalizer: Normalizer,
     pub key: KeyFormat,
     pub columns: Columns,
+    /// Which canonical URIs are in scope; the others are filtered out.
+    pub scope: Option<Scope>,
+    /// What each line's [`Mapped::site`] is, for per-site caps.
+    pub site: Option<Site>,
+}
+
+thread_local! {
+    /// The site of the line being mapped, until it is appended.
+    static SITE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The names of the note bits: the lenient repairs.
@@ -179,7 +190,41 @@ const REPAIR_NAMES: [&str; 5] = [
 ];
 
 impl LineMapper for NormalizeLines {
-    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Mapped, InvalidUri> {
+    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri> {
+        let start = out.len();
+        let Some(mut mapped) = self.map_uri(line, out)? else {
+            out.truncate(start);
+            return Ok(None);
+        };
+        if self.site.is_some() {
+            SITE.with_borrow(|site| {
+                let at = out.len();
+                out.extend_from_slice(site);
+                mapped.site = (!site.is_empty()).then_some(at..out.len());
+            });
+        }
+        Ok(Some(mapped))
+    }
+
+    fn note_names(&self) -> &[&'static str] {
+        &REPAIR_NAMES
+    }
+}
+
+impl NormalizeLines {
+    /// A mapper with no scope filter and no sites.
+    pub fn new(normalizer: Normalizer, key: KeyFormat, columns: Columns) -> NormalizeLines {
+        NormalizeLines {
+            normalizer,
+            key,
+            columns,
+            scope: None,
+            site: None,
+        }
+    }
+
+    /// The line's key and output, or `None` when its URI is out of scope.
+    fn map_uri(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri> {
         if self.columns.is_plain() && self.key == KeyFormat::Canonical {
             // The hot path: no copy at all when the line is already canonical.
             let start = out.len();
@@ -187,20 +232,24 @@ impl LineMapper for NormalizeLines {
                 .normalizer
                 .normalize_if_changed(line, out)
                 .map_err(|e| lenient::explain_rejection(line, e))?;
-            return Ok(match changed {
+            let canonical = if changed { &out[start..] } else { line };
+            if !self.judge(canonical) {
+                return Ok(None);
+            }
+            return Ok(Some(match changed {
                 true => Mapped::key(start..out.len()),
                 false => Mapped::unchanged(),
-            });
+            }));
         }
         let Some(field) = self.columns.field else {
             let start = out.len();
-            let ((), notes) = self
+            let (in_scope, notes) = self
                 .columns
-                .with_uri(line, |uri| self.write_key(uri, out))?;
-            return Ok(Mapped {
+                .with_uri(line, |uri| self.write_key(uri, out, true))?;
+            return Ok(in_scope.then(|| Mapped {
                 notes,
                 ..Mapped::key(start..out.len())
-            });
+            }));
         };
         COLUMNS.with_borrow_mut(|columns| {
             split_columns(line, self.columns.delimiter, columns);
@@ -213,19 +262,25 @@ impl LineMapper for NormalizeLines {
             // The line, with the URI's column replaced by its key.
             out.extend_from_slice(&line[..columns[field].start]);
             let key_start = out.len();
-            let ((), notes) = self
+            let (in_scope, notes) = self
                 .columns
-                .prepare(value, Some(field), base, |uri| self.write_key(uri, out))
+                .prepare(value, Some(field), base, |uri| {
+                    self.write_key(uri, out, true)
+                })
                 .inspect_err(|_| out.truncate(start))?;
+            if !in_scope {
+                return Ok(None);
+            }
             let key_range = key_start..out.len();
             out.extend_from_slice(&line[columns[field].end..]);
             let output = start..out.len();
             if self.columns.key_fields.is_empty() {
-                return Ok(Mapped {
+                return Ok(Some(Mapped {
                     key: Some(key_range),
                     output: Some(output),
                     notes,
-                });
+                    site: None,
+                }));
             }
             // The key: the named columns, normalized, joined by the delimiter.
             let key_start = out.len();
@@ -238,24 +293,41 @@ impl LineMapper for NormalizeLines {
                 } else {
                     let value = column(line, columns, k).inspect_err(|_| out.truncate(start))?;
                     self.columns
-                        .prepare(value, Some(k), None, |uri| self.write_key(uri, out))
+                        .prepare(value, Some(k), None, |uri| self.write_key(uri, out, false))
                         .inspect_err(|_| out.truncate(start))?;
                 }
             }
-            Ok(Mapped {
+            Ok(Some(Mapped {
                 key: Some(key_start..out.len()),
                 output: Some(output),
                 notes,
-            })
+                site: None,
+            }))
         })
     }
 
-    fn note_names(&self) -> &[&'static str] {
-        &REPAIR_NAMES
+    /// Whether the line whose URI has the canonical form `canonical` is in
+    /// scope; keeps its site (for [`Mapped::site`]) when caps ask for it.
+    fn judge(&self, canonical: &[u8]) -> bool {
+        if self.scope.is_none() && self.site.is_none() {
+            return true;
+        }
+        let needs_parts =
+            self.site.is_some() || self.scope.as_ref().is_some_and(Scope::needs_parts);
+        let parts = needs_parts
+            .then(|| UriRef::parse_bytes(canonical).ok())
+            .flatten();
+        if let Some(site) = self.site {
+            SITE.with_borrow_mut(|kept| {
+                kept.clear();
+                let of = parts.as_ref().and_then(|uri| site.of(uri));
+                kept.extend_from_slice(of.unwrap_or_default().as_bytes());
+            });
+        }
+        self.scope
+            .as_ref()
+            .is_none_or(|scope| scope.admits_parsed(canonical, parts.as_ref()))
     }
-}
-
-impl NormalizeLines {
     /// The settings its keys depend on, by name: what a seen store records,
     /// so that keys made differently are never compared. The rung and the
     /// key's kind; at the protocol rung the transforms (in the order they
@@ -267,11 +339,7 @@ impl NormalizeLines {
     /// use urinorm::key::KeyFormat;
     /// use urinorm::mapper::{Columns, NormalizeLines};
     /// use urinorm::normalize::{Normalizer, Rung};
-    /// let lines = NormalizeLines {
-    ///     normalizer: Normalizer::new(Rung::Scheme),
-    ///     key: KeyFormat::Canonical,
-    ///     columns: Columns::default(),
-    /// };
+    /// let lines = NormalizeLines::new(Normalizer::new(Rung::Scheme), KeyFormat::Canonical, Columns::default());
     /// assert_eq!(lines.key_settings(), [("rung", "scheme".into()), ("key", "canonical".into())]);
     /// ```
     pub fn key_settings(&self) -> Vec<(&'static str, String)> {
@@ -311,8 +379,31 @@ impl NormalizeLines {
         settings
     }
 
-    /// Appends the key of one URI.
-    fn write_key(&self, uri: &[u8], out: &mut Vec<u8>) -> Result<(), InvalidUri> {
-        self.key.write(&self.normalizer, uri, out).map(|_| ())
+    /// Appends the key of one URI; for the line's own URI (`judged`),
+    /// only when it is in scope, which it returns.
+    fn write_key(&self, uri: &[u8], out: &mut Vec<u8>, judged: bool) -> Result<bool, InvalidUri> {
+        let judges = judged && (self.scope.is_some() || self.site.is_some());
+        if !judges {
+            return self.key.write(&self.normalizer, uri, out).map(|_| true);
+        }
+        // Scope and site go by the canonical form, whatever the key.
+        let start = out.len();
+        self.normalizer.normalize_into(uri, out)?;
+        if !self.judge(&out[start..]) {
+            out.truncate(start);
+            return Ok(false);
+        }
+        match self.key {
+            KeyFormat::Canonical => {}
+            KeyFormat::Surt => {
+                out.truncate(start);
+                normalize_surt_into(&self.normalizer, uri, out)?;
+            }
+            KeyFormat::Host | KeyFormat::Domain => {
+                let site = self.key.site().expect("a site key");
+                site.cut(out, start)?;
+            }
+        }
+        Ok(true)
     }
 }

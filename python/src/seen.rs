@@ -52,11 +52,11 @@ impl PySeenSet {
         key: &str,
         wait: bool,
     ) -> PyResult<Self> {
-        let lines = NormalizeLines {
-            normalizer: normalizer.normalizer.clone(),
-            key: parse_key(key)?,
-            columns: Columns::default(),
-        };
+        let lines = NormalizeLines::new(
+            normalizer.normalizer.clone(),
+            parse_key(key)?,
+            Columns::default(),
+        );
         let config = Config::new(lines.key_settings());
         let store = py
             .detach(|| Store::open(&path, &config, Access::Write { wait }))

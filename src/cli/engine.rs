@@ -140,6 +140,8 @@ pub struct Job<'a> {
     pub extra: &'a [(&'a str, Value)],
     /// Answer each line as soon as it is read.
     pub line_buffered: bool,
+    /// Deduplicating: at most this many classes of each site.
+    pub per_site_cap: Option<u64>,
 }
 
 impl<'a> Job<'a> {
@@ -157,6 +159,7 @@ impl<'a> Job<'a> {
             seen: None,
             extra,
             line_buffered: false,
+            per_site_cap: None,
         }
     }
 }
@@ -262,6 +265,7 @@ pub fn execute(read: &ReadArgs, output: Option<&Path>, job: Job<'_>) -> Result<O
             .seen
             .as_ref()
             .map_or(Options::default().commit_every, |s| s.commit_every),
+        per_site_cap: job.per_site_cap,
     };
     let progress = Bar::new(&inputs, !read.quiet, output.is_none());
     let out_file = out.file().map_err(write_error)?;

@@ -15,12 +15,13 @@ use rayon::prelude::*;
 
 use std::collections::HashSet;
 
+use super::caps::{Caps, NO_SITE};
 use super::hash::key_hasher;
 use super::seen::{Classes, Live, SeenMode};
 use super::set::{DedupSet, Key, SHARDS, shard_of};
 use super::spill::{Spill, SpillError, SpillStats};
 use super::worker::{Accepted, Processed};
-use super::{Emit, Options};
+use super::{Emit, Options, RunError};
 use crate::seen::{Asked, StoreError};
 
 /// What the dedup stage made of an accepted line.
@@ -35,6 +36,8 @@ pub(crate) enum Fate {
     Spilled,
     /// Its class is held by a seen store consulted batch by batch.
     Held,
+    /// The first line of a class past its site's cap: not written.
+    Capped,
 }
 
 impl Fate {
@@ -43,7 +46,8 @@ impl Fate {
             0 => Fate::Duplicate,
             1 => Fate::First,
             2 => Fate::Spilled,
-            _ => Fate::Held,
+            3 => Fate::Held,
+            _ => Fate::Capped,
         }
     }
 }
@@ -116,8 +120,14 @@ pub(crate) struct Dedup {
     /// Whether the set keeps its classes in order with their sizes: for
     /// `--emit count`, and for a seen store, which needs each class once.
     counting: bool,
-    /// When counting: the shard of each class, in first-seen order.
+    /// When counting: the shard of each class, in first-seen order, with
+    /// [`LEFT_OUT`] set when the class is not written (held or capped).
     order: Vec<u16>,
+    /// The new classes of the batch being decided: chunk and line of each
+    /// first line, in input order.
+    news: Vec<(u32, u32)>,
+    /// Per-site caps, when asked for.
+    caps: Option<Caps>,
     memory_limit: Option<u64>,
     temp_dir: PathBuf,
     /// The inputs' total size, when every input is a file.
@@ -138,6 +148,8 @@ pub(crate) struct Dedup {
 pub(crate) struct Finished {
     /// Classes written at the end (the spill's survivors).
     pub(crate) survivors: u64,
+    /// The spill's survivors past their site's cap, not written.
+    pub(crate) capped: u64,
     pub(crate) spill: Option<SpillStats>,
 }
 
@@ -160,6 +172,8 @@ impl Dedup {
             emit,
             counting,
             order: Vec::new(),
+            news: Vec::new(),
+            caps: options.per_site_cap.map(Caps::new),
             memory_limit: options.memory_limit.filter(|_| spills),
             temp_dir: options.temp_dir.clone(),
             total_bytes,
@@ -179,14 +193,18 @@ impl Dedup {
             .is_some_and(|limit| self.set.memory_bytes() as u64 > limit)
     }
 
-    /// Decides the fate of every accepted line of `batch`, in input order,
-    /// and spills the lines a full set cannot take.
+    /// Decides the fate of every accepted line of `batch`, in input order:
+    /// first of its class or duplicate; held, when `live` (a seen store
+    /// consulted batch by batch) holds its class; capped, past its site's
+    /// cap (classes the store holds use none of it); spilled, when a full
+    /// set cannot take it.
     pub(crate) fn decide(
         &mut self,
         pool: &rayon::ThreadPool,
         batch: &[Decided<'_>],
         maps: &[&[u8]],
-    ) -> Result<(), SpillError> {
+        live: Option<&Live<'_>>,
+    ) -> Result<(), RunError> {
         if !self.reserved && !self.full {
             self.set.reserve(self.expected_lines(batch));
             self.reserved = true;
@@ -198,35 +216,63 @@ impl Dedup {
             .iter()
             .map(|(p, _)| p.chunk.bytes.len() as u64)
             .sum::<u64>();
-        if self.counting {
-            self.note_order(batch);
+        let mut news = std::mem::take(&mut self.news);
+        news.clear();
+        if self.counting || live.is_some() || self.caps.is_some() {
+            news.extend(batch.iter().enumerate().flat_map(|(c, (p, fates))| {
+                (0..p.accepted.len())
+                    .filter(|&i| fates.get(i) == Fate::First)
+                    .map(move |i| (c as u32, i as u32))
+            }));
         }
+        // Where this batch's classes start in `order`.
+        let base = self.order.len();
+        if self.counting {
+            let shard = |&(c, i): &(u32, u32)| {
+                shard_of(batch[c as usize].0.accepted[i as usize].hash) as u16
+            };
+            self.order.extend(news.iter().map(shard));
+        }
+        if let Some(live) = live {
+            self.mark_held(pool, batch, &news, base, live)
+                .map_err(RunError::Seen)?;
+        }
+        if self.caps.is_some() {
+            self.cap(batch, &news, base);
+        }
+        self.news = news;
         if full {
-            self.spill_batch(batch)?;
+            self.spill_batch(batch).map_err(RunError::Spill)?;
         }
         Ok(())
     }
 
-    /// Against a seen store consulted batch by batch (`live`): marks
-    /// [`Fate::Held`] each new class of `batch` the store holds (looked up
-    /// together, sorted), and every later line of a class held.
-    pub(crate) fn mark_held(
+    /// Marks [`Fate::Held`] each new class of `batch` (`news`, whose class
+    /// numbers start at `base`) the store holds, looked up together,
+    /// sorted; and every later line of a class held.
+    fn mark_held(
         &mut self,
         pool: &rayon::ThreadPool,
         batch: &[Decided<'_>],
+        news: &[(u32, u32)],
+        base: usize,
         live: &Live<'_>,
     ) -> Result<(), StoreError> {
-        let mut asked = Vec::new();
-        for (c, (p, fates)) in batch.iter().enumerate() {
-            for i in (0..p.accepted.len()).filter(|&i| fates.get(i) == Fate::First) {
-                let (print, at, held) = (p.prints[i], c << 32 | i, false);
-                asked.push(Asked { print, at, held });
-            }
-        }
+        let mut asked: Vec<Asked> = news
+            .iter()
+            .enumerate()
+            .map(|(at, &(c, i))| Asked {
+                print: batch[c as usize].0.prints[i as usize],
+                at,
+                held: false,
+            })
+            .collect();
         asked.sort_unstable_by_key(|a| a.print);
         live.lookup(pool, &mut asked)?;
         for a in asked.iter().filter(|a| a.held) {
-            batch[a.at >> 32].1.set(a.at & 0xffff_ffff, Fate::Held);
+            let (c, i) = news[a.at];
+            batch[c as usize].1.set(i as usize, Fate::Held);
+            self.leave_out(base + a.at);
             self.held.insert(a.print);
         }
         if !self.held.is_empty() {
@@ -241,14 +287,31 @@ impl Dedup {
         Ok(())
     }
 
-    /// Records the shard of each new class, in input order.
-    fn note_order(&mut self, batch: &[Decided<'_>]) {
-        for (p, fates) in batch {
-            for (i, a) in p.accepted.iter().enumerate() {
-                if fates.get(i) == Fate::First {
-                    self.order.push(shard_of(a.hash) as u16);
-                }
+    /// Marks [`Fate::Capped`] each new class of `batch` (`news`, numbered
+    /// from `base`) past its site's cap, in input order.
+    fn cap(&mut self, batch: &[Decided<'_>], news: &[(u32, u32)], base: usize) {
+        let caps = self.caps.as_mut().expect("caps asked for");
+        let mut capped = Vec::new();
+        for (k, &(c, i)) in news.iter().enumerate() {
+            let (p, fates) = &batch[c as usize];
+            if fates.get(i as usize) != Fate::First {
+                continue; // held: it uses none of the budget
             }
+            let site = caps.number(p.site(&p.accepted[i as usize]));
+            if !caps.admit(site) {
+                fates.set(i as usize, Fate::Capped);
+                capped.push(base + k);
+            }
+        }
+        for class in capped {
+            self.leave_out(class);
+        }
+    }
+
+    /// Class `n` (in first-seen order) is not written at the end.
+    fn leave_out(&mut self, n: usize) {
+        if let Some(shard) = self.order.get_mut(n) {
+            *shard |= LEFT_OUT;
         }
     }
 
@@ -266,7 +329,11 @@ impl Dedup {
                     Emit::First => a.key.map(|_| p.line(a.line)),
                     Emit::Count | Emit::Nothing | Emit::Verdict => None,
                 };
-                let pushed = self.spill()?.push(a.hash, p.key(a), output);
+                let site = match &mut self.caps {
+                    Some(caps) => caps.number(p.site(a)),
+                    None => NO_SITE,
+                };
+                let pushed = self.spill()?.push(a.hash, p.key(a), output, site);
                 pushed.map_err(|e| with_estimate(e, self.total_bytes, self.bytes_in))?;
             }
         }
@@ -339,7 +406,8 @@ impl Dedup {
     ) -> Result<Finished, FinishError<E>> {
         let spill_limit = self.spill_limit();
         if self.emit == Emit::Count {
-            for (key, count) in self.set.classes_in_order(&self.order, maps) {
+            let classes = self.set.classes_in_order(&self.order, maps);
+            for ((key, count), _) in classes.zip(&self.order).filter(|(_, o)| *o & LEFT_OUT == 0) {
                 write_class(key, count).map_err(FinishError::Write)?;
             }
         }
@@ -352,6 +420,7 @@ impl Dedup {
             spill,
             total_bytes,
             bytes_in,
+            mut caps,
             ..
         } = self;
         // The spill's partitions use the memory the set held.
@@ -359,9 +428,17 @@ impl Dedup {
         let Some(spill) = spill else {
             return Ok(Finished::default());
         };
-        let mut survivors = 0u64;
+        let (mut survivors, mut capped) = (0u64, 0u64);
         let mut write_error = None;
         let finished = spill.finish(pool, spill_limit, |survivor| {
+            // The spilled classes come after the set's, in input order: the
+            // caps go on counting.
+            if let Some(caps) = &mut caps
+                && !caps.admit(survivor.tag)
+            {
+                capped += 1;
+                return Ok(());
+            }
             survivors += 1;
             if let Some(classes) = classes.as_deref_mut() {
                 classes.push(survivor.key, survivor.size);
@@ -378,6 +455,7 @@ impl Dedup {
             finished.map_err(|e| FinishError::Spill(with_estimate(e, total_bytes, bytes_in)))?;
         Ok(Finished {
             survivors,
+            capped,
             spill: Some(spilled),
         })
     }
@@ -403,6 +481,11 @@ pub(crate) enum FinishError<E> {
 }
 
 const MIN_SPILL_MEMORY: u64 = 64 << 20;
+
+/// Set in a class's entry of `order` when it is not written: held by the
+/// seen store, or capped. Shards are fewer than it, so `% SHARDS` clears it.
+const LEFT_OUT: u16 = 1 << 15;
+const _: () = assert!(SHARDS <= LEFT_OUT as usize && (LEFT_OUT as usize).is_multiple_of(SHARDS));
 
 /// Marks the first line of every class in the batch, all shards at once:
 /// each shard takes its lines chunk by chunk, in input order. Before it looks

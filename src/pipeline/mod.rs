@@ -19,6 +19,7 @@
 //! numbers, reports, writes and counts, in input order. The producer thread
 //! runs one batch ahead of the writer, so writing overlaps the parallel work.
 
+mod caps;
 pub(crate) mod chunks;
 mod dedup;
 pub(crate) mod hash;
@@ -65,6 +66,9 @@ pub struct Mapped {
     /// Things the mapper did, as bits named by [`LineMapper::note_names`]
     /// (counted in the stats).
     pub notes: u32,
+    /// The line's site, which a per-site cap counts by: these bytes of
+    /// `out`; `None` when it has none (then no cap applies).
+    pub site: Option<Range<usize>>,
 }
 
 impl Mapped {
@@ -84,9 +88,11 @@ impl Mapped {
 
 /// Turns one line into its key.
 pub trait LineMapper: Sync {
-    /// Appends what it makes of `line` to `out` and says where it is, or says
-    /// why the line is rejected (leaving `out` as it was).
-    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Mapped, InvalidUri>;
+    /// Appends what it makes of `line` to `out` and says where it is;
+    /// `Ok(None)` when the line is out of the run's scope (counted as
+    /// filtered, never written); or says why the line is rejected. Unless
+    /// it returns a [`Mapped`], `out` is left as it was.
+    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri>;
 
     /// The names of the bits of [`Mapped::notes`].
     fn note_names(&self) -> &[&'static str] {
@@ -176,6 +182,11 @@ pub struct Options {
     /// Line-buffered against a seen store, to a stream: commit what was
     /// written at least this often.
     pub commit_every: std::time::Duration,
+    /// When deduplicating: at most this many classes of each site (as the
+    /// mapper's [`Mapped::site`] says), the first in input order; the
+    /// others are counted as capped. Classes a seen store holds use none
+    /// of it, so it is consulted batch by batch (nothing spills).
+    pub per_site_cap: Option<u64>,
 }
 
 /// The default `max_line_bytes`: far above any URL a browser sends, far
@@ -197,6 +208,7 @@ impl Default for Options {
             temp_dir: std::env::temp_dir(),
             line_buffered: false,
             commit_every: std::time::Duration::from_secs(1),
+            per_site_cap: None,
         }
     }
 }
@@ -344,8 +356,10 @@ pub fn run_on(
     // written as they are read) consult the store batch by batch; others,
     // counts among them (written at the end anyway), join it with the whole
     // batch at the end.
+    // So do caps: a class the store holds must not use its site's budget.
     let live_answers = match options.mode {
         Mode::Dedup(Emit::Verdict) => true,
+        Mode::Dedup(_) if options.per_site_cap.is_some() => true,
         Mode::Dedup(Emit::Canonical | Emit::First) => options.line_buffered,
         _ => false,
     };
@@ -451,7 +465,8 @@ pub fn run_on(
         if let Some(spill) = finished.spill {
             let stats = writer.stats_mut();
             stats.unique += finished.survivors;
-            stats.duplicates += spill.records - finished.survivors;
+            stats.capped += finished.capped;
+            stats.duplicates += spill.records - finished.survivors - finished.capped;
             stats.spill = Some(spill);
         }
     }
@@ -619,22 +634,11 @@ impl<'a> Producer<'_, 'a> {
                     })
                     .collect()
             });
-            if let Some(dedup) = &mut dedup {
-                let decided = dedup
-                    .decide(self.pool, &batch, self.maps)
-                    .map_err(RunError::Spill);
-                let held = match self.live {
-                    Some(live) => decided.and_then(|()| {
-                        dedup
-                            .mark_held(self.pool, &batch, live)
-                            .map_err(RunError::Seen)
-                    }),
-                    None => decided,
-                };
-                if let Err(e) = held {
-                    let _ = sender.send(Err(e));
-                    return None;
-                }
+            if let Some(dedup) = &mut dedup
+                && let Err(e) = dedup.decide(self.pool, &batch, self.maps, self.live)
+            {
+                let _ = sender.send(Err(e));
+                return None;
             }
             if sender.send(Ok(batch)).is_err() {
                 return dedup; // the writer stopped

@@ -352,12 +352,13 @@ impl DedupSet {
 }
 
 /// Each class's shard and number in it, in first-seen order, given the
-/// shard of each class in that order: within a shard, classes are in
+/// shard of each class in that order (modulo [`SHARDS`]: the caller may
+/// keep flags in the bits above): within a shard, classes are in
 /// first-seen order, so one cursor each.
 fn in_order(order: &[u16]) -> impl Iterator<Item = (usize, usize)> + '_ {
     let mut next = vec![0usize; SHARDS];
     order.iter().map(move |&shard| {
-        let shard = shard as usize;
+        let shard = shard as usize % SHARDS;
         next[shard] += 1;
         (shard, next[shard] - 1)
     })

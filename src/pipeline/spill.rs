@@ -26,8 +26,9 @@ const MERGE_BUFFER_BYTES: usize = 8 << 10;
 const MAX_PARTITIONS: usize = 256;
 const MIN_PARTITIONS: usize = 16;
 
-/// A record's fixed part: sequence number, hash, key length, output length.
-const HEADER_BYTES: usize = 8 + 8 + 4 + 4;
+/// A record's fixed part: sequence number, hash, tag, key length, output
+/// length.
+const HEADER_BYTES: usize = 8 + 8 + 4 + 4 + 4;
 
 /// An output length saying "the output is the key".
 const SAME_AS_KEY: u32 = u32::MAX;
@@ -51,6 +52,8 @@ pub struct Survivor<'a> {
     pub output: &'a [u8],
     /// Lines in its class.
     pub size: u64,
+    /// The tag its first line was pushed with.
+    pub tag: u32,
 }
 
 /// The partition files being written.
@@ -60,7 +63,7 @@ pub struct Survivor<'a> {
 /// let dir = tempfile::tempdir()?;
 /// let mut spill = Spill::create(dir.path(), 0, 64 << 20)?;
 /// for (hash, key) in [(7, "b"), (9, "a"), (7, "b")] {
-///     spill.push(hash, key.as_bytes(), None).map_err(std::io::Error::other)?;
+///     spill.push(hash, key.as_bytes(), None, 0).map_err(std::io::Error::other)?;
 /// }
 /// let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
 /// let mut classes = Vec::new();
@@ -147,13 +150,26 @@ impl Spill {
         })
     }
 
-    /// Adds one line, in input order: its key's hash, its key, and what to
-    /// write if it is the first of its class (`None`: the key).
-    pub fn push(&mut self, hash: u64, key: &[u8], output: Option<&[u8]>) -> Result<(), SpillError> {
+    /// Adds one line, in input order: its key's hash, its key, what to
+    /// write if it is the first of its class (`None`: the key), and a
+    /// number of the caller's that its class's [`Survivor`] carries back.
+    pub fn push(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        output: Option<&[u8]>,
+        tag: u32,
+    ) -> Result<(), SpillError> {
         let partition = partition_of(hash, 0, self.bits);
-        let sequence = self.next_sequence;
+        let record = Record {
+            sequence: self.next_sequence,
+            hash,
+            tag,
+            key,
+            output,
+        };
         self.next_sequence += 1;
-        let written = write_record(&mut self.partitions[partition], sequence, hash, key, output)
+        let written = write_record(&mut self.partitions[partition], &record)
             .map_err(|error| self.error(error))?;
         self.stats.records += 1;
         self.stats.bytes += written as u64;
@@ -209,13 +225,12 @@ fn partition_of(hash: u64, used: u32, bits: u32) -> usize {
     ((hash << used) >> (64 - bits)) as usize
 }
 
-fn write_record(
-    out: &mut impl Write,
-    sequence: u64,
-    hash: u64,
-    key: &[u8],
-    output: Option<&[u8]>,
-) -> io::Result<usize> {
+/// Writes one record; returns its size.
+fn write_record<K: AsRef<[u8]>>(out: &mut impl Write, record: &Record<K>) -> io::Result<usize> {
+    let (key, output) = (
+        record.key.as_ref(),
+        record.output.as_ref().map(AsRef::as_ref),
+    );
     let key_len = u32::try_from(key.len()).map_err(io::Error::other)?;
     let output_len = match output {
         Some(o) => u32::try_from(o.len())
@@ -224,8 +239,9 @@ fn write_record(
             .ok_or_else(|| io::Error::other("an output line of 4 GiB"))?,
         None => SAME_AS_KEY,
     };
-    out.write_all(&sequence.to_le_bytes())?;
-    out.write_all(&hash.to_le_bytes())?;
+    out.write_all(&record.sequence.to_le_bytes())?;
+    out.write_all(&record.hash.to_le_bytes())?;
+    out.write_all(&record.tag.to_le_bytes())?;
     out.write_all(&key_len.to_le_bytes())?;
     out.write_all(&output_len.to_le_bytes())?;
     out.write_all(key)?;
@@ -234,11 +250,12 @@ fn write_record(
     Ok(HEADER_BYTES + key.len() + output.len())
 }
 
-/// A record's fixed part: sequence number, hash, key length, and output
-/// length unless the output is the key.
+/// A record's fixed part: sequence number, hash, tag, key length, and
+/// output length unless the output is the key.
 struct Header {
     sequence: u64,
     hash: u64,
+    tag: u32,
     key_len: usize,
     output_len: Option<usize>,
 }
@@ -250,23 +267,17 @@ impl Header {
         Header {
             sequence: u64_at(0),
             hash: u64_at(8),
-            key_len: u32_at(16) as usize,
-            output_len: Some(u32_at(20))
+            tag: u32_at(16),
+            key_len: u32_at(20) as usize,
+            output_len: Some(u32_at(24))
                 .filter(|&n| n != SAME_AS_KEY)
                 .map(|n| n as usize),
         }
     }
 }
 
-/// One record, borrowed from a partition's bytes.
-struct Record<'a> {
-    sequence: u64,
-    key: &'a [u8],
-    output: Option<&'a [u8]>,
-}
-
 /// The records of a partition file read whole.
-fn records(bytes: &[u8]) -> impl Iterator<Item = io::Result<Record<'_>>> {
+fn records(bytes: &[u8]) -> impl Iterator<Item = io::Result<Record<&[u8]>>> {
     let mut rest = bytes;
     std::iter::from_fn(move || {
         if rest.is_empty() {
@@ -285,6 +296,8 @@ fn records(bytes: &[u8]) -> impl Iterator<Item = io::Result<Record<'_>>> {
         }
         let record = Record {
             sequence: header.sequence,
+            hash: header.hash,
+            tag: header.tag,
             key: &rest[HEADER_BYTES..key_end],
             output: header.output_len.map(|_| &rest[key_end..end]),
         };
@@ -310,7 +323,7 @@ fn deduplicate(path: &Path, used: u32, limit: u64) -> io::Result<(Vec<PathBuf>, 
     }
     let bytes = std::fs::read(path)?;
     let mut classes: HashMap<&[u8], usize, ahash::RandomState> = HashMap::default();
-    let mut survivors: Vec<(Record<'_>, u64)> = Vec::new();
+    let mut survivors: Vec<(Record<&[u8]>, u64)> = Vec::new();
     for record in records(&bytes) {
         let record = record?;
         match classes.entry(record.key) {
@@ -324,7 +337,14 @@ fn deduplicate(path: &Path, used: u32, limit: u64) -> io::Result<(Vec<PathBuf>, 
     let run = suffixed(path, ".run");
     let mut out = BufWriter::with_capacity(BUFFER_BYTES, File::create(&run)?);
     for (record, size) in survivors {
-        write_record(&mut out, record.sequence, size, record.key, record.output)?;
+        // A survivor record carries its class's size where the hash was.
+        write_record(
+            &mut out,
+            &Record {
+                hash: size,
+                ..record
+            },
+        )?;
     }
     out.flush()?;
     std::fs::remove_file(path)?;
@@ -346,14 +366,8 @@ fn split(path: &Path, used: u32, limit: u64) -> io::Result<(Vec<PathBuf>, u64)> 
             .collect::<io::Result<Vec<_>>>()?;
         let mut reader = BufReader::with_capacity(BUFFER_BYTES, File::open(path)?);
         while let Some(record) = read_record(&mut reader)? {
-            let part = partition_of(record.1, used, SPLIT_BITS);
-            write_record(
-                &mut writers[part],
-                record.0,
-                record.1,
-                &record.2,
-                record.3.as_deref(),
-            )?;
+            let part = partition_of(record.hash, used, SPLIT_BITS);
+            write_record(&mut writers[part], &record)?;
         }
         for w in &mut writers {
             w.flush()?;
@@ -378,10 +392,18 @@ fn suffixed(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// One owned record, read from a stream: sequence, hash, key, output.
-type OwnedRecord = (u64, u64, Vec<u8>, Option<Vec<u8>>);
+/// One record: its line's sequence number, its key's hash (a survivor's:
+/// its class's size), the caller's tag, its key and output; the bytes
+/// borrowed (`&[u8]`) or owned (`Vec<u8>`, read from a stream).
+struct Record<K> {
+    sequence: u64,
+    hash: u64,
+    tag: u32,
+    key: K,
+    output: Option<K>,
+}
 
-fn read_record(reader: &mut impl Read) -> io::Result<Option<OwnedRecord>> {
+fn read_record(reader: &mut impl Read) -> io::Result<Option<Record<Vec<u8>>>> {
     let mut header = [0u8; HEADER_BYTES];
     match reader.read_exact(&mut header[..1]) {
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
@@ -399,7 +421,13 @@ fn read_record(reader: &mut impl Read) -> io::Result<Option<OwnedRecord>> {
             Some(output)
         }
     };
-    Ok(Some((header.sequence, header.hash, key, output)))
+    Ok(Some(Record {
+        sequence: header.sequence,
+        hash: header.hash,
+        tag: header.tag,
+        key,
+        output,
+    }))
 }
 
 /// Merges survivor runs (each in input order) by sequence number, calling
@@ -414,24 +442,24 @@ fn merge(
         .collect::<io::Result<Vec<_>>>()?;
     // A min-heap on (sequence, run) holding each run's next record.
     let mut heads = BinaryHeap::new();
-    let mut current: Vec<Option<OwnedRecord>> = Vec::with_capacity(readers.len());
+    let mut current: Vec<Option<Record<Vec<u8>>>> = Vec::with_capacity(readers.len());
     for (r, reader) in readers.iter_mut().enumerate() {
         let record = read_record(reader)?;
         if let Some(record) = &record {
-            heads.push(std::cmp::Reverse((record.0, r)));
+            heads.push(std::cmp::Reverse((record.sequence, r)));
         }
         current.push(record);
     }
     while let Some(std::cmp::Reverse((_, r))) = heads.pop() {
-        // A survivor record carries its class's size where a hash would be.
-        let (_, size, key, output) = current[r].take().expect("a run's head is loaded");
+        let record = current[r].take().expect("a run's head is loaded");
         emit(Survivor {
-            output: output.as_deref().unwrap_or(&key),
-            key: &key,
-            size,
+            output: record.output.as_deref().unwrap_or(&record.key),
+            key: &record.key,
+            size: record.hash,
+            tag: record.tag,
         })?;
         if let Some(record) = read_record(&mut readers[r])? {
-            heads.push(std::cmp::Reverse((record.0, r)));
+            heads.push(std::cmp::Reverse((record.sequence, r)));
             current[r] = Some(record);
         }
     }
@@ -487,7 +515,9 @@ mod tests {
         let mut spill = Spill::create(dir.path(), 0, limit).unwrap();
         for (key, output) in lines {
             let output = (output != key).then_some(&output[..]);
-            spill.push(hash(key), key, output).unwrap();
+            spill
+                .push(hash(key), key, output, key.len() as u32)
+                .unwrap();
         }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
@@ -499,6 +529,7 @@ mod tests {
             .finish(&pool, limit, |s| {
                 // Each survivor comes back with its own key.
                 assert!(pairs.contains(&(s.key.to_vec(), s.output.to_vec())));
+                assert_eq!(s.tag, s.key.len() as u32, "the tag comes back");
                 got.push((s.output.to_vec(), s.size));
                 Ok(())
             })

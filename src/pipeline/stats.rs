@@ -19,6 +19,11 @@ pub struct Stats {
     /// Lines read, blank ones included.
     pub lines: u64,
     pub blank: u64,
+    /// Lines whose URI is out of the run's scope (its filters).
+    pub filtered: u64,
+    /// Classes past their site's cap (`--max-per-host`): each counted once,
+    /// by its first line; its later lines are duplicates as ever.
+    pub capped: u64,
     /// First lines passed through as headers (`Options::header`).
     pub header: u64,
     /// Rejected lines by reason.
@@ -55,12 +60,14 @@ impl Stats {
     }
 
     /// The invariant of every run: read = unique + duplicates (+ seen) +
-    /// rejected + blank (+ header).
+    /// capped + filtered + rejected + blank (+ header).
     pub fn balances(&self) -> bool {
         self.lines
             == self.unique
                 + self.duplicates
                 + self.seen.unwrap_or(0)
+                + self.capped
+                + self.filtered
                 + self.rejected_total()
                 + self.blank
                 + self.header
@@ -81,6 +88,8 @@ impl Stats {
         object.insert("repaired".into(), json!(self.repaired));
         object.insert("unique".into(), json!(self.unique));
         object.insert("duplicates".into(), json!(self.duplicates));
+        object.insert("capped".into(), json!(self.capped));
+        object.insert("filtered".into(), json!(self.filtered));
         if let Some(seen) = self.seen {
             object.insert("seen".into(), json!(seen));
         }
@@ -109,8 +118,8 @@ impl Stats {
     }
 }
 
-/// The one-line summary: `lines read = unique + duplicates (+ seen) +
-/// rejected + blank`.
+/// The one-line summary: `lines read = unique + duplicates (+ seen) (+
+/// capped) (+ filtered) + rejected + blank`.
 impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (lines, rejected, blank) = (self.lines, self.rejected_total(), self.blank);
@@ -123,14 +132,16 @@ impl fmt::Display for Stats {
             if let Some(seen) = self.seen {
                 write!(f, " + {seen} seen")?;
             }
-            write!(f, " + {rejected} rejected + {blank} blank")?;
+            if self.capped > 0 {
+                write!(f, " + {} capped", self.capped)?;
+            }
         } else {
-            write!(
-                f,
-                "{lines} lines read = {} written + {rejected} rejected + {blank} blank",
-                self.unique
-            )?;
+            write!(f, "{lines} lines read = {} written", self.unique)?;
         }
+        if self.filtered > 0 {
+            write!(f, " + {} filtered", self.filtered)?;
+        }
+        write!(f, " + {rejected} rejected + {blank} blank")?;
         if self.header > 0 {
             write!(f, " + {} header", self.header)?;
         }

@@ -45,6 +45,16 @@ pub struct Accepted {
     pub line: Span,
     /// A blank line, mapped only for aligned output (and counted as blank).
     pub blank: bool,
+    /// The line's site, in the arena, when caps count by site.
+    pub site: Option<Span>,
+}
+
+/// Why a line is written as neither accepted nor rejected, where every
+/// line gets one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Silent {
+    Blank,
+    Filtered,
 }
 
 /// A rejected line.
@@ -64,11 +74,14 @@ pub struct Processed<'a> {
     /// When asked for, each accepted line's key's stable
     /// [`fingerprint`](crate::fingerprint), as a number; else empty.
     pub prints: Vec<u128>,
-    /// For verdicts (a line of output for every line): where each blank
-    /// line starts; else empty.
-    pub blanks: Vec<u32>,
+    /// For output with a line for every line (verdicts, aligned): where
+    /// each line written as neither accepted nor rejected starts, and why;
+    /// else empty.
+    pub silent: Vec<(u32, Silent)>,
     pub rejected: Vec<Rejected>,
     pub blank: u64,
+    /// Lines out of the mapper's scope.
+    pub filtered: u64,
     /// Invalid lines accepted as written (`Invalid::Pass`), also in `accepted`.
     pub passed: u64,
     /// Lines in the chunk, blank ones included.
@@ -94,6 +107,11 @@ impl Processed<'_> {
             Some(span) => span.of(&self.arena),
             None => self.key(accepted),
         }
+    }
+
+    /// An accepted line's site, when caps count by one.
+    pub fn site(&self, accepted: &Accepted) -> Option<&[u8]> {
+        accepted.site.map(|span| span.of(&self.arena))
     }
 
     /// The bytes of a line.
@@ -123,7 +141,7 @@ pub struct Buffers {
     arena: Vec<u8>,
     accepted: Vec<Accepted>,
     prints: Vec<u128>,
-    blanks: Vec<u32>,
+    silent: Vec<(u32, Silent)>,
     rejected: Vec<Rejected>,
 }
 
@@ -133,13 +151,13 @@ impl From<Processed<'_>> for Buffers {
             arena: p.arena,
             accepted: p.accepted,
             prints: p.prints,
-            blanks: p.blanks,
+            silent: p.silent,
             rejected: p.rejected,
         };
         buffers.arena.clear();
         buffers.accepted.clear();
         buffers.prints.clear();
-        buffers.blanks.clear();
+        buffers.silent.clear();
         buffers.rejected.clear();
         buffers
     }
@@ -172,12 +190,17 @@ pub fn process<'a>(
         mut arena,
         mut accepted,
         mut prints,
-        mut blanks,
+        mut silent,
         mut rejected,
     } = buffers;
-    let note_blanks = options.mode == Mode::Dedup(Emit::Verdict);
+    let verdicts = options.mode == Mode::Dedup(Emit::Verdict);
+    // Aligned output writes a line for every line: a blank one is mapped
+    // too (the empty reference), though it still counts as blank.
+    let map_blank = options.aligned && options.mode == Mode::Map;
+    let note_silent = verdicts || map_blank;
     let hasher = hashes.set;
     let mut blank = 0;
+    let mut filtered = 0;
     let mut passed = 0;
     let mut notes = [0u64; 32];
     let mut index = 0u32;
@@ -191,10 +214,7 @@ pub fn process<'a>(
     // With `header`, an input's first line is passed through, not mapped.
     let mut header = None;
     let header_here = options.header && chunk.offset == 0;
-    // Aligned output writes a line for every line: a blank one is mapped
-    // too (the empty reference), though it still counts as blank.
-    let map_blank = options.aligned && options.mode == Mode::Map;
-    let mut map = |line: &[u8], span: Span, blank_line: bool, index: u32| {
+    let mut map = |line: &[u8], span: Span, blank_line: bool, index: u32, silent: &mut Vec<_>| {
         if line.len() > options.max_line_bytes {
             let error = InvalidUri::new(options.max_line_bytes, ErrorKind::LineTooLong);
             rejected.push(Rejected {
@@ -215,7 +235,13 @@ pub fn process<'a>(
             Err(InvalidUri::new(0, ErrorKind::InternalError))
         });
         match mapped {
-            Ok(mapped) => {
+            Ok(None) => {
+                filtered += 1;
+                if note_silent {
+                    silent.push((span.start, Silent::Filtered));
+                }
+            }
+            Ok(Some(mapped)) => {
                 let in_arena = |r: std::ops::Range<usize>| Span::new(r.start, r.end);
                 let key_bytes = match &mapped.key {
                     Some(r) => &arena[r.clone()],
@@ -231,6 +257,7 @@ pub fn process<'a>(
                     output: mapped.output.map(in_arena),
                     line: span,
                     blank: blank_line,
+                    site: mapped.site.map(in_arena),
                 });
             }
             Err(_) if invalid == Invalid::Pass => {
@@ -241,6 +268,7 @@ pub fn process<'a>(
                     output: None,
                     line: span,
                     blank: blank_line,
+                    site: None,
                 });
             }
             // A blank line is blank, whatever the mapper made of it.
@@ -262,14 +290,14 @@ pub fn process<'a>(
             header = Some(span);
         } else if line.is_empty() {
             blank += 1;
-            if note_blanks {
-                blanks.push(span.start);
+            if verdicts {
+                silent.push((span.start, Silent::Blank));
             }
             if map_blank {
-                map(line, span, true, index);
+                map(line, span, true, index, &mut silent);
             }
         } else {
-            map(line, span, false, index);
+            map(line, span, false, index, &mut silent);
         }
         index += 1;
         pos = end + 1;
@@ -279,9 +307,10 @@ pub fn process<'a>(
         arena,
         accepted,
         prints: Vec::new(),
-        blanks,
+        silent,
         rejected,
         blank,
+        filtered,
         passed,
         lines: index,
         notes,
@@ -308,11 +337,11 @@ mod tests {
     struct Buggy;
 
     impl LineMapper for Buggy {
-        fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Mapped, InvalidUri> {
+        fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri> {
             out.extend_from_slice(b"partial");
             assert!(line != b"boom", "a bug");
             out.truncate(out.len() - 7);
-            Ok(Mapped::unchanged())
+            Ok(Some(Mapped::unchanged()))
         }
     }
 

@@ -12,7 +12,7 @@ use super::input::Input;
 use super::output::RejectSink;
 use super::seen::{Classes, SeenMode};
 use super::stats::Stats;
-use super::worker::Processed;
+use super::worker::{Processed, Silent};
 use super::{Emit, Mode, Options, RunError};
 
 /// Whether an input looks like a binary file rather than a list of lines,
@@ -131,6 +131,7 @@ impl<'i> Writer<'i> {
         }
         self.stats.passed += p.passed;
         self.stats.blank += p.blank;
+        self.stats.filtered += p.filtered;
         self.stats.lines += u64::from(p.lines);
         self.stats.bytes_in += p.chunk.bytes.len() as u64;
         self.lines_before += u64::from(p.lines);
@@ -138,9 +139,17 @@ impl<'i> Writer<'i> {
     }
 
     /// Mapping: every accepted line's output; aligned, an empty line where
-    /// each rejected line was.
+    /// each rejected or filtered line was.
     fn write_mapped(&mut self, p: &Processed<'_>, out: &mut dyn Write) -> Result<(), RunError> {
-        let mut gaps = p.rejected.iter().map(|r| r.line.start).peekable();
+        // Both lists are in input order; a merge keeps it.
+        let mut filtered = p.silent.iter().map(|&(start, _)| start).peekable();
+        let mut rejected = p.rejected.iter().map(|r| r.line.start).peekable();
+        let mut gaps = std::iter::from_fn(|| match (rejected.peek(), filtered.peek()) {
+            (Some(r), Some(f)) if f < r => filtered.next(),
+            (Some(_), _) => rejected.next(),
+            (None, _) => filtered.next(),
+        })
+        .peekable();
         for a in &p.accepted {
             while self.aligned && gaps.next_if(|&start| start < a.line.start).is_some() {
                 self.emit(&[], out)?;
@@ -170,7 +179,7 @@ impl<'i> Writer<'i> {
             self.note_fate(p, i, fate);
             let bytes = match (emit, fate) {
                 // Counted as the spill decides, at the end.
-                (_, Fate::Duplicate | Fate::Held | Fate::Spilled) => continue,
+                (_, Fate::Duplicate | Fate::Held | Fate::Capped | Fate::Spilled) => continue,
                 (Emit::Canonical, Fate::First) => p.output(a),
                 (Emit::First, Fate::First) => p.line(a.line),
                 // Counts are known only at the end: see `write_class`.
@@ -189,9 +198,10 @@ impl<'i> Writer<'i> {
         fates: &Fates,
         out: &mut dyn Write,
     ) -> Result<(), RunError> {
-        // The rejected and blank lines, in order, between the accepted ones.
+        // The rejected, blank and filtered lines, in order, between the
+        // accepted ones.
         let mut rejected = p.rejected.iter().peekable();
-        let mut blank = p.blanks.iter().peekable();
+        let mut silent = p.silent.iter().peekable();
         let mut others_before =
             |this: &mut Self, before: u32, out: &mut dyn Write| -> Result<(), RunError> {
                 loop {
@@ -199,18 +209,21 @@ impl<'i> Writer<'i> {
                         .peek()
                         .map(|r| r.line.start)
                         .filter(|&s| s < before);
-                    let b = blank.peek().copied().copied().filter(|&s| s < before);
-                    let rejected_first = match (r, b) {
+                    let q = silent.peek().map(|&&(s, _)| s).filter(|&s| s < before);
+                    let rejected_first = match (r, q) {
                         (None, None) => return Ok(()),
-                        (Some(r), Some(b)) => r < b,
+                        (Some(r), Some(q)) => r < q,
                         (r, _) => r.is_some(),
                     };
                     if rejected_first {
                         let reason = rejected.next().expect("peeked").error.to_string();
                         this.emit(&[b"rejected\t", reason.as_bytes()], out)?;
                     } else {
-                        blank.next();
-                        this.emit(&[b"blank"], out)?;
+                        let verdict: &[u8] = match silent.next().expect("peeked").1 {
+                            Silent::Blank => b"blank",
+                            Silent::Filtered => b"filtered",
+                        };
+                        this.emit(&[verdict], out)?;
                     }
                 }
             };
@@ -222,6 +235,7 @@ impl<'i> Writer<'i> {
                 Fate::First => b"new\t",
                 Fate::Duplicate => b"dup\t",
                 Fate::Held => b"seen\t",
+                Fate::Capped => b"capped\t",
                 Fate::Spilled => unreachable!("verdicts are never spilled"),
             };
             self.emit(&[verdict, p.key(a)], out)?;
@@ -243,6 +257,7 @@ impl<'i> Writer<'i> {
             }
             Fate::Duplicate => self.stats.duplicates += 1,
             Fate::Held => *self.stats.seen.get_or_insert(0) += 1,
+            Fate::Capped => self.stats.capped += 1,
             Fate::Spilled => {}
         }
     }

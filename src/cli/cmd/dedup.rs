@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::json;
+use urinorm::key::Site;
 use urinorm::mapper::NormalizeLines;
 use urinorm::pipeline::{Emit, Mode};
 use urinorm::seen::Config;
@@ -24,11 +25,38 @@ pub struct DedupArgs {
     #[arg(long, value_enum, default_value_t = Emit::Canonical)]
     pub emit: Emit,
     #[command(flatten)]
+    pub caps: CapArgs,
+    #[command(flatten)]
     pub seen: SeenArgs,
     #[command(flatten)]
     pub memory: MemoryArgs,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// A frontier's budget: so many distinct URIs per site.
+#[derive(Args, Debug)]
+pub struct CapArgs {
+    /// Keep the first N distinct URIs of each host, in input order; the
+    /// others are counted as capped (a URI with no host is never capped).
+    /// With --seen, URIs the store holds use none of the budget.
+    #[arg(long, value_name = "N", conflicts_with = "max_per_domain")]
+    pub max_per_host: Option<u64>,
+    /// Keep the first N distinct URIs of each registrable domain (Public
+    /// Suffix List), in input order.
+    #[arg(long, value_name = "N")]
+    pub max_per_domain: Option<u64>,
+}
+
+impl CapArgs {
+    /// The site caps count by, and the cap.
+    fn cap(&self) -> Option<(Site, u64)> {
+        match (self.max_per_host, self.max_per_domain) {
+            (Some(n), _) => Some((Site::Host, n)),
+            (_, Some(n)) => Some((Site::Domain, n)),
+            (None, None) => None,
+        }
+    }
 }
 
 /// A persistent seen store across runs (a crawler frontier's batches).
@@ -67,13 +95,16 @@ impl SeenArgs {
 }
 
 pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
-    let mapper = args.columns.mapper(args.rung.normalizer()?)?;
+    let mut mapper = args.columns.mapper(args.rung.normalizer()?)?;
+    let cap = args.caps.cap();
+    mapper.site = cap.map(|(site, _)| site);
     let extra = [
         ("command", json!("dedup")),
         ("rung", json!(args.rung.rung().name())),
         ("emit", json!(args.emit.name())),
     ];
     let job = Job {
+        per_site_cap: cap.map(|(_, n)| n),
         memory: Some(&args.memory),
         seen: args.seen.request(&mapper),
         line_buffered: args.run.line_buffered,

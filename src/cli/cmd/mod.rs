@@ -6,5 +6,6 @@ pub mod explain;
 pub mod ladder;
 pub mod normalize;
 pub mod resolve;
+pub mod scope;
 pub mod seen;
 pub mod transforms;

@@ -9,6 +9,7 @@ use urinorm::normalize::{NeedsProtocolRung, Normalizer, Rung};
 use urinorm::pipeline::Mode;
 use urinorm::pipeline::input::InputError;
 
+use super::scope::ScopeArgs;
 use crate::cli::engine::{Job, RunArgs, execute};
 use crate::cli::{Error, Outcome, absolute_base};
 use urinorm::key::KeyFormat;
@@ -122,6 +123,8 @@ pub struct ColumnArgs {
     pub key_fields: Vec<usize>,
     #[command(flatten)]
     pub line: LineArgs,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
 }
 
 impl ColumnArgs {
@@ -135,13 +138,13 @@ impl ColumnArgs {
         if self.line.field.is_none() && !key_fields.is_empty() {
             return Err(Error::Usage("--key-fields needs --field".into()));
         }
+        let columns = Columns {
+            key_fields,
+            ..self.line.columns()?
+        };
         Ok(NormalizeLines {
-            normalizer,
-            key: self.key,
-            columns: Columns {
-                key_fields,
-                ..self.line.columns()?
-            },
+            scope: self.scope.scope(&normalizer)?,
+            ..NormalizeLines::new(normalizer, self.key, columns)
         })
     }
 }

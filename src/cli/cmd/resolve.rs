@@ -34,11 +34,11 @@ struct ResolveLines<'a> {
 }
 
 impl LineMapper for ResolveLines<'_> {
-    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Mapped, InvalidUri> {
+    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri> {
         let reference = UriRef::parse_bytes(line)?;
         let start = out.len();
         resolve_into(&self.base, &reference, self.rule, out)?;
-        Ok(Mapped::key(start..out.len()))
+        Ok(Some(Mapped::key(start..out.len())))
     }
 }
 
