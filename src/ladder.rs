@@ -1,6 +1,8 @@
 //! The ladder report: on the user's own lines, how many distinct keys each
 //! rung and preset leaves, what each one merged (with real examples), and
-//! how many merges each protocol transform adds on its own.
+//! how many merges each protocol transform adds on its own; and the sites
+//! the lines are on (distinct hosts and registrable domains, the hosts with
+//! most lines).
 //!
 //! Two passes: every line is normalized at the three RFC rungs, then every
 //! class of the scheme rung (one line each) through the protocol steps and
@@ -24,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use crate::key::Site;
 use crate::mapper::Columns;
 use crate::normalize::protocol::{PRESETS, Preset, Protocol, Transform, candidates};
 use crate::normalize::{Normalizer, Rung};
@@ -79,6 +82,8 @@ pub struct Options {
     pub max_line_bytes: usize,
     /// The first line of each input is a header, not looked at.
     pub header: bool,
+    /// How many of the hosts with most lines to name.
+    pub top_hosts: usize,
 }
 
 impl Default for Options {
@@ -91,6 +96,7 @@ impl Default for Options {
             columns: Columns::default(),
             max_line_bytes: MAX_LINE_BYTES,
             header: false,
+            top_hosts: 10,
         }
     }
 }
@@ -135,6 +141,13 @@ pub struct Report {
     /// For each protocol transform: distinct keys fewer than the scheme rung
     /// with that transform alone.
     pub attribution: Vec<(Transform, i64)>,
+    /// Distinct hosts of the scheme rung's canonical forms, and distinct
+    /// registrable domains among them (Public Suffix List).
+    pub hosts: u64,
+    pub domains: u64,
+    /// The hosts with most lines, most first (ties by name), with their
+    /// lines.
+    pub top_hosts: Vec<(String, u64)>,
     pub seconds: f64,
 }
 
@@ -340,7 +353,12 @@ struct ProtocolPrints {
     /// `alone[transform]`: the fingerprints of the forms it changed.
     alone: Vec<Vec<Print>>,
     time: Vec<Duration>,
+    /// The lines of each host of the run's classes.
+    hosts: HostLines,
 }
+
+/// Lines by host.
+type HostLines = HashMap<Box<[u8]>, u64, ahash::RandomState>;
 
 /// What the report reads and how: the inputs' maps, the line preparation.
 struct Reading<'r, 'a> {
@@ -470,14 +488,46 @@ pub fn run(
             .map(|t| (transforms[t], merged_alone(&scheme_classes, &worked, t)))
             .collect()
     });
+    let (hosts, domains, top_hosts) = sites(worked, options.top_hosts);
     Ok(Report {
         lines: seen,
         blank,
         sample: options.sample,
         steps: reports,
         attribution,
+        hosts,
+        domains,
+        top_hosts,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The distinct hosts and registrable domains of the runs' classes, and
+/// the `top` hosts by lines.
+fn sites(worked: Vec<ProtocolPrints>, top: usize) -> (u64, u64, Vec<(String, u64)>) {
+    let mut hosts = HostLines::default();
+    for run in worked {
+        for (host, lines) in run.hosts {
+            *hosts.entry(host).or_default() += lines;
+        }
+    }
+    let list = crate::domain::suffix_list();
+    let domains: HashSet<&[u8], ahash::RandomState> = hosts
+        .keys()
+        .map(|host| list.registrable_domain(host).unwrap_or(host))
+        .collect();
+    let mut most: Vec<(&[u8], u64)> = hosts.iter().map(|(h, &n)| (&h[..], n)).collect();
+    let by_lines = |a: &(&[u8], u64), b: &(&[u8], u64)| b.1.cmp(&a.1).then(a.0.cmp(b.0));
+    if most.len() > top && top > 0 {
+        most.select_nth_unstable_by(top - 1, by_lines);
+    }
+    most.truncate(top);
+    most.sort_unstable_by(by_lines);
+    let top_hosts = most
+        .into_iter()
+        .map(|(h, n)| (String::from_utf8_lossy(h).into_owned(), n))
+        .collect();
+    (hosts.len() as u64, domains.len() as u64, top_hosts)
 }
 
 /// The position of `rung` in [`RFC_RUNGS`].
@@ -832,11 +882,23 @@ fn protocol_prints(
             }
         }
     }
+    let mut hosts = HostLines::default();
+    for (uri, class) in parsed.iter().zip(run) {
+        let Some(host) = Site::Host.of(uri) else {
+            continue;
+        };
+        // Most classes' hosts are known: no key is made for them.
+        match hosts.get_mut(host.as_bytes()) {
+            Some(lines) => *lines += class.size,
+            None => _ = hosts.insert(host.as_bytes().into(), class.size),
+        }
+    }
     ProtocolPrints {
         images,
         changed,
         alone,
         time,
+        hosts,
     }
 }
 

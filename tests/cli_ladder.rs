@@ -258,3 +258,46 @@ fn lines_over_the_limit_are_rejected_at_every_step() {
     assert_eq!(steps[0]["distinct"], 2);
     assert_eq!(steps[1]["distinct"], 1);
 }
+
+#[test]
+fn hosts_and_domains_equal_dedup_by_host_and_by_domain() {
+    let sites = b"http://WWW.Example.com/a\nhttp://www.example.com/b\nhttp://news.bbc.co.uk/\n\
+http://www.bbc.co.uk/x\nmailto:a@b.c\nhttp://1.2.3.4/\nhttp://foo.github.io/\nhttp://bar.github.io/\n\
+http://www.example.com/a\n";
+    let run = urinorm(&["ladder", "--json", "--top-hosts", "3"], sites);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        (report["hosts"].as_u64(), report["domains"].as_u64()),
+        (Some(6), Some(5))
+    );
+    assert_eq!(
+        report["top_hosts"],
+        serde_json::json!([
+            {"host": "www.example.com", "lines": 3},
+            {"host": "1.2.3.4", "lines": 1},
+            {"host": "bar.github.io", "lines": 1},
+        ])
+    );
+    // The same counts as deduplicating by host and by domain (the line
+    // without a host is rejected there).
+    assert_eq!(dedup_count(&["--key", "host"], sites), 6);
+    assert_eq!(dedup_count(&["--key", "domain"], sites), 5);
+    // On the whole sample too.
+    let input = input();
+    let report: Value =
+        serde_json::from_str(&urinorm(&["ladder", "--json"], &input).stdout).unwrap();
+    assert_eq!(
+        report["hosts"].as_u64(),
+        Some(dedup_count(&["--key", "host"], &input))
+    );
+    assert_eq!(
+        report["domains"].as_u64(),
+        Some(dedup_count(&["--key", "domain"], &input))
+    );
+    let table = urinorm(&["ladder"], sites).stdout;
+    assert!(
+        table.contains("6 distinct hosts, 5 distinct registrable domains"),
+        "{table}"
+    );
+}

@@ -39,6 +39,9 @@ pub struct LadderArgs {
     /// a quick estimate that keeps each site's spellings together.
     #[arg(long, value_name = "FRACTION")]
     pub sample: Option<f64>,
+    /// How many of the hosts with most lines to name.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top_hosts: usize,
     /// Worker threads (default: all cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
@@ -63,6 +66,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         columns,
         max_line_bytes: args.max_line_bytes,
         header: args.header,
+        top_hosts: args.top_hosts,
     };
     let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
     let text = if args.json {
@@ -115,6 +119,17 @@ pub fn table(report: &Report) -> String {
     for (transform, merges) in &report.attribution {
         text += &format!("  {:<22} {:>9}\n", transform.name(), merges);
     }
+    text += &format!(
+        "\n{} distinct hosts, {} distinct registrable domains (Public Suffix List)\n",
+        report.hosts, report.domains
+    );
+    if !report.top_hosts.is_empty() {
+        text += "Hosts with most lines:\n";
+        for (host, lines) in &report.top_hosts {
+            // Hosts come from the input: shown escaped.
+            text += &format!("  {:>9}  {}\n", lines, escape_str(host));
+        }
+    }
     text += &format!("\n({:.2} s in all)\n", report.seconds);
     text
 }
@@ -145,6 +160,11 @@ pub fn to_json(report: &Report) -> serde_json::Value {
         .iter()
         .map(|(t, merges)| json!({"transform": t.name(), "merges": merges}))
         .collect();
+    let top_hosts: Vec<_> = report
+        .top_hosts
+        .iter()
+        .map(|(host, lines)| json!({"host": host, "lines": lines}))
+        .collect();
     json!({
         "lines": report.lines,
         "blank": report.blank,
@@ -152,6 +172,9 @@ pub fn to_json(report: &Report) -> serde_json::Value {
         "sample": report.sample,
         "steps": steps,
         "attribution": attribution,
+        "hosts": report.hosts,
+        "domains": report.domains,
+        "top_hosts": top_hosts,
         "seconds": report.seconds,
     })
 }
