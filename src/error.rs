@@ -214,25 +214,28 @@ impl InvalidUri {
     }
 }
 
-/// The reason and where: "invalid percent-encoding at byte 10". The repair
-/// that would avoid it is left to the caller to word ([`InvalidUri::repair`]):
-/// the command line names its flag, the library has none.
+/// The reason and where: "invalid percent-encoding at byte 10"; a reason
+/// about the whole URI has no byte ("the URI has no host to key on"). The
+/// repair that would avoid it is left to the caller to word
+/// ([`InvalidUri::repair`]): the command line names its flag, the library
+/// has none.
 impl fmt::Display for InvalidUri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (kind, offset) = (self.kind, self.offset);
-        match self.within {
-            Within::Text => write!(f, "{kind} at byte {offset}"),
-            Within::Field(n) => write!(f, "field {n}: {kind} at byte {offset} of the field"),
-            Within::BaseField(n) => {
-                write!(f, "base field {n}: {kind} at byte {offset} of the field")
-            }
-            Within::Resolved(None) => write!(f, "{kind} at byte {offset} of the resolved URI"),
-            Within::Resolved(Some(n)) => {
-                write!(
-                    f,
-                    "field {n}: {kind} at byte {offset} of the URI it resolves to"
-                )
-            }
+        let (column, of) = match self.within {
+            Within::Text => (None, ""),
+            Within::Field(n) => (Some(("field", n)), " of the field"),
+            Within::BaseField(n) => (Some(("base field", n)), " of the field"),
+            Within::Resolved(None) => (None, " of the resolved URI"),
+            Within::Resolved(Some(n)) => (Some(("field", n)), " of the URI it resolves to"),
+        };
+        if let Some((name, n)) = column {
+            write!(f, "{name} {n}: ")?;
+        }
+        write!(f, "{kind}")?;
+        match kind {
+            ErrorKind::NoHost => Ok(()),
+            _ => write!(f, " at byte {offset}{of}"),
         }
     }
 }

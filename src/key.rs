@@ -6,7 +6,7 @@ use std::str::FromStr;
 use crate::error::{ErrorKind, InvalidUri};
 use crate::normalize::{Changes, Normalizer};
 use crate::surt::normalize_surt_into;
-use crate::uri::{HostKind, UriRef};
+use crate::uri::SchemeHost;
 
 /// The kind of key.
 ///
@@ -112,8 +112,7 @@ impl Site {
     /// a host, removes it and says so.
     pub(crate) fn cut(self, out: &mut Vec<u8>, start: usize) -> Result<(), InvalidUri> {
         let canonical = &out[start..];
-        let parsed = UriRef::parse_bytes(canonical).ok();
-        let site = parsed.and_then(|uri| self.of(&uri)).map(|site| {
+        let site = self.of(&SchemeHost::of_valid(canonical)).map(|site| {
             let from = site.as_ptr() as usize - canonical.as_ptr() as usize;
             from..from + site.len()
         });
@@ -127,17 +126,24 @@ impl Site {
         Ok(())
     }
 
-    /// The site of a canonical URI: a slice of its host, or `None` when it
-    /// has no host.
-    pub fn of<'u>(self, uri: &UriRef<'u>) -> Option<&'u str> {
-        let host = uri.host().filter(|h| !h.is_empty())?;
-        let domain = match (self, uri.host_kind()) {
-            (Site::Domain, Some(HostKind::RegName)) => {
-                crate::domain::suffix_list().registrable_domain(host.as_bytes())
-            }
+    /// The site of a canonical URI, split as [`SchemeHost`] splits it: a
+    /// slice of its host, or `None` when it has none (or an empty one).
+    ///
+    /// ```
+    /// use urinorm::key::Site;
+    /// use urinorm::uri::SchemeHost;
+    /// let uri = SchemeHost::of_valid(b"http://news.bbc.co.uk/a");
+    /// assert_eq!(Site::Host.of(&uri), Some(&b"news.bbc.co.uk"[..]));
+    /// assert_eq!(Site::Domain.of(&uri), Some(&b"bbc.co.uk"[..]));
+    /// assert_eq!(Site::Domain.of(&SchemeHost::of_valid(b"http://1.2.3.4/")), Some(&b"1.2.3.4"[..]));
+    /// ```
+    pub fn of<'u>(self, uri: &SchemeHost<'u>) -> Option<&'u [u8]> {
+        let host = uri.host.filter(|h| !h.is_empty())?;
+        let domain = match (self, uri.registered_name) {
+            (Site::Domain, true) => crate::domain::suffix_list().registrable_domain(host),
             _ => None,
         };
-        Some(domain.map_or(host, |d| &host[host.len() - d.len()..]))
+        Some(domain.unwrap_or(host))
     }
 }
 

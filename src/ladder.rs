@@ -20,7 +20,6 @@
 //! [`Report`].
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
@@ -31,11 +30,11 @@ use crate::mapper::Columns;
 use crate::normalize::protocol::{PRESETS, Preset, Protocol, Transform, candidates};
 use crate::normalize::{Normalizer, Rung};
 use crate::pipeline::chunks::{Chunk, ChunkBytes, Chunks};
-use crate::pipeline::hash::InMemoryPrints;
+use crate::pipeline::hash::{InMemoryPrints, PrintHasher};
 use crate::pipeline::input::{Input, InputError, lines_at};
 use crate::pipeline::place::Place;
 use crate::pipeline::{MAX_LINE_BYTES, Progress, RunError, thread_pool};
-use crate::uri::{UriRef, mask_password};
+use crate::uri::{SchemeHost, UriRef, mask_password};
 
 /// What a step of the report is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,29 +190,6 @@ fn attributed() -> Vec<Transform> {
 
 /// A fingerprint ([`InMemoryPrints::of`]); 0 means "rejected at this step".
 type Print = u128;
-
-/// A map keyed by fingerprints, which are already uniformly random.
-type PrintHasher = BuildHasherDefault<FoldHasher>;
-
-#[derive(Default)]
-struct FoldHasher(u64);
-
-impl Hasher for FoldHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u128(&mut self, n: u128) {
-        self.0 = n as u64;
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
 
 /// What a step remembers of one class.
 #[derive(Clone, Copy)]
@@ -884,13 +860,13 @@ fn protocol_prints(
     }
     let mut hosts = HostLines::default();
     for (uri, class) in parsed.iter().zip(run) {
-        let Some(host) = Site::Host.of(uri) else {
+        let Some(host) = Site::Host.of(&SchemeHost::of_valid(uri.as_str().as_bytes())) else {
             continue;
         };
         // Most classes' hosts are known: no key is made for them.
-        match hosts.get_mut(host.as_bytes()) {
+        match hosts.get_mut(host) {
             Some(lines) => *lines += class.size,
-            None => _ = hosts.insert(host.as_bytes().into(), class.size),
+            None => _ = hosts.insert(host.into(), class.size),
         }
     }
     ProtocolPrints {

@@ -19,7 +19,7 @@ use crate::pipeline::{LineMapper, Mapped};
 use crate::resolve::{SchemeRule, resolve_into};
 use crate::scope::Scope;
 use crate::surt::normalize_surt_into;
-use crate::uri::UriRef;
+use crate::uri::{SchemeHost, UriRef};
 
 /// Where the URI is in a line, and what is done to it before normalizing.
 #[derive(Clone, Debug, Default)]
@@ -312,22 +312,18 @@ impl NormalizeLines {
         if self.scope.is_none() && self.site.is_none() {
             return true;
         }
-        let needs_parts =
-            self.site.is_some() || self.scope.as_ref().is_some_and(Scope::needs_parts);
-        let parts = needs_parts
-            .then(|| UriRef::parse_bytes(canonical).ok())
-            .flatten();
+        let parts = SchemeHost::of_valid(canonical);
         if let Some(site) = self.site {
             SITE.with_borrow_mut(|kept| {
                 kept.clear();
-                let of = parts.as_ref().and_then(|uri| site.of(uri));
-                kept.extend_from_slice(of.unwrap_or_default().as_bytes());
+                kept.extend_from_slice(site.of(&parts).unwrap_or_default());
             });
         }
         self.scope
             .as_ref()
-            .is_none_or(|scope| scope.admits_parsed(canonical, parts.as_ref()))
+            .is_none_or(|scope| scope.admits_split(canonical, &parts))
     }
+
     /// The settings its keys depend on, by name: what a seen store records,
     /// so that keys made differently are never compared. The rung and the
     /// key's kind; at the protocol rung the transforms (in the order they

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use regex::bytes::RegexSet;
 
 use crate::normalize::Normalizer;
-use crate::uri::{HostKind, UriRef};
+use crate::uri::{SchemeHost, UriRef};
 
 /// The filters as a user gives them; [`Scope::new`] checks and compiles them.
 #[derive(Clone, Debug, Default)]
@@ -104,33 +104,26 @@ impl Scope {
             drop_regex: patterns(drop_regex)?,
             keep_schemes: schemes,
         };
-        let any = scope.needs_parts() || scope.keep_regex.is_some() || scope.drop_regex.is_some();
+        let any = scope.keep_domains.is_some()
+            || scope.drop_domains.is_some()
+            || scope.keep_schemes.is_some()
+            || scope.keep_regex.is_some()
+            || scope.drop_regex.is_some();
         Ok(any.then_some(scope))
     }
 
     /// Whether the canonical URI `uri` is in scope.
     pub fn admits(&self, uri: &[u8]) -> bool {
-        let parts = match self.needs_parts() {
-            true => UriRef::parse_bytes(uri).ok(),
-            false => None,
-        };
-        self.admits_parsed(uri, parts.as_ref())
+        self.admits_split(uri, &SchemeHost::of_valid(uri))
     }
 
-    /// Whether the filters look at the scheme or the host (so the URI must
-    /// be parsed).
-    pub fn needs_parts(&self) -> bool {
-        self.keep_domains.is_some() || self.drop_domains.is_some() || self.keep_schemes.is_some()
-    }
-
-    /// [`Scope::admits`], with the URI already parsed when
-    /// [`Scope::needs_parts`] (a URI that does not parse has neither scheme
-    /// nor host).
-    pub fn admits_parsed(&self, uri: &[u8], parts: Option<&UriRef<'_>>) -> bool {
-        let host = parts.and_then(host);
+    /// [`Scope::admits`], with the URI's scheme and host already split.
+    pub fn admits_split(&self, uri: &[u8], parts: &SchemeHost<'_>) -> bool {
+        let host = host(parts);
         let scheme_kept = self.keep_schemes.as_ref().is_none_or(|kept| {
-            let scheme = parts.and_then(UriRef::scheme).unwrap_or_default();
-            kept.iter().any(|k| k.eq_ignore_ascii_case(scheme))
+            let scheme = parts.scheme.unwrap_or_default();
+            kept.iter()
+                .any(|k| k.as_bytes().eq_ignore_ascii_case(scheme))
         });
         scheme_kept
             && self
@@ -148,15 +141,15 @@ impl Scope {
 
 /// A URI's host to match domains against, non-empty, and whether it has
 /// labels (a registered name) or is an address, which only matches itself.
-fn host<'u>(uri: &UriRef<'u>) -> Option<Host<'u>> {
-    let name = uri.host().filter(|h| !h.is_empty())?;
-    let labels = uri.host_kind() == Some(HostKind::RegName);
+fn host<'u>(uri: &SchemeHost<'u>) -> Option<Host<'u>> {
+    let name = uri.host.filter(|h| !h.is_empty())?;
+    let labels = uri.registered_name;
     Some(Host { name, labels })
 }
 
 #[derive(Clone, Copy)]
 struct Host<'u> {
-    name: &'u str,
+    name: &'u [u8],
     labels: bool,
 }
 
@@ -197,7 +190,7 @@ impl Domains {
     /// §3.2.2).
     fn covers(&self, host: Host<'_>) -> bool {
         let labels = host.labels;
-        let host = host.name.as_bytes();
+        let host = host.name;
         let lowered;
         let host = match host.iter().any(u8::is_ascii_uppercase) {
             true => {

@@ -25,8 +25,9 @@ fn dedup_counts_lines_per_domain_like_uniq_c() {
         "{}",
         run.stderr
     );
+    // A reason about the whole URI points at no byte.
     assert!(
-        run.stderr.contains("the URI has no host to key on"),
+        run.stderr.contains("the URI has no host to key on\n"),
         "{}",
         run.stderr
     );

@@ -56,3 +56,20 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// The quick split of a valid reference finds the scheme and host the
+    /// full parse finds.
+    #[test]
+    fn scheme_and_host_split_as_the_parser_splits(parts in reference()) {
+        let text = parts.compose();
+        let uri = UriRef::parse(&text).unwrap();
+        let quick = urinorm::uri::SchemeHost::of_valid(text.as_bytes());
+        prop_assert_eq!(quick.scheme, uri.scheme().map(str::as_bytes), "{}", text);
+        prop_assert_eq!(quick.host, uri.host().map(str::as_bytes), "{}", text);
+        let registered = uri.host_kind() == Some(urinorm::HostKind::RegName);
+        prop_assert_eq!(quick.registered_name, registered, "{}", text);
+    }
+}

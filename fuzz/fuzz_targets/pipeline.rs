@@ -9,8 +9,9 @@
 //! or `Mode::Map` with a 48-byte line limit (by input length mod 3); one
 //! dedup run of each input twice, in memory and with a 1-byte memory limit
 //! (every line spilled to partition files), which must give the same bytes
-//! and counts:
-//! - `stats.balances()`: lines = unique + duplicates + rejected + blank;
+//! and counts; every other input's dedup runs with a per-site cap of 1 to
+//! 3 (a line's site is its key's first byte, so sites repeat):
+//! - `stats.balances()`: lines = unique + duplicates + capped + rejected + blank;
 //! - the output has exactly `stats.unique` lines;
 //! - the sink saw `stats.rejected_total()` lines, with increasing line numbers;
 //! - Dedup: the output lines are pairwise distinct (for `first`, their
@@ -18,8 +19,8 @@
 //!   an input line;
 //! - and the whole output equals a model computed line by line here
 //!   (LF/CRLF, leading BOM, last line without newline, blank lines skipped,
-//!   lines longer than the limit rejected, first occurrence wins), with the
-//!   same counts.
+//!   lines longer than the limit rejected, first occurrence wins, past a
+//!   site's cap counted as capped), with the same counts.
 #![no_main]
 
 use std::collections::{HashMap, HashSet};
@@ -37,16 +38,31 @@ use urinorm::pipeline::{
     self, Emit, Invalid, LineMapper, Mapped, MAX_LINE_BYTES, Mode, Options, Sinks, Unwatched,
 };
 
-struct Lines(Normalizer);
+/// The scheme rung; with `sites`, each line's site is its key's first byte.
+struct Lines {
+    normalizer: Normalizer,
+    sites: bool,
+}
 
 impl LineMapper for Lines {
-    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Mapped, InvalidUri> {
+    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri> {
         let start = out.len();
-        Ok(match self.0.normalize_if_changed(line, out)? {
+        let mut mapped = match self.normalizer.normalize_if_changed(line, out)? {
             true => Mapped::key(start..out.len()),
             false => Mapped::unchanged(),
-        })
+        };
+        if self.sites {
+            let first = if out.len() > start { out[start] } else { line[0] };
+            out.push(first);
+            mapped.site = Some(out.len() - 1..out.len());
+        }
+        Ok(Some(mapped))
     }
+}
+
+/// The site the fuzzed mapper gives a key.
+fn site(key: &[u8]) -> u8 {
+    key[0]
 }
 
 #[derive(Default)]
@@ -121,7 +137,12 @@ fn temp_dir() -> PathBuf {
 
 fuzz_target!(|data: &[u8]| {
     let normalizer = Normalizer::new(Rung::Scheme);
-    let mapper = Lines(normalizer.clone());
+    // Every other input (by length) is capped per site.
+    let cap = (data.len() / 6 % 2 == 1).then_some(1 + data.len() as u64 % 3);
+    let mapper = Lines {
+        normalizer: normalizer.clone(),
+        sites: cap.is_some(),
+    };
     let path = temp_dir().join(format!(
         "urinorm-fuzz-pipeline-{}-{}",
         std::process::id(),
@@ -151,9 +172,19 @@ fuzz_target!(|data: &[u8]| {
     // mode gets its turn).
     let spilled_run = [0, 2][data.len() / 3 % 2];
     for (r, (mode, max_line_bytes)) in runs.into_iter().enumerate() {
-        let out = check_run(data, &inputs, &mapper, &normalizer, mode, max_line_bytes, None);
+        let run = Run {
+            mode,
+            max_line_bytes,
+            memory_limit: None,
+            cap: cap.filter(|_| matches!(mode, Mode::Dedup(_))),
+        };
+        let out = check_run(data, &inputs, &mapper, &normalizer, run);
         if r == spilled_run && matches!(mode, Mode::Dedup(_)) {
-            let spilled = check_run(data, &inputs, &mapper, &normalizer, mode, max_line_bytes, Some(1));
+            let spilled = Run {
+                memory_limit: Some(1),
+                ..run
+            };
+            let spilled = check_run(data, &inputs, &mapper, &normalizer, spilled);
             assert!(out == spilled, "{mode:?}: the spilled output differs");
         }
     }
@@ -161,16 +192,30 @@ fuzz_target!(|data: &[u8]| {
     let _ = std::fs::remove_file(&path);
 });
 
+/// How one run of the engine is made.
+#[derive(Clone, Copy)]
+struct Run {
+    mode: Mode,
+    max_line_bytes: usize,
+    memory_limit: Option<u64>,
+    /// Classes kept per site.
+    cap: Option<u64>,
+}
+
 /// One run of the engine, checked against the model; returns its output.
 fn check_run(
     data: &[u8],
     inputs: &[Input],
     mapper: &Lines,
     normalizer: &Normalizer,
-    mode: Mode,
-    max_line_bytes: usize,
-    memory_limit: Option<u64>,
+    run: Run,
 ) -> Vec<u8> {
+    let Run {
+        mode,
+        max_line_bytes,
+        memory_limit,
+        cap,
+    } = run;
     {
         let lines = model(data, &normalizer, max_line_bytes);
         let blank = lines.iter().filter(|(_, k)| k.is_none()).count() as u64;
@@ -194,6 +239,7 @@ fn check_run(
             max_line_bytes,
             memory_limit,
             temp_dir: temp_dir(),
+            per_site_cap: cap,
             ..Options::default()
         };
         let mut out = Vec::new();
@@ -259,18 +305,28 @@ fn check_run(
                 let mut seen = HashSet::new();
                 let mut firsts: Vec<(&[u8], &[u8])> = Vec::new();
                 let mut counts: HashMap<&[u8], u64> = HashMap::new();
+                let mut per_site: HashMap<u8, u64> = HashMap::new();
+                let mut capped = 0u64;
                 for &(line, key) in &accepted {
-                    if seen.insert(key) {
-                        firsts.push((line, key));
-                    }
                     *counts.entry(key).or_default() += 1;
+                    if !seen.insert(key) {
+                        continue;
+                    }
+                    let kept = per_site.entry(site(key)).or_default();
+                    if cap.is_some_and(|cap| *kept >= cap) {
+                        capped += 1;
+                        continue;
+                    }
+                    *kept += 1;
+                    firsts.push((line, key));
                 }
                 assert_eq!(
                     stats.unique,
                     firsts.len() as u64,
                     "{mode:?}: unique vs model"
                 );
-                assert_eq!(stats.duplicates, (accepted.len() - firsts.len()) as u64);
+                assert_eq!(stats.capped, capped, "{mode:?}: capped vs model");
+                assert_eq!(stats.duplicates, (accepted.len() - seen.len()) as u64);
                 let expected: Vec<Vec<u8>> = match emit {
                     Emit::Canonical => firsts.iter().map(|&(_, k)| k.to_vec()).collect(),
                     Emit::First => firsts.iter().map(|&(l, _)| l.to_vec()).collect(),

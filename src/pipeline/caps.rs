@@ -1,20 +1,96 @@
 //! Per-site caps: at most so many classes of each site (a host, a domain:
 //! whatever the mapper says a line's site is), in input order, the budget
-//! of a crawler frontier. Sites are numbered as they come, so that a class
-//! sent to the spill carries its site's number and is capped in turn when
-//! the spill hands it back.
+//! of a crawler frontier. The workers number the sites as they meet them
+//! ([`SiteNumbers`], in parallel: a number only has to be the same for the
+//! same site; each thread remembers the numbers it has seen, so it locks the
+//! shared table once a site), so the serial decision in input order is an
+//! array lookup, and a class sent to the spill carries its site's number
+//! back. A site is known by its 128-bit in-memory fingerprint (as the
+//! ladder counts classes): a collision among 10^6 sites has a probability
+//! near 10^-27, and a lookup reads one table slot, not the site's bytes.
 //!
 //! It knows sites as bytes and counts; not what a site is.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use super::hash::{InMemoryPrints, PrintHasher};
 
 /// The number of "no site": a class without one is never capped.
 pub(crate) const NO_SITE: u32 = u32::MAX;
 
+/// How many locks the site table is split under, so that workers rarely
+/// wait for each other.
+const SHARDS: usize = 64;
+
+type Numbers = HashMap<u128, u32, PrintHasher>;
+
+/// A number for each site, given on first sight by any worker.
+pub(crate) struct SiteNumbers {
+    /// Which table this is, for the threads' own copies.
+    id: u64,
+    prints: InMemoryPrints,
+    shards: [Mutex<Numbers>; SHARDS],
+    next: AtomicU32,
+}
+
+thread_local! {
+    /// The numbers this thread has met, and of which table.
+    static KNOWN: RefCell<(u64, Numbers)> = RefCell::new((0, Numbers::default()));
+}
+
+/// The ids of tables made so far (0 is none).
+static TABLES: AtomicU64 = AtomicU64::new(1);
+
+impl SiteNumbers {
+    pub(crate) fn new() -> SiteNumbers {
+        SiteNumbers {
+            id: TABLES.fetch_add(1, Ordering::Relaxed),
+            prints: InMemoryPrints::new(),
+            shards: std::array::from_fn(|_| Mutex::default()),
+            next: AtomicU32::new(0),
+        }
+    }
+
+    /// The number of `site` (`None`: [`NO_SITE`]).
+    pub(crate) fn number(&self, site: Option<&[u8]>) -> u32 {
+        let Some(site) = site else {
+            return NO_SITE;
+        };
+        let print = self.prints.of(site);
+        KNOWN.with_borrow_mut(|(table, known)| {
+            if *table != self.id {
+                known.clear();
+                *table = self.id;
+            }
+            *known
+                .entry(print)
+                .or_insert_with(|| self.shared_number(print))
+        })
+    }
+
+    /// The number of the site of fingerprint `print` in the shared table,
+    /// given if it has none.
+    fn shared_number(&self, print: u128) -> u32 {
+        let shard = (print >> 64) as usize % SHARDS;
+        let mut numbers = self.shards[shard].lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&n) = numbers.get(&print) {
+            return n;
+        }
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        // A site has a line: fewer than 2^32 - 1 of them in any input a
+        // chunk offset can address.
+        assert!(n != NO_SITE, "fewer than 2^32 - 1 sites");
+        numbers.insert(print, n);
+        n
+    }
+}
+
 /// The classes admitted so far of each site, under one limit.
 pub(crate) struct Caps {
     limit: u64,
-    numbers: HashMap<Box<[u8]>, u32, ahash::RandomState>,
     /// Classes admitted, by site number.
     admitted: Vec<u64>,
 }
@@ -23,37 +99,22 @@ impl Caps {
     pub(crate) fn new(limit: u64) -> Caps {
         Caps {
             limit,
-            numbers: HashMap::with_hasher(super::hash::key_hasher()),
             admitted: Vec::new(),
         }
     }
 
-    /// The number of `site` (`None`: [`NO_SITE`]), given on first sight.
-    pub(crate) fn number(&mut self, site: Option<&[u8]>) -> u32 {
-        let Some(site) = site else {
-            return NO_SITE;
-        };
-        if let Some(&n) = self.numbers.get(site) {
-            return n;
-        }
-        // Fewer sites than u32::MAX: each has a class, and a class a line.
-        let n = u32::try_from(self.admitted.len())
-            .ok()
-            .filter(|&n| n != NO_SITE)
-            .expect("fewer than 2^32 - 1 sites");
-        self.numbers.insert(site.into(), n);
-        self.admitted.push(0);
-        n
-    }
-
     /// Whether the next class of site `number` is within the cap (and if so
-    /// it counts).
+    /// it counts). Called in input order.
     pub(crate) fn admit(&mut self, number: u32) -> bool {
-        let Some(admitted) = self.admitted.get_mut(number as usize) else {
-            return true; // no site
-        };
-        let within = *admitted < self.limit;
-        *admitted += u64::from(within);
+        if number == NO_SITE {
+            return true;
+        }
+        let n = number as usize;
+        if n >= self.admitted.len() {
+            self.admitted.resize(n + 1, 0);
+        }
+        let within = self.admitted[n] < self.limit;
+        self.admitted[n] += u64::from(within);
         within
     }
 }
@@ -64,8 +125,8 @@ mod tests {
 
     #[test]
     fn admits_the_first_classes_of_each_site() {
-        let mut caps = Caps::new(2);
-        let sites = [
+        let (sites, mut caps) = (SiteNumbers::new(), Caps::new(2));
+        let lines = [
             Some(&b"a"[..]),
             Some(b"b"),
             Some(b"a"),
@@ -74,22 +135,45 @@ mod tests {
             None,
             Some(b"b"),
         ];
-        let admitted: Vec<bool> = sites
+        let admitted: Vec<bool> = lines
             .iter()
-            .map(|&site| {
-                let n = caps.number(site);
-                caps.admit(n)
-            })
+            .map(|&site| caps.admit(sites.number(site)))
             .collect();
         assert_eq!(admitted, [true, true, true, true, false, true, true]);
-        assert_eq!(caps.number(Some(b"b")), 1, "numbers are kept");
+        assert_eq!(sites.number(Some(b"b")), 1, "numbers are kept");
     }
 
     #[test]
     fn a_zero_cap_admits_only_classes_without_a_site() {
-        let mut caps = Caps::new(0);
-        let a = caps.number(Some(b"a"));
-        assert!(!caps.admit(a));
+        let (sites, mut caps) = (SiteNumbers::new(), Caps::new(0));
+        assert!(!caps.admit(sites.number(Some(b"a"))));
         assert!(caps.admit(NO_SITE));
+    }
+
+    #[test]
+    fn workers_get_one_number_per_site() {
+        let sites = SiteNumbers::new();
+        let names: Vec<Vec<u8>> = (0..1000)
+            .map(|i| format!("h{}", i % 100).into_bytes())
+            .collect();
+        let numbers: Vec<u32> = std::thread::scope(|s| {
+            let halves: Vec<_> = names
+                .chunks(500)
+                .map(|half| {
+                    s.spawn(|| {
+                        half.iter()
+                            .map(|n| sites.number(Some(n)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            halves.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        for (name, n) in names.iter().zip(&numbers) {
+            assert_eq!(sites.number(Some(name)), *n);
+        }
+        let distinct: std::collections::HashSet<_> = numbers.iter().collect();
+        assert_eq!(distinct.len(), 100);
+        assert!(numbers.iter().all(|&n| n < 100));
     }
 }

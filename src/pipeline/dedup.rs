@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use std::collections::HashSet;
 
-use super::caps::{Caps, NO_SITE};
+use super::caps::Caps;
 use super::hash::key_hasher;
 use super::seen::{Classes, Live, SeenMode};
 use super::set::{DedupSet, Key, SHARDS, shard_of};
@@ -297,8 +297,7 @@ impl Dedup {
             if fates.get(i as usize) != Fate::First {
                 continue; // held: it uses none of the budget
             }
-            let site = caps.number(p.site(&p.accepted[i as usize]));
-            if !caps.admit(site) {
+            if !caps.admit(p.accepted[i as usize].site) {
                 fates.set(i as usize, Fate::Capped);
                 capped.push(base + k);
             }
@@ -329,11 +328,7 @@ impl Dedup {
                     Emit::First => a.key.map(|_| p.line(a.line)),
                     Emit::Count | Emit::Nothing | Emit::Verdict => None,
                 };
-                let site = match &mut self.caps {
-                    Some(caps) => caps.number(p.site(a)),
-                    None => NO_SITE,
-                };
-                let pushed = self.spill()?.push(a.hash, p.key(a), output, site);
+                let pushed = self.spill()?.push(a.hash, p.key(a), output, a.site);
                 pushed.map_err(|e| with_estimate(e, self.total_bytes, self.bytes_in))?;
             }
         }

@@ -3,6 +3,8 @@
 //! are fixed, so a run is reproducible; ahash's output may change across
 //! versions and machines, so nothing hashed here is ever persisted.
 
+use std::hash::{BuildHasherDefault, Hasher};
+
 use ahash::RandomState;
 
 /// The hasher of keys for the dedup set.
@@ -41,5 +43,29 @@ impl InMemoryPrints {
     /// A 64-bit hash of `bytes`, uniform over `u64`.
     pub(crate) fn short(&self, bytes: &[u8]) -> u64 {
         self.high.hash_one(bytes)
+    }
+}
+
+/// A map keyed by fingerprints, which are already uniformly random: their
+/// own bits are the hash.
+pub(crate) type PrintHasher = BuildHasherDefault<FoldHasher>;
+
+#[derive(Default)]
+pub(crate) struct FoldHasher(u64);
+
+impl Hasher for FoldHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u128(&mut self, n: u128) {
+        self.0 = n as u64;
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
 }

@@ -44,6 +44,7 @@ use rayon::prelude::*;
 
 use crate::error::InvalidUri;
 use crate::seen::{Store, StoreError};
+use caps::SiteNumbers;
 use chunks::Chunks;
 use dedup::{Decided, Dedup, Fates, FinishError};
 use hash::key_hasher;
@@ -121,8 +122,9 @@ pub enum Emit {
     Count,
     /// One line for every input line, in order, for a coprocess reading
     /// in lockstep: `new<TAB>key`, `dup<TAB>key` (seen earlier in this
-    /// run), `seen<TAB>key` (held by the seen store), `rejected<TAB>reason`
-    /// or `blank`. Every key stays in memory (nothing spills).
+    /// run), `seen<TAB>key` (held by the seen store), `capped<TAB>key`
+    /// (past its site's cap), `rejected<TAB>reason`, `filtered` (out of
+    /// scope) or `blank`. Every key stays in memory (nothing spills).
     Verdict,
     /// Nothing: the classes are counted (and admitted to a seen store).
     #[cfg_attr(feature = "cli", value(skip))]
@@ -599,9 +601,11 @@ impl<'a> Producer<'_, 'a> {
         };
         // Only deduplication needs hashes; mapping writes every line anyway.
         let hasher = key_hasher();
+        let sites = SiteNumbers::new();
         let hashes = Hashes {
             set: dedup.is_some().then_some(&hasher),
             fingerprints: self.seen != SeenMode::Off,
+            sites: options.per_site_cap.and(dedup.as_ref()).map(|_| &sites),
         };
         let hasher = hashes.set;
         let mut chunks = match options.line_buffered {

@@ -5,6 +5,7 @@
 //! It knows lines and the mapper's verdicts; what is done with the keys
 //! (written, deduplicated) is decided downstream.
 
+use super::caps::{NO_SITE, SiteNumbers};
 use super::chunks::{Chunk, ChunkBytes};
 use super::input::{BOM, strip_cr};
 use super::place::Place;
@@ -45,8 +46,9 @@ pub struct Accepted {
     pub line: Span,
     /// A blank line, mapped only for aligned output (and counted as blank).
     pub blank: bool,
-    /// The line's site, in the arena, when caps count by site.
-    pub site: Option<Span>,
+    /// The number of the line's site when caps count by site, else
+    /// [`NO_SITE`].
+    pub site: u32,
 }
 
 /// Why a line is written as neither accepted nor rejected, where every
@@ -109,11 +111,6 @@ impl Processed<'_> {
         }
     }
 
-    /// An accepted line's site, when caps count by one.
-    pub fn site(&self, accepted: &Accepted) -> Option<&[u8]> {
-        accepted.site.map(|span| span.of(&self.arena))
-    }
-
     /// The bytes of a line.
     pub fn line(&self, span: Span) -> &[u8] {
         span.of(&self.chunk.bytes)
@@ -171,6 +168,8 @@ pub struct Hashes<'h> {
     /// The stable fingerprint a seen store keeps: made here, while the
     /// key is in the cache, rather than when the store is consulted.
     pub fingerprints: bool,
+    /// The numbers of the lines' sites, for per-site caps.
+    pub sites: Option<&'h SiteNumbers>,
 }
 
 /// Maps every line of `chunk`, hashing keys as `hashes` asks. A chunk
@@ -198,7 +197,7 @@ pub fn process<'a>(
     // too (the empty reference), though it still counts as blank.
     let map_blank = options.aligned && options.mode == Mode::Map;
     let note_silent = verdicts || map_blank;
-    let hasher = hashes.set;
+    let (hasher, sites) = (hashes.set, hashes.sites);
     let mut blank = 0;
     let mut filtered = 0;
     let mut passed = 0;
@@ -257,7 +256,7 @@ pub fn process<'a>(
                     output: mapped.output.map(in_arena),
                     line: span,
                     blank: blank_line,
-                    site: mapped.site.map(in_arena),
+                    site: sites.map_or(NO_SITE, |s| s.number(mapped.site.map(|r| &arena[r]))),
                 });
             }
             Err(_) if invalid == Invalid::Pass => {
@@ -268,7 +267,7 @@ pub fn process<'a>(
                     output: None,
                     line: span,
                     blank: blank_line,
-                    site: None,
+                    site: NO_SITE,
                 });
             }
             // A blank line is blank, whatever the mapper made of it.
