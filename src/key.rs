@@ -1,5 +1,7 @@
 //! What a URI's key is, the bytes lines are compared and written by: its
-//! canonical form at a rung, or that form as a SURT ([`crate::surt`]).
+//! canonical form at a rung, that form as a SURT ([`crate::surt`]), or its
+//! site ([`Site`]: the host, or the registrable domain by the Public Suffix
+//! List), which is also what per-site caps count by.
 
 use std::str::FromStr;
 

@@ -8,7 +8,7 @@
 //! class of the scheme rung (one line each) through the protocol steps and
 //! each transform alone. Each step's keys are counted as 128-bit fingerprints — a collision
 //! among 10^9 keys has a probability near 10^-21, so the counts are the
-//! counts `dedup` gives. Lines are addressed by their [`Place`] in the
+//! counts `dedup` gives. Lines are addressed by their place (`Place`) in the
 //! inputs: a mapped file's lines are read where they lie; standard input is
 //! read as a stream, the pipeline's chunks, and only the lines a class
 //! refers to are copied.

@@ -1,6 +1,8 @@
 //! The dedup stage: for every accepted line of a batch, whether it is the
-//! first of its class, a duplicate, or (once the set has reached its memory
-//! limit) a line for the [`spill`](super::spill) to decide. It runs on the
+//! first of its class, a duplicate, held by a seen store consulted batch by
+//! batch, past its site's cap ([`caps`](super::caps)), or (once the set has
+//! reached its memory limit) a line for the [`spill`](super::spill) to
+//! decide. It runs on the
 //! producer's side of the pipeline, a batch at a time, shards in parallel;
 //! at the end it hands the writer the classes it still owes: the counted
 //! classes of `--emit count`, then the spill's survivors.

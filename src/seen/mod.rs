@@ -7,9 +7,9 @@
 //! batches merged sequentially against sorted files.
 //!
 //! - A store is a directory of immutable **runs** (files of fingerprints in
-//!   ascending order, each with a small fence index: [`run`]) and a
+//!   ascending order, each with a small fence index: `run`) and a
 //!   **manifest** naming the live runs and the key configuration they were
-//!   made with ([`manifest`]).
+//!   made with (`manifest`).
 //! - A batch's fingerprints are sorted and merge-joined against each run,
 //!   reading only the blocks they fall in ([`Store::lookup`]); memory stays
 //!   a few blocks and the fence, whatever the store's size.
@@ -19,7 +19,7 @@
 //!   than the next newer one is merged with it), so equal batches make
 //!   O(log n) runs, and never more than 32; [`Store::compact`] merges all. A kill at any instant leaves the previous commit or the new one;
 //!   what a killed writer left behind is removed by the next writer.
-//! - One writer at a time ([`lock`]); readers need no lock: they read the
+//! - One writer at a time (`lock`); readers need no lock: they read the
 //!   manifest and open its runs, a snapshot that later commits do not
 //!   disturb.
 //!
