@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::cli::urinorm;
+use common::cli::{urinorm, with_stats};
 use serde_json::Value;
 
 /// Every kind of line: canonical, changed, blank, rejected, too long, CRLF,
@@ -11,14 +11,9 @@ use serde_json::Value;
 const LINES: &[u8] = b"http://a/\nHTTP://A:80/%7e\n\nnot a uri\nhttp://a/\x01\nhttp://a/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n../rel\r\nhttp://b/";
 
 fn json_stats(args: &[&str], stdin: &[u8]) -> (String, Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let stats = dir.path().join("stats.json");
-    let mut all = args.to_vec();
-    all.extend(["--stats", stats.to_str().unwrap()]);
-    let run = urinorm(&all, stdin);
+    let (run, stats) = with_stats(args, stdin);
     assert!(run.code <= 1, "{}", run.stderr);
-    let json = serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
-    (run.stdout, json)
+    (run.stdout, stats)
 }
 
 #[test]

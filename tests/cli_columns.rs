@@ -3,20 +3,9 @@
 
 mod common;
 
-use common::cli::urinorm;
+use common::cli::{urinorm, with_stats};
 use common::grammar::reference;
 use proptest::prelude::*;
-use serde_json::Value;
-
-fn stats_of(args: &[&str], stdin: &[u8]) -> (common::cli::Run, Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("stats.json");
-    let mut all = args.to_vec();
-    all.extend(["--stats", path.to_str().unwrap()]);
-    let run = urinorm(&all, stdin);
-    let stats = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    (run, stats)
-}
 
 /// (page, relative href) pairs: resolved against their page, deduplicated
 /// by edge, the other columns kept byte for byte.
@@ -138,7 +127,7 @@ fn every_lenient_repair_is_counted_and_named_when_strict() {
     for (line, fixed, repair, hint) in cases {
         let mut input = line.to_vec();
         input.push(b'\n');
-        let (run, stats) = stats_of(&["normalize", "--lenient"], &input);
+        let (run, stats) = with_stats(&["normalize", "--lenient"], &input);
         assert_eq!(
             run.stdout,
             format!("{fixed}\n"),

@@ -6,19 +6,8 @@ mod common;
 
 use std::collections::{HashMap, HashSet};
 
-use common::cli::{Run, store_keys, urinorm};
+use common::cli::{store_keys, urinorm, with_stats};
 use serde_json::Value;
-
-/// The run's stats JSON (written with `--stats FILE`) and the run.
-fn with_stats(args: &[&str], stdin: &[u8]) -> (Run, Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("stats.json");
-    let mut args = args.to_vec();
-    args.extend(["--stats", json.to_str().unwrap()]);
-    let run = urinorm(&args, stdin);
-    let stats = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    (run, stats)
-}
 
 /// Every line read is counted once.
 fn assert_balances(s: &Value) {

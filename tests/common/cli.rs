@@ -44,3 +44,14 @@ pub fn store_keys(store: &str) -> u64 {
     let stats: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     stats["keys"].as_u64().unwrap()
 }
+
+/// Runs `urinorm args… --stats FILE` and reads back the stats it wrote.
+pub fn with_stats(args: &[&str], stdin: &[u8]) -> (Run, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("stats.json");
+    let mut args = args.to_vec();
+    args.extend(["--stats", json.to_str().unwrap()]);
+    let run = urinorm(&args, stdin);
+    let stats = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (run, stats)
+}
