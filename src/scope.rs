@@ -332,26 +332,40 @@ mod tests {
 
     #[test]
     fn bad_filters_are_sentences() {
-        let new = |rules| Scope::new(&rules, &Normalizer::new(Rung::Scheme)).unwrap_err();
-        let e = new(ScopeRules {
-            keep_schemes: vec!["1http".into()],
-            ..ScopeRules::default()
-        });
-        assert!(e.0.contains("'1http' is not a scheme"), "{e}");
-        let e = new(ScopeRules {
-            drop_regex: vec!["(".into()],
-            ..ScopeRules::default()
-        });
-        assert!(e.0.starts_with("not a regular expression"), "{e}");
-        let e = new(ScopeRules {
-            keep_domains: vec!["http://example.com/".into()],
-            ..ScopeRules::default()
-        });
-        assert!(e.0.contains("is not a domain name"), "{e}");
-        let e = new(ScopeRules {
-            drop_domains: vec!["exa mple.com".into()],
-            ..ScopeRules::default()
-        });
-        assert!(e.0.contains("is not a domain name: space"), "{e}");
+        let one = |value: &str| vec![value.to_string()];
+        let cases = [
+            (
+                ScopeRules {
+                    keep_schemes: one("1http"),
+                    ..ScopeRules::default()
+                },
+                "'1http' is not a scheme",
+            ),
+            (
+                ScopeRules {
+                    drop_regex: one("("),
+                    ..ScopeRules::default()
+                },
+                "not a regular expression",
+            ),
+            (
+                ScopeRules {
+                    keep_domains: one("http://example.com/"),
+                    ..ScopeRules::default()
+                },
+                "is not a domain name",
+            ),
+            (
+                ScopeRules {
+                    drop_domains: one("exa mple.com"),
+                    ..ScopeRules::default()
+                },
+                "is not a domain name: space",
+            ),
+        ];
+        for (rules, says) in cases {
+            let e = Scope::new(&rules, &Normalizer::new(Rung::Scheme)).unwrap_err();
+            assert!(e.0.contains(says), "{e}");
+        }
     }
 }
