@@ -24,11 +24,11 @@ pub struct ScopeArgs {
     /// Drop URIs whose host is D or below it (repeatable; `@FILE`).
     #[arg(long, value_name = "D")]
     pub drop_domain: Vec<String>,
-    /// Keep only URIs whose host is below a domain listed in FILE (one per
-    /// line; `#` starts a comment).
+    /// Keep only URIs whose host is a domain listed in FILE or below one
+    /// (one per line; `#` starts a comment).
     #[arg(long, value_name = "FILE")]
     pub keep_domains: Vec<PathBuf>,
-    /// Drop URIs whose host is below a domain listed in FILE.
+    /// Drop URIs whose host is a domain listed in FILE or below one.
     #[arg(long, value_name = "FILE")]
     pub drop_domains: Vec<PathBuf>,
     /// Keep only URIs that the regular expression RE matches (repeatable:
