@@ -860,7 +860,7 @@ fn protocol_prints(
     }
     let mut hosts = HostLines::default();
     for (uri, class) in parsed.iter().zip(run) {
-        let Some(host) = Site::Host.of(&SchemeHost::of_valid(uri.as_str().as_bytes())) else {
+        let Some(host) = Site::Host.of(&SchemeHost::from(uri)) else {
             continue;
         };
         // Most classes' hosts are known: no key is made for them.

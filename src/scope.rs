@@ -78,6 +78,16 @@ impl Scope {
             drop_regex,
             keep_schemes,
         } = rules;
+        let lists = [
+            keep_domains,
+            drop_domains,
+            keep_regex,
+            drop_regex,
+            keep_schemes,
+        ];
+        if lists.iter().all(|list| list.is_empty()) {
+            return Ok(None);
+        }
         let domains = |names: &[String]| match names {
             [] => Ok(None),
             names => Domains::new(names, normalizer).map(Some),
@@ -97,19 +107,13 @@ impl Scope {
                     .collect::<Result<_, _>>()?,
             ),
         };
-        let scope = Scope {
+        Ok(Some(Scope {
             keep_domains: domains(keep_domains)?,
             drop_domains: domains(drop_domains)?,
             keep_regex: patterns(keep_regex)?,
             drop_regex: patterns(drop_regex)?,
             keep_schemes: schemes,
-        };
-        let any = scope.keep_domains.is_some()
-            || scope.drop_domains.is_some()
-            || scope.keep_schemes.is_some()
-            || scope.keep_regex.is_some()
-            || scope.drop_regex.is_some();
-        Ok(any.then_some(scope))
+        }))
     }
 
     /// Whether the canonical URI `uri` is in scope.
@@ -119,38 +123,19 @@ impl Scope {
 
     /// [`Scope::admits`], with the URI's scheme and host already split.
     pub fn admits_split(&self, uri: &[u8], parts: &SchemeHost<'_>) -> bool {
-        let host = host(parts);
+        let host = parts.host.filter(|h| !h.is_empty());
+        let covered = |d: &Domains| host.is_some_and(|h| d.covers(h, parts.registered_name));
         let scheme_kept = self.keep_schemes.as_ref().is_none_or(|kept| {
             let scheme = parts.scheme.unwrap_or_default();
             kept.iter()
                 .any(|k| k.as_bytes().eq_ignore_ascii_case(scheme))
         });
         scheme_kept
-            && self
-                .keep_domains
-                .as_ref()
-                .is_none_or(|d| host.is_some_and(|h| d.covers(h)))
-            && !self
-                .drop_domains
-                .as_ref()
-                .is_some_and(|d| host.is_some_and(|h| d.covers(h)))
+            && self.keep_domains.as_ref().is_none_or(covered)
+            && !self.drop_domains.as_ref().is_some_and(covered)
             && self.keep_regex.as_ref().is_none_or(|r| r.is_match(uri))
             && !self.drop_regex.as_ref().is_some_and(|r| r.is_match(uri))
     }
-}
-
-/// A URI's host to match domains against, non-empty, and whether it has
-/// labels (a registered name) or is an address, which only matches itself.
-fn host<'u>(uri: &SchemeHost<'u>) -> Option<Host<'u>> {
-    let name = uri.host.filter(|h| !h.is_empty())?;
-    let labels = uri.registered_name;
-    Some(Host { name, labels })
-}
-
-#[derive(Clone, Copy)]
-struct Host<'u> {
-    name: &'u [u8],
-    labels: bool,
 }
 
 /// A scheme as given: checked against `scheme = ALPHA *( ALPHA / DIGIT /
@@ -184,13 +169,12 @@ impl Domains {
         Ok(Domains { names })
     }
 
-    /// Whether `host` is one of the names or below one: the name itself, or
-    /// it with labels before it (`a.example.com` is below `example.com`,
-    /// `notexample.com` is not). Host names are case-insensitive (RFC 3986
-    /// §3.2.2).
-    fn covers(&self, host: Host<'_>) -> bool {
-        let labels = host.labels;
-        let host = host.name;
+    /// Whether `host` is one of the names or, when it has `labels` (a
+    /// registered name, not an address, which only matches itself), below
+    /// one: the name itself, or it with labels before it (`a.example.com` is
+    /// below `example.com`, `notexample.com` is not). Host names are
+    /// case-insensitive (RFC 3986 §3.2.2).
+    fn covers(&self, host: &[u8], labels: bool) -> bool {
         let lowered;
         let host = match host.iter().any(u8::is_ascii_uppercase) {
             true => {

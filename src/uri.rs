@@ -238,6 +238,17 @@ impl<'a> SchemeHost<'a> {
     }
 }
 
+/// The scheme and host of a reference already parsed.
+impl<'a> From<&UriRef<'a>> for SchemeHost<'a> {
+    fn from(uri: &UriRef<'a>) -> SchemeHost<'a> {
+        SchemeHost {
+            scheme: uri.scheme().map(str::as_bytes),
+            host: uri.host().map(str::as_bytes),
+            registered_name: uri.host_kind() == Some(HostKind::RegName),
+        }
+    }
+}
+
 /// The host of the text after an authority's `//`: the authority ends at
 /// the first "/", "?" or "#" (§3.2); no "@" is in a host or a userinfo
 /// (§3.2.1, §3.2.2), so the one there ends the userinfo; the port follows

@@ -323,6 +323,10 @@ fn caps_agree_with_a_naive_oracle_in_memory_threaded_and_spilled() {
         .collect();
     let input = lines.join("\n") + "\n";
     let (expected, capped) = capped_by_hand(&lines, 150);
+    assert!(
+        capped > 1_000,
+        "the cap must bite for the test to mean anything"
+    );
     let dir = tempfile::tempdir().unwrap();
     let temp = dir.path().to_str().unwrap();
     for extra in [
@@ -341,6 +345,12 @@ fn caps_agree_with_a_naive_oracle_in_memory_threaded_and_spilled() {
         );
         assert_eq!(stats["capped"], capped, "{extra:?}");
         assert_balances(&stats);
+        let limited = extra.contains(&"--memory-limit");
+        assert_eq!(
+            stats["spill"].is_object(),
+            limited,
+            "{extra:?} spilled as asked"
+        );
     }
 }
 

@@ -71,5 +71,6 @@ proptest! {
         prop_assert_eq!(quick.host, uri.host().map(str::as_bytes), "{}", text);
         let registered = uri.host_kind() == Some(urinorm::HostKind::RegName);
         prop_assert_eq!(quick.registered_name, registered, "{}", text);
+        prop_assert_eq!(quick, urinorm::uri::SchemeHost::from(&uri), "{}", text);
     }
 }

@@ -274,7 +274,7 @@ impl Dedup {
         for a in asked.iter().filter(|a| a.held) {
             let (c, i) = news[a.at];
             batch[c as usize].1.set(i as usize, Fate::Held);
-            self.leave_out(base + a.at);
+            leave_out(&mut self.order, base + a.at);
             self.held.insert(a.print);
         }
         if !self.held.is_empty() {
@@ -293,7 +293,6 @@ impl Dedup {
     /// from `base`) past its site's cap, in input order.
     fn cap(&mut self, batch: &[Decided<'_>], news: &[(u32, u32)], base: usize) {
         let caps = self.caps.as_mut().expect("caps asked for");
-        let mut capped = Vec::new();
         for (k, &(c, i)) in news.iter().enumerate() {
             let (p, fates) = &batch[c as usize];
             if fates.get(i as usize) != Fate::First {
@@ -301,18 +300,8 @@ impl Dedup {
             }
             if !caps.admit(p.accepted[i as usize].site) {
                 fates.set(i as usize, Fate::Capped);
-                capped.push(base + k);
+                leave_out(&mut self.order, base + k);
             }
-        }
-        for class in capped {
-            self.leave_out(class);
-        }
-    }
-
-    /// Class `n` (in first-seen order) is not written at the end.
-    fn leave_out(&mut self, n: usize) {
-        if let Some(shard) = self.order.get_mut(n) {
-            *shard |= LEFT_OUT;
         }
     }
 
@@ -478,6 +467,14 @@ pub(crate) enum FinishError<E> {
 }
 
 const MIN_SPILL_MEMORY: u64 = 64 << 20;
+
+/// Class `n` (in first-seen order) is not written at the end: flagged in
+/// `order`, when the stage keeps one (it counts).
+fn leave_out(order: &mut [u16], n: usize) {
+    if let Some(shard) = order.get_mut(n) {
+        *shard |= LEFT_OUT;
+    }
+}
 
 /// Set in a class's entry of `order` when it is not written: held by the
 /// seen store, or capped. Shards are fewer than it, so `% SHARDS` clears it.

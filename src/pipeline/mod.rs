@@ -605,7 +605,7 @@ impl<'a> Producer<'_, 'a> {
         let hashes = Hashes {
             set: dedup.is_some().then_some(&hasher),
             fingerprints: self.seen != SeenMode::Off,
-            sites: options.per_site_cap.and(dedup.as_ref()).map(|_| &sites),
+            sites: (options.per_site_cap.is_some() && dedup.is_some()).then_some(&sites),
         };
         let hasher = hashes.set;
         let mut chunks = match options.line_buffered {

@@ -59,6 +59,14 @@ pub enum Silent {
     Filtered,
 }
 
+/// A line that was not accepted, as output with a line for every line
+/// writes it.
+#[derive(Clone, Copy, Debug)]
+pub enum Other<'p> {
+    Rejected(&'p InvalidUri),
+    Silent(Silent),
+}
+
 /// A rejected line.
 #[derive(Clone, Copy, Debug)]
 pub struct Rejected {
@@ -109,6 +117,29 @@ impl Processed<'_> {
             Some(span) => span.of(&self.arena),
             None => self.key(accepted),
         }
+    }
+
+    /// The lines that were not accepted (rejected, and those in
+    /// [`Processed::silent`]), in input order, each with where it starts.
+    pub fn others(&self) -> impl Iterator<Item = (u32, Other<'_>)> {
+        let mut rejected = self.rejected.iter().peekable();
+        let mut silent = self.silent.iter().peekable();
+        // Both lists are in input order: a merge keeps it.
+        std::iter::from_fn(move || {
+            let silent_first = match (rejected.peek(), silent.peek()) {
+                (Some(r), Some(&&(start, _))) => start < r.line.start,
+                (Some(_), None) => false,
+                (None, _) => true,
+            };
+            match silent_first {
+                true => silent
+                    .next()
+                    .map(|&(start, why)| (start, Other::Silent(why))),
+                false => rejected
+                    .next()
+                    .map(|r| (r.line.start, Other::Rejected(&r.error))),
+            }
+        })
     }
 
     /// The bytes of a line.

@@ -12,7 +12,7 @@ use super::input::Input;
 use super::output::RejectSink;
 use super::seen::{Classes, SeenMode};
 use super::stats::Stats;
-use super::worker::{Processed, Silent};
+use super::worker::{Other, Processed, Silent};
 use super::{Emit, Mode, Options, RunError};
 
 /// Whether an input looks like a binary file rather than a list of lines,
@@ -141,15 +141,7 @@ impl<'i> Writer<'i> {
     /// Mapping: every accepted line's output; aligned, an empty line where
     /// each rejected or filtered line was.
     fn write_mapped(&mut self, p: &Processed<'_>, out: &mut dyn Write) -> Result<(), RunError> {
-        // Both lists are in input order; a merge keeps it.
-        let mut filtered = p.silent.iter().map(|&(start, _)| start).peekable();
-        let mut rejected = p.rejected.iter().map(|r| r.line.start).peekable();
-        let mut gaps = std::iter::from_fn(|| match (rejected.peek(), filtered.peek()) {
-            (Some(r), Some(f)) if f < r => filtered.next(),
-            (Some(_), _) => rejected.next(),
-            (None, _) => filtered.next(),
-        })
-        .peekable();
+        let mut gaps = p.others().map(|(start, _)| start).peekable();
         for a in &p.accepted {
             while self.aligned && gaps.next_if(|&start| start < a.line.start).is_some() {
                 self.emit(&[], out)?;
@@ -198,37 +190,11 @@ impl<'i> Writer<'i> {
         fates: &Fates,
         out: &mut dyn Write,
     ) -> Result<(), RunError> {
-        // The rejected, blank and filtered lines, in order, between the
-        // accepted ones.
-        let mut rejected = p.rejected.iter().peekable();
-        let mut silent = p.silent.iter().peekable();
-        let mut others_before =
-            |this: &mut Self, before: u32, out: &mut dyn Write| -> Result<(), RunError> {
-                loop {
-                    let r = rejected
-                        .peek()
-                        .map(|r| r.line.start)
-                        .filter(|&s| s < before);
-                    let q = silent.peek().map(|&&(s, _)| s).filter(|&s| s < before);
-                    let rejected_first = match (r, q) {
-                        (None, None) => return Ok(()),
-                        (Some(r), Some(q)) => r < q,
-                        (r, _) => r.is_some(),
-                    };
-                    if rejected_first {
-                        let reason = rejected.next().expect("peeked").error.to_string();
-                        this.emit(&[b"rejected\t", reason.as_bytes()], out)?;
-                    } else {
-                        let verdict: &[u8] = match silent.next().expect("peeked").1 {
-                            Silent::Blank => b"blank",
-                            Silent::Filtered => b"filtered",
-                        };
-                        this.emit(&[verdict], out)?;
-                    }
-                }
-            };
+        let mut others = p.others().peekable();
         for (i, a) in p.accepted.iter().enumerate() {
-            others_before(self, a.line.start, out)?;
+            while let Some((_, other)) = others.next_if(|&(start, _)| start < a.line.start) {
+                self.write_other(other, out)?;
+            }
             let fate = fates.get(i);
             self.note_fate(p, i, fate);
             let verdict: &[u8] = match fate {
@@ -240,7 +206,22 @@ impl<'i> Writer<'i> {
             };
             self.emit(&[verdict, p.key(a)], out)?;
         }
-        others_before(self, u32::MAX, out)
+        for (_, other) in others {
+            self.write_other(other, out)?;
+        }
+        Ok(())
+    }
+
+    /// The verdict of a line that was not accepted.
+    fn write_other(&mut self, other: Other<'_>, out: &mut dyn Write) -> Result<(), RunError> {
+        match other {
+            Other::Rejected(error) => {
+                let reason = error.to_string();
+                self.emit(&[b"rejected\t", reason.as_bytes()], out)
+            }
+            Other::Silent(Silent::Blank) => self.emit(&[b"blank"], out),
+            Other::Silent(Silent::Filtered) => self.emit(&[b"filtered"], out),
+        }
     }
 
     /// Counts a decided line, and keeps what a seen store needs of it.
