@@ -608,13 +608,13 @@ fn count_rungs<'a>(
     let mut chunks = Chunks::new(inputs);
     let batch_len = rayon::current_num_threads() * CHUNKS_PER_THREAD;
     let print_batch = |batch: Vec<Chunk<'a>>| -> Result<Vec<ChunkPrints<'a>>, RunError> {
-        let bytes: usize = batch.iter().map(|c| c.bytes.len()).sum();
+        let bytes: u64 = batch.iter().map(|c| c.input_bytes).sum();
         let printed = batch
             .into_par_iter()
             .map(|chunk| print_chunk(chunk, &rungs, reading))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|source| too_large(inputs, source))?;
-        progress.advance(bytes as u64);
+        progress.advance(bytes);
         Ok(printed)
     };
     let mut pending: Vec<ChunkPrints<'a>> = Vec::new();

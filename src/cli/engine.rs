@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
-use urinorm::pipeline::output::{Output, RejectSink};
+use urinorm::pipeline::output::{Output, RejectSink, compression_named};
 use urinorm::pipeline::stats::Stats;
+use urinorm::pipeline::stream::Format;
 use urinorm::pipeline::{
     self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError, Sinks,
 };
@@ -30,6 +31,32 @@ pub struct RunArgs {
     /// time, rather than a block of lines at a time (for a coprocess).
     #[arg(long)]
     pub line_buffered: bool,
+    /// Compress the output (default: as the name of -o says: .gz, .zst,
+    /// .bz2; else none). Inputs need no flag: their first bytes tell.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub compress: Option<Compress>,
+}
+
+/// The output's compression, as `--compress` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Compress {
+    Gzip,
+    Zstd,
+    Bzip2,
+    None,
+}
+
+impl RunArgs {
+    /// The compression of the output: `--compress`, else as `-o`'s name says.
+    pub fn compression(&self) -> Option<Format> {
+        match self.compress {
+            Some(Compress::Gzip) => Some(Format::Gzip),
+            Some(Compress::Zstd) => Some(Format::Zstd),
+            Some(Compress::Bzip2) => Some(Format::Bzip2),
+            Some(Compress::None) => None,
+            None => self.output.as_deref().and_then(compression_named),
+        }
+    }
 }
 
 /// Flags of every command that reads lines in bulk.
@@ -207,8 +234,13 @@ impl SeenRequest<'_> {
 }
 
 /// Runs the engine on the lines `read` names as `job` says, writing to
-/// `output` (standard output when `None`).
-pub fn execute(read: &ReadArgs, output: Option<&Path>, job: Job<'_>) -> Result<Outcome, Error> {
+/// `output` (standard output when `None`), compressed in `compression`.
+pub fn execute(
+    read: &ReadArgs,
+    output: Option<&Path>,
+    compression: Option<Format>,
+    job: Job<'_>,
+) -> Result<Outcome, Error> {
     let inputs = open_inputs(&read.files)?;
     let threads = thread_count(read.threads)?;
     // Every output path is opened (as a temporary file beside it) before
@@ -220,7 +252,7 @@ pub fn execute(read: &ReadArgs, output: Option<&Path>, job: Job<'_>) -> Result<O
         name: output_name.clone(),
         source,
     };
-    let mut out = Output::create(output).map_err(write_error)?;
+    let mut out = Output::create(output, compression).map_err(write_error)?;
     let mut to_file = read
         .rejects
         .as_deref()
@@ -229,7 +261,7 @@ pub fn execute(read: &ReadArgs, output: Option<&Path>, job: Job<'_>) -> Result<O
     let stats_output = read
         .stats
         .as_deref()
-        .map(|path| Output::create(Some(path)).map_err(|source| path_error(path, source)))
+        .map(|path| Output::create(Some(path), None).map_err(|source| path_error(path, source)))
         .transpose()?;
     if let Some(memory) = job.memory {
         let dir = memory.temp_dir();

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use urinorm::pipeline::Progress;
-use urinorm::pipeline::input::{Input, total_bytes};
+use urinorm::pipeline::input::{Input, total_size};
 
 /// A bar over `inputs`: shown only when `enabled`, standard error is a
 /// terminal, and the run does not write its lines to that terminal as it
@@ -25,7 +25,8 @@ impl Bar {
             return Bar(ProgressBar::hidden());
         }
         // Standard input has no size: bytes and rate only, no made-up total.
-        let (bar, template) = match total_bytes(inputs) {
+        // A compressed file's bar counts its compressed bytes.
+        let (bar, template) = match total_size(inputs) {
             Some(total) => (
                 ProgressBar::new(total),
                 "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} {eta_when_known}",

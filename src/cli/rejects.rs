@@ -52,7 +52,7 @@ pub struct RejectsToFile {
 impl RejectsToFile {
     pub fn create(path: &Path) -> io::Result<RejectsToFile> {
         Ok(RejectsToFile {
-            output: Some(Output::create(Some(path))?),
+            output: Some(Output::create(Some(path), None)?),
         })
     }
 

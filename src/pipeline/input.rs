@@ -1,14 +1,17 @@
-//! Inputs: files memory-mapped when they are regular files and the caller
-//! allows it ([`MmapChoice`]), read whole otherwise, and standard input left
-//! to be read in blocks by the chunker; and splitting bytes into lines.
+//! Inputs: plain files memory-mapped when they are regular files and the
+//! caller allows it ([`MmapChoice`]), read whole otherwise; standard input,
+//! pipes and compressed files left to be read as streams ([`super::stream`]);
+//! and splitting bytes into lines.
 //!
 //! It knows files and lines, nothing of what a line holds.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek};
 use std::path::Path;
 
 use memmap2::Mmap;
+
+use super::stream::{self, Blocks, Delivery, Format, MAGIC_BYTES, Sniffed};
 
 /// The name that means standard input.
 pub const STDIN: &str = "-";
@@ -22,8 +25,15 @@ pub struct Input {
 enum Data {
     Mapped(Mmap),
     Owned(Vec<u8>),
-    /// Standard input, read in blocks as the run goes (see `reader`).
+    /// Read as a stream, on a thread of its own (see [`super::stream`]).
+    Stream(Streamed),
+}
+
+/// Where a streamed input comes from.
+enum Streamed {
     Stdin,
+    /// A compressed file (with its size), or a pipe or device (without).
+    File(File, Option<u64>),
 }
 
 /// Whether files may be memory-mapped: the caller opts in, because a map is
@@ -54,17 +64,16 @@ impl MmapChoice {
 }
 
 impl Input {
-    /// Opens `name` (`-` is standard input); a regular file is mapped when
-    /// `mmap` allows it, and read whole otherwise.
+    /// Opens `name` (`-` is standard input). A regular file is mapped when
+    /// `mmap` allows it and read whole otherwise, unless its first bytes
+    /// say it is compressed; then it is a stream, as standard input, pipes
+    /// and devices are.
     pub fn open(name: &str, mmap: MmapChoice) -> Result<Input, InputError> {
-        let fail = |source| InputError {
-            name: name.to_string(),
-            source,
-        };
+        let fail = |source| InputError::new(name, source);
         let data = if name == STDIN {
-            Data::Stdin
+            Data::Stream(Streamed::Stdin)
         } else {
-            let file = File::open(Path::new(name)).map_err(fail)?;
+            let mut file = File::open(Path::new(name)).map_err(fail)?;
             let meta = file.metadata().map_err(fail)?;
             if meta.is_dir() {
                 return Err(fail(io::Error::new(
@@ -72,7 +81,12 @@ impl Input {
                     "is a directory",
                 )));
             }
-            if mmap.allowed && meta.is_file() && meta.len() > 0 {
+            if !meta.is_file() {
+                // A pipe or a device: read as it comes, its format told then.
+                Data::Stream(Streamed::File(file, None))
+            } else if compressed(name, &mut file)? {
+                Data::Stream(Streamed::File(file, Some(meta.len())))
+            } else if mmap.allowed && meta.len() > 0 {
                 // SAFETY: the map is read-only, and the caller accepted what
                 // a file changed under it can do (`MmapChoice::auto`).
                 // Populating maps every page up front, in bulk: far cheaper
@@ -85,10 +99,9 @@ impl Input {
                 let _ = map.advise(memmap2::Advice::Sequential);
                 Data::Mapped(map)
             } else {
-                // Empty files cannot be mapped; pipes and devices cannot
-                // either; and the caller may not allow it.
+                // Empty files cannot be mapped, and the caller may not allow it.
                 let mut bytes = Vec::new();
-                (&file).read_to_end(&mut bytes).map_err(fail)?;
+                file.read_to_end(&mut bytes).map_err(fail)?;
                 Data::Owned(bytes)
             }
         };
@@ -103,29 +116,75 @@ impl Input {
         &self.name
     }
 
-    /// All of the input's bytes, or `None` for standard input, which is
-    /// read as a stream.
+    /// All of the input's bytes, or `None` for an input read as a stream.
     pub fn bytes(&self) -> Option<&[u8]> {
         match &self.data {
             Data::Mapped(map) => Some(map),
             Data::Owned(bytes) => Some(bytes),
-            Data::Stdin => None,
+            Data::Stream(_) => None,
         }
     }
 
-    /// Whether this is standard input.
-    pub fn is_stdin(&self) -> bool {
-        matches!(self.data, Data::Stdin)
+    /// The input's size in its own bytes (a compressed file's compressed
+    /// bytes), as the progress bar counts them; `None` when unknown.
+    pub fn size(&self) -> Option<u64> {
+        match &self.data {
+            Data::Stream(Streamed::Stdin) => None,
+            Data::Stream(Streamed::File(_, size)) => *size,
+            _ => self.bytes().map(|b| b.len() as u64),
+        }
+    }
+
+    /// Starts reading a streamed input on a thread of its own; `None` for
+    /// an input whose bytes are all there.
+    pub(crate) fn stream(&self, delivery: Delivery) -> Option<Result<Blocks, InputError>> {
+        let Data::Stream(streamed) = &self.data else {
+            return None;
+        };
+        let source: stream::Source = match streamed {
+            Streamed::Stdin => Box::new(io::stdin()),
+            Streamed::File(file, _) => match file.try_clone() {
+                Ok(file) => Box::new(file),
+                Err(e) => return Some(Err(InputError::new(&self.name, e))),
+            },
+        };
+        Some(Ok(stream::spawn(self.name.clone(), source, delivery)))
     }
 }
 
-/// The inputs' total size, when every input is a file (standard input has
-/// no known size).
+/// The inputs' total size in bytes of lines, when every input is a plain
+/// file (a stream's is not known until it is read).
 pub fn total_bytes(inputs: &[Input]) -> Option<u64> {
     inputs
         .iter()
         .map(|i| i.bytes().map(|b| b.len() as u64))
         .sum()
+}
+
+/// The inputs' total size in their own bytes ([`Input::size`]), when known.
+pub fn total_size(inputs: &[Input]) -> Option<u64> {
+    inputs.iter().map(Input::size).sum()
+}
+
+/// Whether the regular file `file` (named `name`) is compressed, by its
+/// first bytes; it is left at its start. A compressed format urinorm does
+/// not read is an error.
+fn compressed(name: &str, file: &mut File) -> Result<bool, InputError> {
+    let fail = |source| InputError::new(name, source);
+    let mut prefix = Vec::with_capacity(MAGIC_BYTES);
+    (&mut *file)
+        .take(MAGIC_BYTES as u64)
+        .read_to_end(&mut prefix)
+        .map_err(fail)?;
+    file.rewind().map_err(fail)?;
+    match stream::sniff(&prefix, true) {
+        Sniffed::Compressed(_) => Ok(true),
+        Sniffed::Unsupported(format, command) => Err(InputError::with_problem(
+            name,
+            Problem::Unsupported { format, command },
+        )),
+        Sniffed::Plain | Sniffed::NeedMore => Ok(false),
+    }
 }
 
 fn display_name(name: &str) -> String {
@@ -140,28 +199,83 @@ fn display_name(name: &str) -> String {
 #[derive(Debug)]
 pub struct InputError {
     name: String,
-    source: io::Error,
+    problem: Problem,
+}
+
+/// What went wrong with an input.
+#[derive(Debug)]
+pub(crate) enum Problem {
+    /// Opening or reading it failed.
+    Io(io::Error),
+    /// Its compressed data stopped decoding at byte `at` of the file: the
+    /// bytes its decoder had taken when it failed, which is where the data
+    /// ends when it is cut short, and within one buffer of the damage
+    /// otherwise (a decoder takes its input a buffer at a time).
+    Damaged {
+        format: Format,
+        at: u64,
+        /// It ended before its data did.
+        cut_short: bool,
+        /// The decoder's words.
+        detail: String,
+    },
+    /// It is compressed in a format urinorm does not read.
+    Unsupported {
+        format: &'static str,
+        command: &'static str,
+    },
 }
 
 impl InputError {
     /// An error reading `name`.
     pub fn new(name: &str, source: io::Error) -> InputError {
+        InputError::with_problem(name, Problem::Io(source))
+    }
+
+    pub(crate) fn with_problem(name: &str, problem: Problem) -> InputError {
         InputError {
             name: name.to_string(),
-            source,
+            problem,
         }
     }
 }
 
 impl std::fmt::Display for InputError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let reason = match self.source.kind() {
-            io::ErrorKind::NotFound => "no such file".to_string(),
-            io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            _ => self.source.to_string(),
-        };
         let name = crate::escape::escape_str(&display_name(&self.name));
-        write!(f, "cannot read '{name}': {reason}")
+        match &self.problem {
+            Problem::Io(source) => {
+                let reason = match source.kind() {
+                    io::ErrorKind::NotFound => "no such file".to_string(),
+                    io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+                    _ => source.to_string(),
+                };
+                write!(f, "cannot read '{name}': {reason}")
+            }
+            Problem::Damaged {
+                format,
+                at,
+                cut_short,
+                detail,
+            } => {
+                let format = format.name();
+                let detail = crate::escape::escape_str(detail);
+                match cut_short {
+                    true => write!(
+                        f,
+                        "'{name}' is damaged: its {format} data is cut short at byte {at} ({detail})"
+                    ),
+                    false => write!(
+                        f,
+                        "'{name}' is damaged: its {format} data stops decoding near byte {at} ({detail})"
+                    ),
+                }
+            }
+            Problem::Unsupported { format, command } => write!(
+                f,
+                "'{name}' is {format}-compressed, which urinorm does not read: decompress it first ({command} FILE | urinorm ...)"
+            ),
+        }
     }
 }
 

@@ -30,6 +30,7 @@ mod seen;
 mod set;
 pub mod spill;
 pub mod stats;
+pub mod stream;
 mod worker;
 mod writer;
 
@@ -425,7 +426,7 @@ pub fn run_on(
         let result = (|| {
             for batch in receiver.iter() {
                 for (processed, fates) in batch? {
-                    progress.advance(processed.chunk.bytes.len() as u64);
+                    progress.advance(processed.chunk.input_bytes);
                     let fates_if_deduplicating = deduplicating.then_some(&fates);
                     writer.write(&processed, fates_if_deduplicating, target, rejects)?;
                     // The producer may have stopped; the buffers then just go.

@@ -1,6 +1,7 @@
 //! Where results go: standard output or a file that appears only when the
 //! run completes (written to a temporary file beside it, synced, then
-//! renamed), and the trait that rejected lines are reported through.
+//! renamed), compressed when asked; and the trait that rejected lines are
+//! reported through.
 //!
 //! It knows files and bytes, not lines or what they mean.
 
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
 
+use super::stream::Format;
 use crate::error::InvalidUri;
 
 /// Output buffers are large: one write per few thousand lines, not per line.
@@ -17,38 +19,139 @@ const BUFFER_BYTES: usize = 1 << 20;
 
 /// The run's main output.
 pub enum Output {
-    Stdout(BufWriter<io::Stdout>),
+    Stdout(Encoded<io::Stdout>),
     /// A temporary file in the target's directory, renamed over it by [`Output::finish`].
     File {
-        writer: BufWriter<NamedTempFile>,
+        writer: Encoded<NamedTempFile>,
         path: PathBuf,
         /// Removed by the signal handler if the run is interrupted.
         registered: crate::cleanup::Registered,
     },
     /// A path that is not a regular file (a device, a pipe): written in place.
-    Special(BufWriter<File>),
+    Special(Encoded<File>),
+}
+
+/// A writer, buffered, its bytes compressed when asked.
+pub type Encoded<W> = BufWriter<Encoder<W>>;
+
+fn encoded<W: Write>(inner: W, compression: Option<Format>) -> io::Result<Encoded<W>> {
+    Ok(BufWriter::with_capacity(
+        BUFFER_BYTES,
+        Encoder::new(inner, compression)?,
+    ))
+}
+
+/// Writes to `W` as they are, or compressed in a [`Format`].
+pub enum Encoder<W: Write> {
+    Plain(W),
+    Gzip(flate2::write::GzEncoder<W>),
+    Zstd(zstd::stream::write::Encoder<'static, W>),
+    Bzip2(bzip2::write::BzEncoder<W>),
+}
+
+/// The compression levels written: each format's own default, as its
+/// command-line tool uses it (`gzip -6`, `zstd -3`, `bzip2 -9`), so that a
+/// file is what a user of that tool expects.
+const GZIP_LEVEL: u32 = 6;
+const ZSTD_LEVEL: i32 = 3;
+const BZIP2_LEVEL: u32 = 9;
+
+impl<W: Write> Encoder<W> {
+    fn new(inner: W, compression: Option<Format>) -> io::Result<Encoder<W>> {
+        Ok(match compression {
+            None => Encoder::Plain(inner),
+            Some(Format::Gzip) => Encoder::Gzip(flate2::write::GzEncoder::new(
+                inner,
+                flate2::Compression::new(GZIP_LEVEL),
+            )),
+            Some(Format::Zstd) => {
+                let mut encoder = zstd::stream::write::Encoder::new(inner, ZSTD_LEVEL)?;
+                // A checksum in every frame, as the zstd tool writes: damage
+                // is found when the file is read.
+                encoder.include_checksum(true)?;
+                Encoder::Zstd(encoder)
+            }
+            Some(Format::Bzip2) => Encoder::Bzip2(bzip2::write::BzEncoder::new(
+                inner,
+                bzip2::Compression::new(BZIP2_LEVEL),
+            )),
+        })
+    }
+
+    /// Ends the compressed stream; returns the writer under it.
+    fn finish(self) -> io::Result<W> {
+        match self {
+            Encoder::Plain(w) => Ok(w),
+            Encoder::Gzip(e) => e.finish(),
+            Encoder::Zstd(e) => e.finish(),
+            Encoder::Bzip2(e) => e.finish(),
+        }
+    }
+
+    fn as_dyn(&mut self) -> &mut dyn Write {
+        match self {
+            Encoder::Plain(w) => w,
+            Encoder::Gzip(e) => e,
+            Encoder::Zstd(e) => e,
+            Encoder::Bzip2(e) => e,
+        }
+    }
+}
+
+impl<W: Write> Write for Encoder<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.as_dyn().write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.as_dyn().write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.as_dyn().flush()
+    }
+}
+
+/// The compression a file's name asks for: `.gz`, `.zst` or `.bz2`.
+///
+/// ```
+/// use std::path::Path;
+/// use urinorm::pipeline::output::compression_named;
+/// use urinorm::pipeline::stream::Format;
+/// assert_eq!(compression_named(Path::new("urls.txt.gz")), Some(Format::Gzip));
+/// assert_eq!(compression_named(Path::new("urls.txt")), None);
+/// ```
+pub fn compression_named(path: &Path) -> Option<Format> {
+    match path.extension()?.to_str()? {
+        "gz" => Some(Format::Gzip),
+        "zst" => Some(Format::Zstd),
+        "bz2" => Some(Format::Bzip2),
+        _ => None,
+    }
+}
+
+/// Flushes a finished encoder and what is under it.
+fn finish_encoded<W: Write>(writer: Encoded<W>) -> io::Result<W> {
+    let mut inner = writer.into_inner().map_err(|e| e.into_error())?.finish()?;
+    inner.flush()?;
+    Ok(inner)
 }
 
 impl Output {
-    /// Standard output, or a file at `path` that exists only once complete.
-    pub fn create(path: Option<&Path>) -> io::Result<Output> {
+    /// Standard output, or a file at `path` that exists only once complete;
+    /// compressed in `compression`'s format when it is one.
+    pub fn create(path: Option<&Path>, compression: Option<Format>) -> io::Result<Output> {
         let Some(path) = path else {
-            return Ok(Output::Stdout(BufWriter::with_capacity(
-                BUFFER_BYTES,
-                io::stdout(),
-            )));
+            return Ok(Output::Stdout(encoded(io::stdout(), compression)?));
         };
         match std::fs::metadata(path) {
             Ok(meta) if !meta.is_file() => {
                 let file = std::fs::OpenOptions::new().write(true).open(path)?;
-                Ok(Output::Special(BufWriter::with_capacity(
-                    BUFFER_BYTES,
-                    file,
-                )))
+                Ok(Output::Special(encoded(file, compression)?))
             }
             // Replace the file a symbolic link points to, not the link.
-            Ok(_) => Output::create_file(&std::fs::canonicalize(path)?),
-            Err(_) => Output::create_file(path),
+            Ok(_) => Output::create_file(&std::fs::canonicalize(path)?, compression),
+            Err(_) => Output::create_file(path, compression),
         }
     }
 
@@ -56,7 +159,7 @@ impl Output {
     /// It gets the mode (and, where the process may, the owner) of the file
     /// it replaces, as `sort -o` and `sed -i` do; a new file gets mode 0666
     /// less the umask, as any file a command creates.
-    fn create_file(path: &Path) -> io::Result<Output> {
+    fn create_file(path: &Path, compression: Option<Format>) -> io::Result<Output> {
         let dir = match path.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),
@@ -83,7 +186,7 @@ impl Output {
         }
         Ok(Output::File {
             registered: crate::cleanup::register(temp.path()),
-            writer: BufWriter::with_capacity(BUFFER_BYTES, temp),
+            writer: encoded(temp, compression)?,
             path: path.to_path_buf(),
         })
     }
@@ -107,25 +210,29 @@ impl Output {
     }
 
     /// Another handle on the file being written, when it is a temporary
-    /// file (for [`Sinks::out_file`](super::Sinks::out_file)).
+    /// file written as it is (for [`Sinks::out_file`](super::Sinks::out_file)).
     pub fn file(&self) -> io::Result<Option<File>> {
         match self {
-            Output::File { writer, .. } => writer.get_ref().as_file().try_clone().map(Some),
+            Output::File { writer, .. } => match writer.get_ref() {
+                Encoder::Plain(temp) => temp.as_file().try_clone().map(Some),
+                _ => Ok(None),
+            },
             _ => Ok(None),
         }
     }
 
-    /// Flushes, and for a file syncs it and puts it in place.
+    /// Flushes (ending a compressed stream), and for a file syncs it and
+    /// puts it in place.
     pub fn finish(self) -> io::Result<()> {
         match self {
-            Output::Stdout(mut w) => w.flush(),
-            Output::Special(mut w) => w.flush(),
+            Output::Stdout(w) => finish_encoded(w).map(drop),
+            Output::Special(w) => finish_encoded(w).map(drop),
             Output::File {
                 writer,
                 path,
                 registered,
             } => {
-                let temp = writer.into_inner().map_err(|e| e.into_error())?;
+                let temp = finish_encoded(writer)?;
                 temp.as_file().sync_all()?;
                 temp.persist(&path).map_err(|e| e.error)?;
                 drop(registered);

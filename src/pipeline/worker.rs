@@ -381,6 +381,7 @@ mod tests {
             source: 0,
             offset: 0,
             bytes: ChunkBytes::Borrowed(b"a\nboom\nb\n"),
+            input_bytes: 9,
         };
         let options = Options {
             max_line_bytes: 100,

@@ -110,5 +110,10 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
         line_buffered: args.run.line_buffered,
         ..Job::new(&mapper, Mode::Dedup(args.emit), &extra)
     };
-    execute(&args.run.read, args.run.output.as_deref(), job)
+    execute(
+        &args.run.read,
+        args.run.output.as_deref(),
+        args.run.compression(),
+        job,
+    )
 }

@@ -224,5 +224,10 @@ pub fn run(args: &NormalizeArgs) -> Result<Outcome, Error> {
         line_buffered: args.run.line_buffered,
         ..Job::new(&mapper, Mode::Map, &extra)
     };
-    execute(&args.run.read, args.run.output.as_deref(), job)
+    execute(
+        &args.run.read,
+        args.run.output.as_deref(),
+        args.run.compression(),
+        job,
+    )
 }

@@ -147,7 +147,7 @@ fn add(args: &AddArgs) -> Result<Outcome, Error> {
         seen: seen.request(&mapper),
         ..Job::new(&mapper, Mode::Dedup(Emit::Nothing), &extra)
     };
-    execute(&args.read, None, job)
+    execute(&args.read, None, None, job)
 }
 
 fn compact(args: &DirArgs) -> Result<Outcome, Error> {

@@ -1,0 +1,484 @@
+//! Streams: standard input, pipes, and compressed files, read on a thread
+//! of their own that hands the chunker blocks of whole lines, so that
+//! reading and decompressing overlap the work on the lines.
+//!
+//! A stream's format is told by its first bytes, never by a file's name:
+//! gzip (every member of a multi-member file), zstd (every frame) and bzip2
+//! (every stream) are decompressed; anything else is read as it is. The
+//! thread counts the stream's own bytes (compressed ones, when it is
+//! compressed) for the progress bar, and names the byte where damaged
+//! compressed data stops decoding.
+//!
+//! It knows bytes, formats and newlines; nothing of what a line holds.
+
+use std::io::{self, BufRead, BufReader, Read};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+
+use memchr::memrchr;
+
+use super::input::{InputError, Problem};
+
+/// A compressed format urinorm reads (and writes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// gzip (RFC 1952); a file may hold many members, read one after another.
+    Gzip,
+    /// Zstandard (RFC 8878); a file may hold many frames.
+    Zstd,
+    /// bzip2; a file may hold many streams (as `pbzip2` writes).
+    Bzip2,
+}
+
+impl Format {
+    /// The format's name, as messages say it.
+    ///
+    /// ```
+    /// assert_eq!(urinorm::pipeline::stream::Format::Zstd.name(), "zstd");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Format::Gzip => "gzip",
+            Format::Zstd => "zstd",
+            Format::Bzip2 => "bzip2",
+        }
+    }
+}
+
+/// What a stream's first bytes say it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sniffed {
+    /// Lines as they are.
+    Plain,
+    Compressed(Format),
+    /// A compressed format urinorm does not read: its name, and the
+    /// command that decompresses it.
+    Unsupported(&'static str, &'static str),
+    /// The bytes so far begin a magic number: more are needed to tell.
+    NeedMore,
+}
+
+/// The most first bytes [`sniff`] looks at.
+pub(crate) const MAGIC_BYTES: usize = 10;
+
+/// A magic number: each byte as an inclusive range of values.
+type Magic = &'static [(u8, u8)];
+
+const fn exactly(bytes: &[u8; 4]) -> [(u8, u8); 4] {
+    [
+        (bytes[0], bytes[0]),
+        (bytes[1], bytes[1]),
+        (bytes[2], bytes[2]),
+        (bytes[3], bytes[3]),
+    ]
+}
+
+const BZIP2_HEAD: [(u8, u8); 4] = [(b'B', b'B'), (b'Z', b'Z'), (b'h', b'h'), (b'1', b'9')];
+const fn bzip2(block: [u8; 6]) -> [(u8, u8); 10] {
+    let mut magic = [(0, 0); 10];
+    let mut i = 0;
+    while i < 10 {
+        magic[i] = match i {
+            0..4 => BZIP2_HEAD[i],
+            _ => (block[i - 4], block[i - 4]),
+        };
+        i += 1;
+    }
+    magic
+}
+
+/// The magic numbers, and what each says.
+const MAGICS: &[(Magic, Sniffed)] = &[
+    // RFC 1952 §2.3.1: ID1, ID2.
+    (
+        &[(0x1f, 0x1f), (0x8b, 0x8b)],
+        Sniffed::Compressed(Format::Gzip),
+    ),
+    // RFC 8878 §3.1.1: a frame's magic number, little-endian.
+    (
+        &exactly(&[0x28, 0xb5, 0x2f, 0xfd]),
+        Sniffed::Compressed(Format::Zstd),
+    ),
+    // RFC 8878 §3.1.2: a skippable frame, 0x184D2A5?.
+    (
+        &[(0x50, 0x5f), (0x2a, 0x2a), (0x4d, 0x4d), (0x18, 0x18)],
+        Sniffed::Compressed(Format::Zstd),
+    ),
+    // bzip2: "BZh", the block size, then a block's magic (the digits of
+    // pi) or, for an empty stream, the end-of-stream magic (of sqrt(pi)):
+    // ten bytes, so that a line that happens to begin "BZh9" is a line.
+    (
+        &bzip2([0x31, 0x41, 0x59, 0x26, 0x53, 0x59]),
+        Sniffed::Compressed(Format::Bzip2),
+    ),
+    (
+        &bzip2([0x17, 0x72, 0x45, 0x38, 0x50, 0x90]),
+        Sniffed::Compressed(Format::Bzip2),
+    ),
+    (
+        &[
+            (0xfd, 0xfd),
+            (0x37, 0x37),
+            (0x7a, 0x7a),
+            (0x58, 0x58),
+            (0x5a, 0x5a),
+            (0, 0),
+        ],
+        Sniffed::Unsupported("xz", "xz -dc"),
+    ),
+    (
+        &exactly(&[0x04, 0x22, 0x4d, 0x18]),
+        Sniffed::Unsupported("lz4", "lz4 -dc"),
+    ),
+];
+
+/// What `prefix`, a stream's first bytes, says it is; `ended` when the
+/// stream has no more (then a partial magic number is just bytes).
+pub(crate) fn sniff(prefix: &[u8], ended: bool) -> Sniffed {
+    let mut begins_one = false;
+    for &(magic, says) in MAGICS {
+        let compared = magic.len().min(prefix.len());
+        let agrees = magic
+            .iter()
+            .zip(prefix)
+            .all(|(&(low, high), &b)| (low..=high).contains(&b));
+        if agrees && compared == magic.len() {
+            return says;
+        }
+        begins_one |= agrees;
+    }
+    match begins_one && !ended {
+        true => Sniffed::NeedMore,
+        false => Sniffed::Plain,
+    }
+}
+
+/// Where a stream comes from.
+pub(crate) type Source = Box<dyn Read + Send>;
+
+/// What the reading thread hands over: whole lines (a last line without
+/// its newline, at the end), and how many of the stream's own bytes were
+/// read for them.
+pub(crate) struct Block {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) read: u64,
+}
+
+/// The blocks of a stream, in order, ending at its end or at an error.
+pub(crate) type Blocks = mpsc::Receiver<Result<Block, InputError>>;
+
+/// How the reading thread hands blocks over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// About `n` bytes at a time: for bulk work.
+    Chunks(usize),
+    /// The lines of each read as soon as it returns: for a coprocess.
+    AsRead,
+}
+
+/// Blocks a reading thread may have ready before the chunker takes them:
+/// enough to keep decompression going while a batch is mapped.
+const BLOCKS_AHEAD: usize = 8;
+
+/// How much a line-buffered read asks for at a time.
+const READ_BYTES: usize = 64 << 10;
+
+/// The buffer between a compressed file and its decoder: large enough
+/// that refilling it costs nothing, small enough that damage is named
+/// within it.
+const COMPRESSED_BUFFER_BYTES: usize = 64 << 10;
+
+/// Starts the thread that reads `source` (named `name` in messages) and
+/// hands over its lines as `delivery` says. The thread stops at the end of
+/// the stream, at an error (handed over), or when nobody takes its blocks.
+pub(crate) fn spawn(name: String, source: Source, delivery: Delivery) -> Blocks {
+    let (sender, receiver) = mpsc::sync_channel(BLOCKS_AHEAD);
+    std::thread::spawn(move || {
+        let fail = |problem| InputError::with_problem(&name, problem);
+        let sent = match open(source) {
+            Ok(mut stream) => {
+                read_lines(&mut stream, delivery, &sender).map_err(|p| stream.problem(p))
+            }
+            Err(problem) => Err(Some(problem)),
+        };
+        if let Err(Some(problem)) = sent {
+            let _ = sender.send(Err(fail(problem)));
+        }
+    });
+    receiver
+}
+
+/// A stream, decompressed when it is compressed, that counts its own bytes.
+struct Stream {
+    reader: Box<dyn Read>,
+    format: Option<Format>,
+    tally: Arc<Tally>,
+    /// Bytes of the stream counted as handed over.
+    reported: u64,
+}
+
+impl Stream {
+    /// Bytes of the stream read since the last call.
+    fn newly_read(&mut self) -> u64 {
+        let used = self.tally.used.load(Ordering::Relaxed);
+        let new = used - self.reported;
+        self.reported = used;
+        new
+    }
+
+    /// What an error reading the stream means: the stream's own failure,
+    /// or damage its decoder found at the byte it had reached.
+    fn problem(&self, error: Option<io::Error>) -> Option<Problem> {
+        let error = error?;
+        Some(match self.format {
+            Some(format) if !self.tally.source_failed.load(Ordering::Relaxed) => Problem::Damaged {
+                format,
+                at: self.tally.used.load(Ordering::Relaxed),
+                cut_short: error.kind() == io::ErrorKind::UnexpectedEof,
+                detail: error.to_string(),
+            },
+            _ => Problem::Io(error),
+        })
+    }
+}
+
+/// What a [`Counted`] reader has seen.
+#[derive(Default)]
+struct Tally {
+    /// Bytes of the source used by the reader's consumer.
+    used: AtomicU64,
+    /// Whether the source itself failed (not the decoder reading it).
+    source_failed: AtomicBool,
+}
+
+/// The source, buffered, counting the bytes its consumer uses.
+struct Counted<R> {
+    inner: BufReader<R>,
+    tally: Arc<Tally>,
+}
+
+impl<R: Read> Counted<R> {
+    fn noted<T>(&self, result: io::Result<T>) -> io::Result<T> {
+        if result.is_err() {
+            self.tally.source_failed.store(true, Ordering::Relaxed);
+        }
+        result
+    }
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buf);
+        let read = self.noted(read)?;
+        self.tally.used.fetch_add(read as u64, Ordering::Relaxed);
+        Ok(read)
+    }
+}
+
+impl<R: Read> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if let Err(e) = self.inner.fill_buf() {
+            self.tally.source_failed.store(true, Ordering::Relaxed);
+            return Err(e);
+        }
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.inner.consume(n);
+        self.tally.used.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// Reads the first bytes of `source` to tell its format, and opens it as
+/// a stream of that format.
+fn open(mut source: Source) -> Result<Stream, Problem> {
+    let mut prefix = Vec::with_capacity(MAGIC_BYTES);
+    let sniffed = loop {
+        let mut byte = [0u8; MAGIC_BYTES];
+        let want = MAGIC_BYTES - prefix.len();
+        let read = match source.read(&mut byte[..want]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Problem::Io(e)),
+        };
+        prefix.extend_from_slice(&byte[..read]);
+        match sniff(&prefix, read == 0) {
+            Sniffed::NeedMore if prefix.len() < MAGIC_BYTES => {}
+            Sniffed::NeedMore => break Sniffed::Plain,
+            sniffed => break sniffed,
+        }
+    };
+    let tally = Arc::new(Tally::default());
+    let capacity = match sniffed {
+        Sniffed::Compressed(_) => COMPRESSED_BUFFER_BYTES,
+        // Reads as large as the chunker's go straight through.
+        _ => READ_BYTES,
+    };
+    let raw = Counted {
+        inner: BufReader::with_capacity(capacity, io::Cursor::new(prefix).chain(source)),
+        tally: Arc::clone(&tally),
+    };
+    let (reader, format): (Box<dyn Read>, _) = match sniffed {
+        Sniffed::Compressed(format) => (decoder(format, raw).map_err(Problem::Io)?, Some(format)),
+        Sniffed::Unsupported(format, command) => {
+            return Err(Problem::Unsupported { format, command });
+        }
+        Sniffed::Plain | Sniffed::NeedMore => (Box::new(raw), None),
+    };
+    Ok(Stream {
+        reader,
+        format,
+        tally,
+        reported: 0,
+    })
+}
+
+/// A decoder of `format` reading `raw`: every member, frame or stream to
+/// the end, where anything but another one is damage.
+fn decoder<R: BufRead + 'static>(format: Format, raw: R) -> io::Result<Box<dyn Read>> {
+    Ok(match format {
+        Format::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
+        Format::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(raw)?),
+        Format::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(raw)),
+    })
+}
+
+/// Reads `stream` to its end, sending its lines as `delivery` says.
+/// `Err(None)`: nobody takes the blocks any more; `Err(Some(e))`: reading
+/// failed.
+fn read_lines(
+    stream: &mut Stream,
+    delivery: Delivery,
+    sender: &mpsc::SyncSender<Result<Block, InputError>>,
+) -> Result<(), Option<io::Error>> {
+    let send = |stream: &mut Stream, bytes: Vec<u8>| {
+        let read = stream.newly_read();
+        sender.send(Ok(Block { bytes, read })).map_err(|_| None)
+    };
+    let mut scratch = match delivery {
+        Delivery::AsRead => vec![0u8; READ_BYTES],
+        Delivery::Chunks(_) => Vec::new(),
+    };
+    let mut block: Vec<u8> = Vec::new();
+    loop {
+        let have = block.len();
+        let read = match delivery {
+            Delivery::Chunks(n) => {
+                block.resize(have + n, 0);
+                let read = read_full(&mut stream.reader, &mut block[have..]).map_err(Some)?;
+                block.truncate(have + read);
+                read
+            }
+            Delivery::AsRead => loop {
+                match stream.reader.read(&mut scratch) {
+                    Ok(n) => {
+                        block.extend_from_slice(&scratch[..n]);
+                        break n;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(Some(e)),
+                }
+            },
+        };
+        if read == 0 {
+            // The end: what is left is the last line, without a newline.
+            return match block.is_empty() {
+                true => Ok(()),
+                false => send(stream, block),
+            };
+        }
+        // A line longer than a block: read on until its newline.
+        let Some(last) = memrchr(b'\n', &block[have..]) else {
+            continue;
+        };
+        let cut = have + last + 1;
+        let mut rest = Vec::with_capacity(match delivery {
+            Delivery::Chunks(n) => n + block.len() - cut,
+            Delivery::AsRead => 0,
+        });
+        rest.extend_from_slice(&block[cut..]);
+        block.truncate(cut);
+        send(stream, std::mem::replace(&mut block, rest))?;
+    }
+}
+
+/// Reads until `buf` is full or the stream ends; returns how much was read.
+fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_magic_numbers_not_lines() {
+        assert_eq!(
+            sniff(b"\x1f\x8b\x08\0", false),
+            Sniffed::Compressed(Format::Gzip)
+        );
+        assert_eq!(
+            sniff(b"\x28\xb5\x2f\xfd", false),
+            Sniffed::Compressed(Format::Zstd)
+        );
+        assert_eq!(
+            sniff(b"\x5a\x2a\x4d\x18", false),
+            Sniffed::Compressed(Format::Zstd)
+        );
+        assert_eq!(
+            sniff(b"BZh91AY&SY", false),
+            Sniffed::Compressed(Format::Bzip2)
+        );
+        assert_eq!(
+            sniff(b"BZh9\x17\x72\x45\x38\x50\x90", false),
+            Sniffed::Compressed(Format::Bzip2)
+        );
+        assert_eq!(
+            sniff(b"\xfd7zXZ\0", false),
+            Sniffed::Unsupported("xz", "xz -dc")
+        );
+        // A line that begins like a magic number is a line once it differs.
+        assert_eq!(sniff(b"BZh9 is a line", false), Sniffed::Plain);
+        assert_eq!(sniff(b"(\n", false), Sniffed::Plain);
+        assert_eq!(sniff(b"http://a/\n", false), Sniffed::Plain);
+        // Too few bytes to tell: more, unless the stream has no more.
+        assert_eq!(sniff(b"BZh", false), Sniffed::NeedMore);
+        assert_eq!(sniff(b"\x1f", false), Sniffed::NeedMore);
+        assert_eq!(sniff(b"\x1f", true), Sniffed::Plain);
+        assert_eq!(sniff(b"", true), Sniffed::Plain);
+    }
+
+    fn blocks(bytes: Vec<u8>, delivery: Delivery) -> Vec<Vec<u8>> {
+        let source: Source = Box::new(io::Cursor::new(bytes));
+        spawn("t".into(), source, delivery)
+            .iter()
+            .map(|b| b.map(|b| b.bytes).map_err(|e| e.to_string()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn blocks_hold_whole_lines_and_all_the_bytes() {
+        let text: Vec<u8> = (0..500)
+            .flat_map(|i| format!("http://a/{}\n", "x".repeat(i % 37)).into_bytes())
+            .chain(*b"last")
+            .collect();
+        for delivery in [Delivery::Chunks(64), Delivery::Chunks(7), Delivery::AsRead] {
+            let got = blocks(text.clone(), delivery);
+            assert_eq!(got.concat(), text, "{delivery:?}");
+            let (ends, last) = got.split_at(got.len() - 1);
+            assert!(ends.iter().all(|b| b.ends_with(b"\n")), "{delivery:?}");
+            assert!(last[0].ends_with(b"last"));
+        }
+    }
+}
