@@ -169,6 +169,8 @@ pub struct Job<'a> {
     pub line_buffered: bool,
     /// Deduplicating: at most this many classes of each site.
     pub per_site_cap: Option<u64>,
+    /// Deduplicating: write the classes sorted by key.
+    pub sort: bool,
 }
 
 impl<'a> Job<'a> {
@@ -187,6 +189,7 @@ impl<'a> Job<'a> {
             extra,
             line_buffered: false,
             per_site_cap: None,
+            sort: false,
         }
     }
 }
@@ -298,6 +301,7 @@ pub fn execute(
             .as_ref()
             .map_or(Options::default().commit_every, |s| s.commit_every),
         per_site_cap: job.per_site_cap,
+        sort: job.sort,
     };
     let progress = Bar::new(&inputs, !read.quiet, output.is_none());
     let out_file = out.file().map_err(write_error)?;

@@ -5,7 +5,9 @@
 //! decide. It runs on the
 //! producer's side of the pipeline, a batch at a time, shards in parallel;
 //! at the end it hands the writer the classes it still owes: the counted
-//! classes of `--emit count`, then the spill's survivors.
+//! classes of `--emit count`, then the spill's survivors; or, sorting, every
+//! class in byte order of its keys (sorted in parallel, merged with the
+//! spill's sorted survivors).
 //!
 //! It knows keys, hashes and fates; not how a line was mapped, nor how the
 //! output is written.
@@ -17,11 +19,11 @@ use rayon::prelude::*;
 
 use std::collections::HashSet;
 
-use super::caps::Caps;
+use super::caps::{Caps, NO_SITE};
 use super::hash::key_hasher;
 use super::seen::{Classes, Live, SeenMode};
-use super::set::{DedupSet, Key, SHARDS, shard_of};
-use super::spill::{Spill, SpillError, SpillStats};
+use super::set::{DedupSet, Key, SHARDS, prefetch, shard_of};
+use super::spill::{Order, Spill, SpillError, SpillStats, Survivor};
 use super::worker::{Accepted, Processed};
 use super::{Emit, Options, RunError};
 use crate::seen::{Asked, StoreError};
@@ -120,8 +122,12 @@ pub(crate) struct Dedup {
     set: DedupSet,
     emit: Emit,
     /// Whether the set keeps its classes in order with their sizes: for
-    /// `--emit count`, and for a seen store, which needs each class once.
+    /// `--emit count`, for a seen store, which needs each class once, and
+    /// for sorting, which writes them all at the end.
     counting: bool,
+    /// Sorting ([`Options::sort`]): what to write of each class, when it
+    /// is not its key.
+    outputs: Option<Outputs>,
     /// When counting: the shard of each class, in first-seen order, with
     /// [`LEFT_OUT`] set when the class is not written (held or capped).
     order: Vec<u16>,
@@ -130,6 +136,8 @@ pub(crate) struct Dedup {
     news: Vec<(u32, u32)>,
     /// Per-site caps, when asked for.
     caps: Option<Caps>,
+    /// Whether the classes are written in byte order of their keys.
+    sort: bool,
     memory_limit: Option<u64>,
     temp_dir: PathBuf,
     /// The inputs' total size, when every input is a file.
@@ -163,19 +171,25 @@ impl Dedup {
         options: &Options,
         total_bytes: Option<u64>,
     ) -> Dedup {
-        // The classes in order with their sizes: for counts, and for the
-        // whole batch's join with a store.
-        let counting = seen == SeenMode::Bulk || emit == Emit::Count;
+        // The classes in order with their sizes: for counts, for the whole
+        // batch's join with a store, and to sort.
+        let counting = seen == SeenMode::Bulk || emit == Emit::Count || options.sort;
         // Verdicts, and a store consulted batch by batch, decide each line
-        // as it is read: nothing spills, to be decided at the end.
-        let spills = emit != Emit::Verdict && seen != SeenMode::Live;
+        // as it is read: nothing spills, to be decided at the end. Nor do
+        // sorted classes under a cap, which is decided in input order.
+        let spills = emit != Emit::Verdict
+            && seen != SeenMode::Live
+            && !(options.sort && options.per_site_cap.is_some());
         let mut dedup = Dedup {
             set: DedupSet::new(counting),
             emit,
             counting,
+            outputs: (options.sort && matches!(emit, Emit::Canonical | Emit::First))
+                .then(Outputs::default),
             order: Vec::new(),
             news: Vec::new(),
             caps: options.per_site_cap.map(Caps::new),
+            sort: options.sort,
             memory_limit: options.memory_limit.filter(|_| spills),
             temp_dir: options.temp_dir.clone(),
             total_bytes,
@@ -191,8 +205,9 @@ impl Dedup {
     }
 
     fn over_limit(&self) -> bool {
+        let outputs = self.outputs.as_ref().map_or(0, Outputs::memory_bytes);
         self.memory_limit
-            .is_some_and(|limit| self.set.memory_bytes() as u64 > limit)
+            .is_some_and(|limit| (self.set.memory_bytes() + outputs) as u64 > limit)
     }
 
     /// Decides the fate of every accepted line of `batch`, in input order:
@@ -234,6 +249,12 @@ impl Dedup {
                 shard_of(batch[c as usize].0.accepted[i as usize].hash) as u16
             };
             self.order.extend(news.iter().map(shard));
+        }
+        if let Some(outputs) = &mut self.outputs {
+            for &(c, i) in &news {
+                let p = &batch[c as usize].0;
+                outputs.push(output_of(self.emit, p, &p.accepted[i as usize]));
+            }
         }
         if let Some(live) = live {
             self.mark_held(pool, batch, &news, base, live)
@@ -313,12 +334,7 @@ impl Dedup {
                 if fates.get(i) != Fate::Spilled {
                     continue;
                 }
-                let output = match self.emit {
-                    Emit::Canonical => a.output.map(|span| span.of(&p.arena)),
-                    // The line itself, unless it is the key.
-                    Emit::First => a.key.map(|_| p.line(a.line)),
-                    Emit::Count | Emit::Nothing | Emit::Verdict => None,
-                };
+                let output = output_of(self.emit, p, a);
                 let pushed = self.spill()?.push(a.hash, p.key(a), output, a.site);
                 pushed.map_err(|e| with_estimate(e, self.total_bytes, self.bytes_in))?;
             }
@@ -379,19 +395,54 @@ impl Dedup {
     /// The classes the writer still owes, in input order: for `--emit
     /// count`, every class of the set with its size; then the spilled
     /// classes, deduplicated partition by partition (they come after, their
-    /// first lines being later). `write_class` gets each class's output and
-    /// size. With `classes` (a counting stage's, holding the fingerprint of
-    /// each class of the set, in order), the set's classes get their sizes
-    /// and the spill's survivors are added.
+    /// first lines being later). Sorting, every class, in byte order of the
+    /// keys. `write_class` gets each class's output and size. With
+    /// `classes` (a counting stage's, holding the fingerprint of each class
+    /// of the set, in order), the set's classes get their sizes and the
+    /// spill's survivors are added.
     pub(crate) fn finish<E>(
-        self,
+        mut self,
         pool: &rayon::ThreadPool,
         maps: &[&[u8]],
         mut classes: Option<&mut Classes>,
         mut write_class: impl FnMut(&[u8], u64) -> Result<(), E>,
     ) -> Result<Finished, FinishError<E>> {
         let spill_limit = self.spill_limit();
-        if self.emit == Emit::Count {
+        let sorting = self.sort;
+        let mut spill = self.spill.take();
+        if sorting {
+            debug_assert!(
+                classes.is_none(),
+                "a sorting run consults a store batch by batch"
+            );
+            let (classes, sorted) = self.sorted_classes(pool, maps);
+            let outputs = self.outputs.as_ref();
+            let survivors = sorted.iter().enumerate().map(|(i, &n)| {
+                // The classes and their keys lie anywhere: ask for them early.
+                if let Some(&far) = sorted.get(i + 8 * PREFETCH_AHEAD) {
+                    prefetch(&classes[far as usize] as *const (&[u8], u64) as *const u8);
+                }
+                if let Some(&near) = sorted.get(i + 4 * PREFETCH_AHEAD) {
+                    prefetch(classes[near as usize].0.as_ptr());
+                }
+                let (key, size) = classes[n as usize];
+                Survivor {
+                    key,
+                    output: outputs.and_then(|o| o.get(n as usize)).unwrap_or(key),
+                    size,
+                    tag: SET_CLASS,
+                }
+            });
+            match &mut spill {
+                // The set's classes join the spill's, sorted, as one more run.
+                Some(spill) => spill.add_run(survivors).map_err(FinishError::Spill)?,
+                None => {
+                    for class in survivors {
+                        write_class(class.output, class.size).map_err(FinishError::Write)?;
+                    }
+                }
+            }
+        } else if self.emit == Emit::Count {
             let classes = self.set.classes_in_order(&self.order, maps);
             for ((key, count), _) in classes.zip(&self.order).filter(|(_, o)| *o & LEFT_OUT == 0) {
                 write_class(key, count).map_err(FinishError::Write)?;
@@ -403,20 +454,31 @@ impl Dedup {
         }
         let Dedup {
             set,
-            spill,
+            outputs,
             total_bytes,
             bytes_in,
             mut caps,
             ..
         } = self;
         // The spill's partitions use the memory the set held.
-        drop(set);
+        drop((set, outputs));
         let Some(spill) = spill else {
             return Ok(Finished::default());
         };
         let (mut survivors, mut capped) = (0u64, 0u64);
         let mut write_error = None;
-        let finished = spill.finish(pool, spill_limit, |survivor| {
+        let order = match sorting {
+            true => Order::Key,
+            false => Order::Input,
+        };
+        let finished = spill.finish(pool, spill_limit, order, |survivor| {
+            // The set's classes, added to a sorted spill, are not survivors.
+            if sorting && survivor.tag == SET_CLASS {
+                return write_class(survivor.output, survivor.size).map_err(|e| {
+                    write_error = Some(e);
+                    std::io::Error::other("the output could not be written")
+                });
+            }
             // The spilled classes come after the set's, in input order: the
             // caps go on counting.
             if let Some(caps) = &mut caps
@@ -444,6 +506,73 @@ impl Dedup {
             capped,
             spill: Some(spilled),
         })
+    }
+
+    /// Sorting: the set's classes (key and size, in first-seen order),
+    /// and the numbers of those written (not held, not capped) in byte
+    /// order of their keys; gathered and sorted on the pool.
+    fn sorted_classes<'s>(
+        &'s self,
+        pool: &rayon::ThreadPool,
+        maps: &'s [&'s [u8]],
+    ) -> (Vec<(&'s [u8], u64)>, Vec<u32>) {
+        pool.install(|| {
+            let classes = self.set.classes_gathered(&self.order, maps);
+            let written = |n: u32| self.order[n as usize] & LEFT_OUT == 0;
+            let sorted = super::sort::sorted(&classes, |c| c.0, written);
+            (classes, sorted)
+        })
+    }
+}
+
+/// The tag of the set's classes in a sorted spill. A sorted run spills
+/// only without caps, so every spilled line's tag is then [`NO_SITE`].
+const SET_CLASS: u32 = NO_SITE - 1;
+
+/// What is written for the first line of a class, when it is not its key:
+/// the mapper's output (`--emit canonical`), or the line itself (`first`).
+fn output_of<'p>(emit: Emit, p: &'p Processed<'_>, a: &Accepted) -> Option<&'p [u8]> {
+    match emit {
+        Emit::Canonical => a.output.map(|span| span.of(&p.arena)),
+        // The line itself, unless it is the key.
+        Emit::First => a.key.map(|_| p.line(a.line)),
+        Emit::Count | Emit::Nothing | Emit::Verdict => None,
+    }
+}
+
+/// Sorting: what to write for each class, in first-seen order, when it is
+/// not the class's key. Nothing is kept per class while every output is
+/// its key (the usual `--emit canonical`).
+#[derive(Default)]
+struct Outputs {
+    bytes: Vec<u8>,
+    /// Where each class's output ends in `bytes` (an empty one is the key);
+    /// empty while no output differed.
+    ends: Vec<u64>,
+    classes: usize,
+}
+
+impl Outputs {
+    fn push(&mut self, output: Option<&[u8]>) {
+        if let Some(output) = output {
+            self.ends.resize(self.classes, self.bytes.len() as u64);
+            self.bytes.extend_from_slice(output);
+        }
+        self.classes += 1;
+        if !self.ends.is_empty() || output.is_some() {
+            self.ends.push(self.bytes.len() as u64);
+        }
+    }
+
+    /// Class `n`'s output, unless it is its key.
+    fn get(&self, n: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(n)? as usize;
+        let start = n.checked_sub(1).map_or(0, |p| self.ends[p] as usize);
+        (end > start).then(|| &self.bytes[start..end])
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.bytes.capacity() + self.ends.capacity() * size_of::<u64>()
     }
 }
 

@@ -28,6 +28,7 @@ pub mod output;
 pub(crate) mod place;
 mod seen;
 mod set;
+mod sort;
 pub mod spill;
 pub mod stats;
 pub mod stream;
@@ -190,6 +191,12 @@ pub struct Options {
     /// others are counted as capped. Classes a seen store holds use none
     /// of it, so it is consulted batch by batch (nothing spills).
     pub per_site_cap: Option<u64>,
+    /// When deduplicating: write the classes at the end, in byte order of
+    /// their keys (what `LC_ALL=C sort -u` gives), not as they come. Past
+    /// the memory limit each spilled partition is sorted and all are merged.
+    /// Not with verdicts, which answer line by line. Against a seen store,
+    /// or under a cap, every key stays in memory (nothing spills).
+    pub sort: bool,
 }
 
 /// The default `max_line_bytes`: far above any URL a browser sends, far
@@ -212,6 +219,7 @@ impl Default for Options {
             line_buffered: false,
             commit_every: std::time::Duration::from_secs(1),
             per_site_cap: None,
+            sort: false,
         }
     }
 }
@@ -363,6 +371,10 @@ pub fn run_on(
     let live_answers = match options.mode {
         Mode::Dedup(Emit::Verdict) => true,
         Mode::Dedup(_) if options.per_site_cap.is_some() => true,
+        // A sorted output is written once all is read: which classes the
+        // store holds is known by then either way, and deciding it batch by
+        // batch leaves the held ones out of the sort.
+        Mode::Dedup(_) if options.sort => true,
         Mode::Dedup(Emit::Canonical | Emit::First) => options.line_buffered,
         _ => false,
     };

@@ -13,6 +13,8 @@
 //!
 //! It knows keys and hashes: not lines, chunks or what a key means.
 
+use rayon::prelude::*;
+
 #[cfg(test)]
 use super::hash::key_hasher;
 use super::place::{Arena, Place};
@@ -121,7 +123,7 @@ impl Slots {
 
 /// Starts loading the cache line at `address`; a hint with no other effect.
 #[inline(always)]
-fn prefetch(address: *const u8) {
+pub(crate) fn prefetch(address: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint: it never faults, whatever the address,
     // and SSE, which it needs, is part of every x86-64 CPU.
@@ -348,6 +350,42 @@ impl DedupSet {
     /// without touching the keys).
     pub(crate) fn sizes_in_order<'s>(&'s self, order: &'s [u16]) -> impl Iterator<Item = u64> + 's {
         in_order(order).map(move |(shard, n)| self.shards[shard].size(n))
+    }
+}
+
+impl DedupSet {
+    /// Each class's key and size, in first-seen order, as
+    /// [`DedupSet::classes_in_order`] gives them, gathered on the current
+    /// rayon pool: `order` is cut into pieces, each started at its own
+    /// cursors.
+    pub(crate) fn classes_gathered<'s>(
+        &'s self,
+        order: &[u16],
+        maps: &'s [&'s [u8]],
+    ) -> Vec<(&'s [u8], u64)> {
+        const PIECE: usize = 1 << 16;
+        // Where each piece starts in every shard: one pass of counting.
+        let mut starts = Vec::with_capacity(order.len().div_ceil(PIECE));
+        let mut next = vec![0u32; SHARDS];
+        for piece in order.chunks(PIECE) {
+            starts.push(next.clone());
+            for &shard in piece {
+                next[shard as usize % SHARDS] += 1;
+            }
+        }
+        let mut classes = vec![(&b""[..], 0u64); order.len()];
+        classes
+            .par_chunks_mut(PIECE)
+            .zip(order.par_chunks(PIECE))
+            .zip(starts)
+            .for_each(|((out, piece), mut next)| {
+                for (slot, &shard) in out.iter_mut().zip(piece) {
+                    let shard = shard as usize % SHARDS;
+                    *slot = self.shards[shard].class(next[shard] as usize, maps);
+                    next[shard] += 1;
+                }
+            });
+        classes
     }
 }
 

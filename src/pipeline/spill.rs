@@ -2,7 +2,9 @@
 //! in-memory set could not take are streamed into partition files by bits of
 //! their key's hash, each partition is deduplicated in memory on its own
 //! (every copy of a key lands in the same one), and the survivors come back
-//! in input order by a k-way merge on their sequence numbers.
+//! in input order by a k-way merge on their sequence numbers, or in byte
+//! order of their keys ([`Order::Key`]): each partition's survivors sorted,
+//! then merged by key.
 //!
 //! It knows records, not URIs: a record is a sequence number (input order), a
 //! hash, a key, and the bytes to write when the key is the first of its class.
@@ -44,6 +46,15 @@ pub struct SpillStats {
     pub partitions: u64,
 }
 
+/// The order a spill gives its survivors back in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Input order: each class where its first line was.
+    Input,
+    /// Byte order of the keys (`LC_ALL=C sort`'s).
+    Key,
+}
+
 /// The first line of a class, as the spill gives it back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Survivor<'a> {
@@ -59,7 +70,7 @@ pub struct Survivor<'a> {
 /// The partition files being written.
 ///
 /// ```
-/// use urinorm::pipeline::spill::Spill;
+/// use urinorm::pipeline::spill::{Order, Spill};
 /// let dir = tempfile::tempdir()?;
 /// let mut spill = Spill::create(dir.path(), 0, 64 << 20)?;
 /// for (hash, key) in [(7, "b"), (9, "a"), (7, "b")] {
@@ -68,7 +79,7 @@ pub struct Survivor<'a> {
 /// let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
 /// let mut classes = Vec::new();
 /// let stats = spill
-///     .finish(&pool, 64 << 20, |s| Ok(classes.push((s.output.to_vec(), s.size))))
+///     .finish(&pool, 64 << 20, Order::Input, |s| Ok(classes.push((s.output.to_vec(), s.size))))
 ///     .map_err(std::io::Error::other)?;
 /// assert_eq!(classes, [(b"b".to_vec(), 2), (b"a".to_vec(), 1)]);
 /// assert_eq!(stats.records, 3);
@@ -80,6 +91,8 @@ pub struct Spill {
     /// How many top bits of the hash choose a partition.
     bits: u32,
     next_sequence: u64,
+    /// Runs of survivors given whole ([`Spill::add_run`]), to merge too.
+    added_runs: Vec<PathBuf>,
     stats: SpillStats,
     _registered: crate::cleanup::Registered,
 }
@@ -146,6 +159,7 @@ impl Spill {
             partitions,
             bits: count.trailing_zeros(),
             next_sequence: 0,
+            added_runs: Vec::new(),
             _registered: registered,
         })
     }
@@ -185,13 +199,38 @@ impl Spill {
         }
     }
 
+    /// Adds classes that are no line's (a set's classes, already
+    /// deduplicated against every pushed line), in byte order of their
+    /// keys: they join the survivors of an [`Order::Key`] finish.
+    pub fn add_run<'s>(
+        &mut self,
+        survivors: impl Iterator<Item = Survivor<'s>>,
+    ) -> Result<(), SpillError> {
+        let path = self
+            .dir
+            .path()
+            .join(format!("added{}.run", self.added_runs.len()));
+        let written = (|| {
+            let mut out = BufWriter::with_capacity(BUFFER_BYTES, File::create(&path)?);
+            for s in survivors {
+                let output = (s.output != s.key).then_some(s.output);
+                write_record(&mut out, &Record::survivor(s.key, output, s.size, s.tag))?;
+            }
+            out.flush()
+        })();
+        written.map_err(|e| self.error(e))?;
+        self.added_runs.push(path);
+        Ok(())
+    }
+
     /// Deduplicates the partitions on `pool`, as many at a time as it has
     /// threads, within `memory_limit` together, then calls `emit` with the
-    /// first line of every class, in input order. Removes the files.
+    /// first line of every class, in `order`. Removes the files.
     pub fn finish(
         mut self,
         pool: &rayon::ThreadPool,
         memory_limit: u64,
+        order: Order,
         mut emit: impl FnMut(Survivor<'_>) -> io::Result<()>,
     ) -> Result<SpillStats, SpillError> {
         let flushed: io::Result<()> = self.partitions.iter_mut().try_for_each(Write::flush);
@@ -205,16 +244,16 @@ impl Spill {
         let done: Vec<io::Result<(Vec<PathBuf>, u64)>> = pool.install(|| {
             paths
                 .par_iter()
-                .map(|path| deduplicate(path, bits, per_partition))
+                .map(|path| deduplicate(path, bits, per_partition, order))
                 .collect()
         });
-        let mut runs = Vec::new();
+        let mut runs = std::mem::take(&mut self.added_runs);
         for result in done {
             let (survivors, splits) = result.map_err(|e| self.error(e))?;
             runs.extend(survivors);
             self.stats.partitions += splits;
         }
-        merge(&runs, &mut emit).map_err(|e| self.error(e))?;
+        merge(&runs, order, &mut emit).map_err(|e| self.error(e))?;
         Ok(self.stats)
     }
 }
@@ -306,11 +345,16 @@ fn records(bytes: &[u8]) -> impl Iterator<Item = io::Result<Record<&[u8]>>> {
     })
 }
 
-/// Deduplicates one partition file into survivor runs (each in input
-/// order), splitting it by further hash bits first when it is larger than
-/// `limit`. Returns the runs and how many split files were made. Removes
-/// the partition file.
-fn deduplicate(path: &Path, used: u32, limit: u64) -> io::Result<(Vec<PathBuf>, u64)> {
+/// Deduplicates one partition file into survivor runs (each in `order`),
+/// splitting it by further hash bits first when it is larger than `limit`.
+/// Returns the runs and how many split files were made. Removes the
+/// partition file.
+fn deduplicate(
+    path: &Path,
+    used: u32,
+    limit: u64,
+    order: Order,
+) -> io::Result<(Vec<PathBuf>, u64)> {
     let size = std::fs::metadata(path)?.len();
     if size == 0 {
         std::fs::remove_file(path)?;
@@ -319,7 +363,7 @@ fn deduplicate(path: &Path, used: u32, limit: u64) -> io::Result<(Vec<PathBuf>, 
     // Twice the file: its bytes, and the table over them. Past 64 bits used
     // the keys cannot be told apart by hash: keep them together.
     if size.saturating_mul(2) > limit && used < 64 - SPLIT_BITS {
-        return split(path, used, limit);
+        return split(path, used, limit, order);
     }
     let bytes = std::fs::read(path)?;
     let mut classes: HashMap<&[u8], usize, ahash::RandomState> = HashMap::default();
@@ -333,6 +377,10 @@ fn deduplicate(path: &Path, used: u32, limit: u64) -> io::Result<(Vec<PathBuf>, 
                 survivors.push((record, 1));
             }
         }
+    }
+    if order == Order::Key {
+        // Keys are distinct here: any sort is the sort.
+        survivors.sort_unstable_by(|(a, _), (b, _)| a.key.cmp(b.key));
     }
     let run = suffixed(path, ".run");
     let mut out = BufWriter::with_capacity(BUFFER_BYTES, File::create(&run)?);
@@ -355,7 +403,7 @@ fn deduplicate(path: &Path, used: u32, limit: u64) -> io::Result<(Vec<PathBuf>, 
 const SPLIT_BITS: u32 = 4;
 
 /// Splits a partition by the next hash bits, then deduplicates each part.
-fn split(path: &Path, used: u32, limit: u64) -> io::Result<(Vec<PathBuf>, u64)> {
+fn split(path: &Path, used: u32, limit: u64, order: Order) -> io::Result<(Vec<PathBuf>, u64)> {
     let parts: Vec<PathBuf> = (0..1 << SPLIT_BITS)
         .map(|p| suffixed(path, &format!(".{p}")))
         .collect();
@@ -377,7 +425,7 @@ fn split(path: &Path, used: u32, limit: u64) -> io::Result<(Vec<PathBuf>, u64)> 
     let mut runs = Vec::new();
     let mut made = parts.len() as u64;
     for part in &parts {
-        let (part_runs, part_made) = deduplicate(part, used + SPLIT_BITS, limit)?;
+        let (part_runs, part_made) = deduplicate(part, used + SPLIT_BITS, limit, order)?;
         runs.extend(part_runs);
         made += part_made;
     }
@@ -401,6 +449,20 @@ struct Record<K> {
     tag: u32,
     key: K,
     output: Option<K>,
+}
+
+impl<'s> Record<&'s [u8]> {
+    /// A survivor's record: its class's size where the hash was (and no
+    /// sequence: it is given in the order it is merged in).
+    fn survivor(key: &'s [u8], output: Option<&'s [u8]>, size: u64, tag: u32) -> Self {
+        Record {
+            sequence: 0,
+            hash: size,
+            tag,
+            key,
+            output,
+        }
+    }
 }
 
 fn read_record(reader: &mut impl Read) -> io::Result<Option<Record<Vec<u8>>>> {
@@ -430,36 +492,49 @@ fn read_record(reader: &mut impl Read) -> io::Result<Option<Record<Vec<u8>>>> {
     }))
 }
 
-/// Merges survivor runs (each in input order) by sequence number, calling
-/// `emit` with each; removes them.
+/// Merges survivor runs (each in `order`), calling `emit` with each in
+/// that order; removes them.
 fn merge(
     runs: &[PathBuf],
+    order: Order,
     emit: &mut impl FnMut(Survivor<'_>) -> io::Result<()>,
 ) -> io::Result<()> {
     let mut readers = runs
         .iter()
         .map(|p| Ok(BufReader::with_capacity(MERGE_BUFFER_BYTES, File::open(p)?)))
         .collect::<io::Result<Vec<_>>>()?;
-    // A min-heap on (sequence, run) holding each run's next record.
+    // A min-heap holding each run's next record, keyed by its place in the
+    // order: its sequence number, or its key (moved into the heap while
+    // the record waits, and back out for its turn).
     let mut heads = BinaryHeap::new();
     let mut current: Vec<Option<Record<Vec<u8>>>> = Vec::with_capacity(readers.len());
+    let push = |heads: &mut BinaryHeap<_>, record: &mut Record<Vec<u8>>, r: usize| {
+        let place = match order {
+            Order::Input => (record.sequence, Vec::new()),
+            Order::Key => (0, std::mem::take(&mut record.key)),
+        };
+        heads.push(std::cmp::Reverse((place, r)));
+    };
     for (r, reader) in readers.iter_mut().enumerate() {
-        let record = read_record(reader)?;
-        if let Some(record) = &record {
-            heads.push(std::cmp::Reverse((record.sequence, r)));
+        let mut record = read_record(reader)?;
+        if let Some(record) = &mut record {
+            push(&mut heads, record, r);
         }
         current.push(record);
     }
-    while let Some(std::cmp::Reverse((_, r))) = heads.pop() {
-        let record = current[r].take().expect("a run's head is loaded");
+    while let Some(std::cmp::Reverse(((_, key), r))) = heads.pop() {
+        let mut record = current[r].take().expect("a run's head is loaded");
+        if order == Order::Key {
+            record.key = key;
+        }
         emit(Survivor {
             output: record.output.as_deref().unwrap_or(&record.key),
             key: &record.key,
             size: record.hash,
             tag: record.tag,
         })?;
-        if let Some(record) = read_record(&mut readers[r])? {
-            heads.push(std::cmp::Reverse((record.sequence, r)));
+        if let Some(mut record) = read_record(&mut readers[r])? {
+            push(&mut heads, &mut record, r);
             current[r] = Some(record);
         }
     }
@@ -474,16 +549,19 @@ fn merge(
 mod tests {
     use super::*;
 
+    /// A class as the tests see it: key, output, size.
+    type Class = (Vec<u8>, Vec<u8>, u64);
+
     /// The naive oracle: each key's first output and class size, in input order.
-    fn first_occurrences(lines: &[(Vec<u8>, Vec<u8>)]) -> Vec<(Vec<u8>, u64)> {
-        let mut out: Vec<(Vec<u8>, u64)> = Vec::new();
+    fn first_occurrences(lines: &[(Vec<u8>, Vec<u8>)]) -> Vec<Class> {
+        let mut out: Vec<Class> = Vec::new();
         let mut index: HashMap<&[u8], usize> = HashMap::new();
         for (key, output) in lines {
             match index.get(&key[..]) {
-                Some(&i) => out[i].1 += 1,
+                Some(&i) => out[i].2 += 1,
                 None => {
                     index.insert(key, out.len());
-                    out.push((output.clone(), 1));
+                    out.push((key.clone(), output.clone(), 1));
                 }
             }
         }
@@ -506,11 +584,15 @@ mod tests {
             .collect()
     }
 
+    /// Spills `lines`, adds `added` as a run, and gives back what the
+    /// spill returns in `order`.
     fn spill_all(
         lines: &[(Vec<u8>, Vec<u8>)],
+        added: &[Class],
         limit: u64,
+        order: Order,
         hash: impl Fn(&[u8]) -> u64,
-    ) -> (Vec<(Vec<u8>, u64)>, SpillStats) {
+    ) -> (Vec<Class>, SpillStats) {
         let dir = tempfile::tempdir().unwrap();
         let mut spill = Spill::create(dir.path(), 0, limit).unwrap();
         for (key, output) in lines {
@@ -519,18 +601,22 @@ mod tests {
                 .push(hash(key), key, output, key.len() as u32)
                 .unwrap();
         }
+        let added_survivors = added.iter().map(|(key, output, size)| Survivor {
+            key,
+            output,
+            size: *size,
+            tag: key.len() as u32,
+        });
+        spill.add_run(added_survivors).unwrap();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
             .unwrap();
         let mut got = Vec::new();
-        let pairs: std::collections::HashSet<_> = lines.iter().collect();
         let stats = spill
-            .finish(&pool, limit, |s| {
-                // Each survivor comes back with its own key.
-                assert!(pairs.contains(&(s.key.to_vec(), s.output.to_vec())));
+            .finish(&pool, limit, order, |s| {
                 assert_eq!(s.tag, s.key.len() as u32, "the tag comes back");
-                got.push((s.output.to_vec(), s.size));
+                got.push((s.key.to_vec(), s.output.to_vec(), s.size));
                 Ok(())
             })
             .unwrap();
@@ -548,7 +634,7 @@ mod tests {
         let expected = first_occurrences(&lines);
         let hasher = ahash::RandomState::with_seeds(1, 2, 3, 4);
         for limit in [1 << 30, 32 << 10] {
-            let (got, stats) = spill_all(&lines, limit, |k| hasher.hash_one(k));
+            let (got, stats) = spill_all(&lines, &[], limit, Order::Input, |k| hasher.hash_one(k));
             assert_eq!(got, expected, "limit {limit}");
             assert_eq!(stats.records, 5_000);
             if limit < 1 << 20 {
@@ -560,8 +646,36 @@ mod tests {
         }
         // All keys on a handful of hashes: splitting cannot separate them,
         // and must stop rather than recurse forever.
-        let (got, _) = spill_all(&lines, 32 << 10, |k| hasher.hash_one(k) % 3);
+        let (got, _) = spill_all(&lines, &[], 32 << 10, Order::Input, |k| {
+            hasher.hash_one(k) % 3
+        });
         assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn in_key_order_merges_every_partition_and_the_added_run() {
+        let lines = lines(5_000);
+        // Classes of a set, deduplicated against the lines: other keys.
+        let mut added: Vec<Class> = (0..700)
+            .map(|i| {
+                let key = format!("http://example.com/{}x", i * 3).into_bytes();
+                let output = if i % 2 == 0 {
+                    key.clone()
+                } else {
+                    b"set".to_vec()
+                };
+                (key, output, i + 1)
+            })
+            .collect();
+        added.sort();
+        let mut expected = first_occurrences(&lines);
+        expected.extend(added.iter().cloned());
+        expected.sort();
+        let hasher = ahash::RandomState::with_seeds(1, 2, 3, 4);
+        for limit in [1 << 30, 32 << 10] {
+            let (got, _) = spill_all(&lines, &added, limit, Order::Key, |k| hasher.hash_one(k));
+            assert_eq!(got, expected, "limit {limit}");
+        }
     }
 
     #[test]

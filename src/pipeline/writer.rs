@@ -45,6 +45,8 @@ pub(crate) struct Writer<'i> {
     note_names: &'i [&'static str],
     /// One output line per input line ([`Options::aligned`]).
     aligned: bool,
+    /// The classes are written at the end, sorted ([`Options::sort`]).
+    sorted: bool,
     /// Class lines written so far (dedup), and for each header line
     /// written, how many came before it: what tells the two apart in
     /// the output.
@@ -80,6 +82,7 @@ impl<'i> Writer<'i> {
             pending: Vec::with_capacity(WRITE_BYTES + 4096),
             note_names,
             aligned: options.aligned,
+            sorted: options.sort,
             class_lines: 0,
             header_marks: Vec::new(),
             classes: (seen == SeenMode::Bulk).then(Classes::default),
@@ -172,6 +175,8 @@ impl<'i> Writer<'i> {
             let bytes = match (emit, fate) {
                 // Counted as the spill decides, at the end.
                 (_, Fate::Duplicate | Fate::Held | Fate::Capped | Fate::Spilled) => continue,
+                // Written at the end, in order: see `write_class`.
+                (_, Fate::First) if self.sorted => continue,
                 (Emit::Canonical, Fate::First) => p.output(a),
                 (Emit::First, Fate::First) => p.line(a.line),
                 // Counts are known only at the end: see `write_class`.

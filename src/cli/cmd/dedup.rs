@@ -24,6 +24,11 @@ pub struct DedupArgs {
     /// line (what a crawler frontier fetches), or `N<TAB>canonical`.
     #[arg(long, value_enum, default_value_t = Emit::Canonical)]
     pub emit: Emit,
+    /// Write the classes in byte order of their keys (as `LC_ALL=C sort -u`
+    /// does; with --key surt, a CDX-style SURT-sorted list), once all input
+    /// is read. Past --memory-limit it sorts on disk, the output the same.
+    #[arg(long, conflicts_with = "line_buffered")]
+    pub sort: bool,
     #[command(flatten)]
     pub caps: CapArgs,
     #[command(flatten)]
@@ -95,6 +100,11 @@ impl SeenArgs {
 }
 
 pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
+    if args.sort && args.emit == Emit::Verdict {
+        return Err(Error::Usage(
+            "--sort cannot apply to --emit verdict, whose lines follow the input's".into(),
+        ));
+    }
     let mut mapper = args.columns.mapper(args.rung.normalizer()?)?;
     let cap = args.caps.cap();
     mapper.site = cap.map(|(site, _)| site);
@@ -108,6 +118,7 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
         memory: Some(&args.memory),
         seen: args.seen.request(&mapper),
         line_buffered: args.run.line_buffered,
+        sort: args.sort,
         ..Job::new(&mapper, Mode::Dedup(args.emit), &extra)
     };
     execute(
