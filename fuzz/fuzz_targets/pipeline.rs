@@ -10,7 +10,13 @@
 //! dedup run of each input twice, in memory and with a 1-byte memory limit
 //! (every line spilled to partition files), which must give the same bytes
 //! and counts; every other input's dedup runs with a per-site cap of 1 to
-//! 3 (a line's site is its key's first byte, so sites repeat):
+//! 3 (a line's site is its key's first byte, so sites repeat), and every
+//! other input's (by another bit of its length) runs sorted, in memory and
+//! spilled. An input that begins with a compressed format's magic number is
+//! decompressed by the model with the same crates: when they decode it, the
+//! engine's output must be the model's of the decoded lines; when they do
+//! not, the run must fail with an input error (never panic, never pass
+//! damaged data as complete); an xz or lz4 input must be refused at open:
 //! - `stats.balances()`: lines = unique + duplicates + capped + rejected + blank;
 //! - the output has exactly `stats.unique` lines;
 //! - the sink saw `stats.rejected_total()` lines, with increasing line numbers;
@@ -20,11 +26,12 @@
 //! - and the whole output equals a model computed line by line here
 //!   (LF/CRLF, leading BOM, last line without newline, blank lines skipped,
 //!   lines longer than the limit rejected, first occurrence wins, past a
-//!   site's cap counted as capped), with the same counts.
+//!   site's cap counted as capped, sorted by key when sorting), with the
+//!   same counts.
 #![no_main]
 
 use std::collections::{HashMap, HashSet};
-use std::io;
+use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -151,8 +158,38 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(&path, data).unwrap();
     // SAFETY: the file is this run's own, and nothing else writes it.
     let mmap = unsafe { MmapChoice::auto() };
-    let input = Input::open(path.to_str().unwrap(), mmap).unwrap();
-    let inputs = [input];
+    let opened = Input::open(path.to_str().unwrap(), mmap);
+    let decoded = match decompressed(data) {
+        Packed::Refused => {
+            assert!(opened.is_err(), "an xz or lz4 input was opened");
+            let _ = std::fs::remove_file(&path);
+            return;
+        }
+        Packed::Plain => data.to_vec(),
+        Packed::Decoded(Some(decoded)) => decoded,
+        Packed::Decoded(None) => {
+            // Damaged: the run fails with an input error.
+            let inputs = [opened.expect("a compressed file opens")];
+            let options = Options::default();
+            let mut out = Vec::new();
+            let sinks = Sinks {
+                out: &mut out,
+                out_file: None,
+                rejects: &mut Count::default(),
+                progress: &Unwatched,
+                seen: None,
+            };
+            let result = pipeline::run_on(pool(), &inputs, &mapper, &options, sinks);
+            assert!(
+                matches!(result, Err(pipeline::RunError::Input(_))),
+                "damaged compressed data: {result:?}"
+            );
+            let _ = std::fs::remove_file(&path);
+            return;
+        }
+    };
+    let data = &decoded[..];
+    let inputs = [opened.expect("a file that is no refused format opens")];
 
     // Dedup(Canonical) and Map always, with the default line limit; then,
     // chosen by the input's length (each run of the engine builds a thread
@@ -171,12 +208,15 @@ fuzz_target!(|data: &[u8]| {
     // One dedup run a input is repeated with spilling (by length, so every
     // mode gets its turn).
     let spilled_run = [0, 2][data.len() / 3 % 2];
+    // Every other input's dedup runs are sorted.
+    let sort = data.len() / 12 % 2 == 1;
     for (r, (mode, max_line_bytes)) in runs.into_iter().enumerate() {
         let run = Run {
             mode,
             max_line_bytes,
             memory_limit: None,
             cap: cap.filter(|_| matches!(mode, Mode::Dedup(_))),
+            sort: sort && matches!(mode, Mode::Dedup(_)),
         };
         let out = check_run(data, &inputs, &mapper, &normalizer, run);
         if r == spilled_run && matches!(mode, Mode::Dedup(_)) {
@@ -200,6 +240,46 @@ struct Run {
     memory_limit: Option<u64>,
     /// Classes kept per site.
     cap: Option<u64>,
+    /// Classes written in byte order of their keys.
+    sort: bool,
+}
+
+/// What the model makes of an input's first bytes.
+enum Packed {
+    Plain,
+    /// Compressed: its lines, or `None` when the decoders fail.
+    Decoded(Option<Vec<u8>>),
+    /// A format the engine refuses.
+    Refused,
+}
+
+/// The input decompressed, when it begins with a magic number the engine
+/// knows (RFC 1952, RFC 8878 frames and skippable frames, bzip2's).
+fn decompressed(data: &[u8]) -> Packed {
+    let mut out = Vec::new();
+    let read = |mut reader: Box<dyn Read + '_>, out: &mut Vec<u8>| reader.read_to_end(out).is_ok();
+    let decoded = if data.starts_with(&[0x1f, 0x8b]) {
+        read(Box::new(flate2::read::MultiGzDecoder::new(data)), &mut out)
+    } else if data.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+        || (data.len() >= 4 && (0x50..=0x5f).contains(&data[0]) && data[1..4] == [0x2a, 0x4d, 0x18])
+    {
+        match zstd::stream::read::Decoder::new(data) {
+            Ok(decoder) => read(Box::new(decoder), &mut out),
+            Err(_) => false,
+        }
+    } else if data.len() >= 10
+        && data.starts_with(b"BZh")
+        && (b'1'..=b'9').contains(&data[3])
+        && (data[4..10] == [0x31, 0x41, 0x59, 0x26, 0x53, 0x59]
+            || data[4..10] == [0x17, 0x72, 0x45, 0x38, 0x50, 0x90])
+    {
+        read(Box::new(bzip2::read::MultiBzDecoder::new(data)), &mut out)
+    } else if data.starts_with(&[0xfd, 0x37, 0x7a, 0x58, 0x5a, 0]) || data.starts_with(&[0x04, 0x22, 0x4d, 0x18]) {
+        return Packed::Refused;
+    } else {
+        return Packed::Plain;
+    };
+    Packed::Decoded(decoded.then_some(out))
 }
 
 /// One run of the engine, checked against the model; returns its output.
@@ -215,6 +295,7 @@ fn check_run(
         max_line_bytes,
         memory_limit,
         cap,
+        sort,
     } = run;
     {
         let lines = model(data, &normalizer, max_line_bytes);
@@ -240,6 +321,7 @@ fn check_run(
             memory_limit,
             temp_dir: temp_dir(),
             per_site_cap: cap,
+            sort,
             ..Options::default()
         };
         let mut out = Vec::new();
@@ -319,6 +401,9 @@ fn check_run(
                     }
                     *kept += 1;
                     firsts.push((line, key));
+                }
+                if sort {
+                    firsts.sort_by_key(|&(_, key)| key);
                 }
                 assert_eq!(
                     stats.unique,
