@@ -424,39 +424,31 @@ mod tests {
 
     #[test]
     fn sniffs_magic_numbers_not_lines() {
-        assert_eq!(
-            sniff(b"\x1f\x8b\x08\0", false),
-            Sniffed::Compressed(Format::Gzip)
-        );
-        assert_eq!(
-            sniff(b"\x28\xb5\x2f\xfd", false),
-            Sniffed::Compressed(Format::Zstd)
-        );
-        assert_eq!(
-            sniff(b"\x5a\x2a\x4d\x18", false),
-            Sniffed::Compressed(Format::Zstd)
-        );
-        assert_eq!(
-            sniff(b"BZh91AY&SY", false),
-            Sniffed::Compressed(Format::Bzip2)
-        );
-        assert_eq!(
-            sniff(b"BZh9\x17\x72\x45\x38\x50\x90", false),
-            Sniffed::Compressed(Format::Bzip2)
-        );
-        assert_eq!(
-            sniff(b"\xfd7zXZ\0", false),
-            Sniffed::Unsupported("xz", "xz -dc")
-        );
-        // A line that begins like a magic number is a line once it differs.
-        assert_eq!(sniff(b"BZh9 is a line", false), Sniffed::Plain);
-        assert_eq!(sniff(b"(\n", false), Sniffed::Plain);
-        assert_eq!(sniff(b"http://a/\n", false), Sniffed::Plain);
-        // Too few bytes to tell: more, unless the stream has no more.
-        assert_eq!(sniff(b"BZh", false), Sniffed::NeedMore);
-        assert_eq!(sniff(b"\x1f", false), Sniffed::NeedMore);
-        assert_eq!(sniff(b"\x1f", true), Sniffed::Plain);
-        assert_eq!(sniff(b"", true), Sniffed::Plain);
+        use Sniffed::*;
+        let cases: [(&[u8], bool, Sniffed); 13] = [
+            (b"\x1f\x8b\x08\0", false, Compressed(Format::Gzip)),
+            (b"\x28\xb5\x2f\xfd", false, Compressed(Format::Zstd)),
+            (b"\x5a\x2a\x4d\x18", false, Compressed(Format::Zstd)),
+            (b"BZh91AY&SY", false, Compressed(Format::Bzip2)),
+            (
+                b"BZh9\x17\x72\x45\x38\x50\x90",
+                false,
+                Compressed(Format::Bzip2),
+            ),
+            (b"\xfd7zXZ\0", false, Unsupported("xz", "xz -dc")),
+            // A line that begins like a magic number is a line once it differs.
+            (b"BZh9 is a line", false, Plain),
+            (b"(\n", false, Plain),
+            (b"http://a/\n", false, Plain),
+            // Too few bytes to tell: more, unless the stream has no more.
+            (b"BZh", false, NeedMore),
+            (b"\x1f", false, NeedMore),
+            (b"\x1f", true, Plain),
+            (b"", true, Plain),
+        ];
+        for (bytes, ended, says) in cases {
+            assert_eq!(sniff(bytes, ended), says, "{bytes:?}");
+        }
     }
 
     fn blocks(bytes: Vec<u8>, delivery: Delivery) -> Vec<Vec<u8>> {
