@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds fuzz/corpus/<target>/ from ../testdata: one file per line for
 # parse and normalize, base\nreference pairs for resolve, chunks of 50 lines
-# for pipeline. Files are named by the SHA-1 of their contents, so running it
+# for pipeline (some gzip, bzip2 and zstd compressed). Files are named by the SHA-1 of their contents, so running it
 # again adds nothing twice. Needs python3.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -133,8 +133,20 @@ for k in range(40):
     sep = b"\r\n" if k % 2 else b"\n"
     body = sep.join(part) + (sep if k % 3 else b"") + b"\n" * (k % 4 == 0)
     chunks.append((b"\xef\xbb\xbf" if k % 5 == 0 else b"") + body)
+# Compressed chunks, as the engine reads them by their magic numbers:
+# gzip (one member, and two), bzip2; zstd ones are added below.
+import bz2, gzip
+for k, chunk in enumerate(chunks[:8]):
+    packed = gzip.compress(chunk, mtime=0)
+    chunks.append(packed + (gzip.compress(chunks[k + 8], mtime=0) if k % 2 else b""))
+    chunks.append(bz2.compress(chunk))
 write("pipeline", chunks, 16384)
 PY
+if command -v zstd >/dev/null; then
+    for seed in $(ls corpus/pipeline | head -n 8); do
+        zstd -q -c "corpus/pipeline/$seed" >"corpus/pipeline/zstd-$seed"
+    done
+fi
 
 # seen_store: real stores (the sample's keys, at two rungs, one and two
 # commits), each packed as the target reads it: a 2-byte length, MANIFEST,

@@ -143,12 +143,54 @@ impl Input {
         };
         let source: stream::Source = match streamed {
             Streamed::Stdin => Box::new(io::stdin()),
-            Streamed::File(file, _) => match file.try_clone() {
-                Ok(file) => Box::new(file),
+            // A compressed file is read from its start each time (the input
+            // may be run more than once); a pipe, as it comes.
+            Streamed::File(file, size) => match FromStart::new(file, size.is_some()) {
+                Ok(from_start) => Box::new(from_start),
                 Err(e) => return Some(Err(InputError::new(&self.name, e))),
             },
         };
         Some(Ok(stream::spawn(self.name.clone(), source, delivery)))
+    }
+}
+
+/// A file read from its start whatever else read its handle before:
+/// positional reads, which leave the handle's offset alone.
+struct FromStart {
+    file: File,
+    /// Where the next read starts, when reading by position.
+    at: Option<u64>,
+}
+
+impl FromStart {
+    /// Reads `file` (its own handle) from the start when `seekable`, else on
+    /// from where it is (a pipe has no start to go back to).
+    fn new(file: &File, seekable: bool) -> io::Result<FromStart> {
+        let mut file = file.try_clone()?;
+        let at = match (seekable, cfg!(unix)) {
+            (true, true) => Some(0),
+            (true, false) => {
+                // A cloned handle shares its offset: one reader at a time.
+                file.rewind()?;
+                None
+            }
+            (false, _) => None,
+        };
+        Ok(FromStart { file, at })
+    }
+}
+
+impl Read for FromStart {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match &mut self.at {
+            #[cfg(unix)]
+            Some(at) => {
+                let read = std::os::unix::fs::FileExt::read_at(&self.file, buf, *at)?;
+                *at += read as u64;
+                Ok(read)
+            }
+            _ => self.file.read(buf),
+        }
     }
 }
 
@@ -334,6 +376,27 @@ mod tests {
 
     fn collect(bytes: &[u8]) -> Vec<(u64, &[u8])> {
         lines(bytes).collect()
+    }
+
+    /// A compressed input run twice (as the fuzz target and a library
+    /// caller may) reads from its start both times.
+    #[test]
+    fn a_compressed_file_streams_whole_every_time() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("urls");
+        let text = b"http://a/\nhttp://b/\n".repeat(1000);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&text).unwrap();
+        std::fs::write(&path, gz.finish().unwrap()).unwrap();
+        // SAFETY: the file is this test's own.
+        let input = Input::open(path.to_str().unwrap(), unsafe { MmapChoice::auto() }).unwrap();
+        assert!(input.bytes().is_none(), "compressed files are streamed");
+        for _ in 0..2 {
+            let blocks = input.stream(Delivery::Chunks(4096)).unwrap().unwrap();
+            let read: Vec<u8> = blocks.iter().flat_map(|b| b.unwrap().bytes).collect();
+            assert!(read == text);
+        }
     }
 
     #[test]
