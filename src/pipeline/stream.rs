@@ -11,9 +11,9 @@
 //!
 //! It knows bytes, formats and newlines; nothing of what a line holds.
 
+use std::cell::Cell;
 use std::io::{self, BufRead, BufReader, Read};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::rc::Rc;
 use std::sync::mpsc;
 
 use memchr::memrchr;
@@ -213,7 +213,7 @@ pub(crate) fn spawn(name: String, source: Source, delivery: Delivery) -> Blocks 
 struct Stream {
     reader: Box<dyn Read>,
     format: Option<Format>,
-    tally: Arc<Tally>,
+    tally: Rc<Tally>,
     /// Bytes of the stream counted as handed over.
     reported: u64,
 }
@@ -221,7 +221,7 @@ struct Stream {
 impl Stream {
     /// Bytes of the stream read since the last call.
     fn newly_read(&mut self) -> u64 {
-        let used = self.tally.used.load(Ordering::Relaxed);
+        let used = self.tally.used.get();
         let new = used - self.reported;
         self.reported = used;
         new
@@ -232,9 +232,9 @@ impl Stream {
     fn problem(&self, error: Option<io::Error>) -> Option<Problem> {
         let error = error?;
         Some(match self.format {
-            Some(format) if !self.tally.source_failed.load(Ordering::Relaxed) => Problem::Damaged {
+            Some(format) if !self.tally.source_failed.get() => Problem::Damaged {
                 format,
-                at: self.tally.used.load(Ordering::Relaxed),
+                at: self.tally.used.get(),
                 cut_short: error.kind() == io::ErrorKind::UnexpectedEof,
                 detail: error.to_string(),
             },
@@ -243,51 +243,45 @@ impl Stream {
     }
 }
 
-/// What a [`Counted`] reader has seen.
+/// What a [`Counted`] reader has seen (shared with its [`Stream`], on the
+/// reading thread).
 #[derive(Default)]
 struct Tally {
     /// Bytes of the source used by the reader's consumer.
-    used: AtomicU64,
+    used: Cell<u64>,
     /// Whether the source itself failed (not the decoder reading it).
-    source_failed: AtomicBool,
+    source_failed: Cell<bool>,
 }
 
 /// The source, buffered, counting the bytes its consumer uses.
 struct Counted<R> {
     inner: BufReader<R>,
-    tally: Arc<Tally>,
-}
-
-impl<R: Read> Counted<R> {
-    fn noted<T>(&self, result: io::Result<T>) -> io::Result<T> {
-        if result.is_err() {
-            self.tally.source_failed.store(true, Ordering::Relaxed);
-        }
-        result
-    }
+    tally: Rc<Tally>,
 }
 
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let read = self.inner.read(buf);
-        let read = self.noted(read)?;
-        self.tally.used.fetch_add(read as u64, Ordering::Relaxed);
+        let tally = &self.tally;
+        let read = self
+            .inner
+            .read(buf)
+            .inspect_err(|_| tally.source_failed.set(true))?;
+        tally.used.set(tally.used.get() + read as u64);
         Ok(read)
     }
 }
 
 impl<R: Read> BufRead for Counted<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        if let Err(e) = self.inner.fill_buf() {
-            self.tally.source_failed.store(true, Ordering::Relaxed);
-            return Err(e);
-        }
-        self.inner.fill_buf()
+        let tally = &self.tally;
+        self.inner
+            .fill_buf()
+            .inspect_err(|_| tally.source_failed.set(true))
     }
 
     fn consume(&mut self, n: usize) {
         self.inner.consume(n);
-        self.tally.used.fetch_add(n as u64, Ordering::Relaxed);
+        self.tally.used.set(self.tally.used.get() + n as u64);
     }
 }
 
@@ -310,7 +304,7 @@ fn open(mut source: Source) -> Result<Stream, Problem> {
             sniffed => break sniffed,
         }
     };
-    let tally = Arc::new(Tally::default());
+    let tally = Rc::new(Tally::default());
     let capacity = match sniffed {
         Sniffed::Compressed(_) => COMPRESSED_BUFFER_BYTES,
         // Reads as large as the chunker's go straight through.
@@ -318,7 +312,7 @@ fn open(mut source: Source) -> Result<Stream, Problem> {
     };
     let raw = Counted {
         inner: BufReader::with_capacity(capacity, io::Cursor::new(prefix).chain(source)),
-        tally: Arc::clone(&tally),
+        tally: Rc::clone(&tally),
     };
     let (reader, format): (Box<dyn Read>, _) = match sniffed {
         Sniffed::Compressed(format) => (decoder(format, raw).map_err(Problem::Io)?, Some(format)),
