@@ -415,33 +415,7 @@ impl Dedup {
                 classes.is_none(),
                 "a sorting run consults a store batch by batch"
             );
-            let (classes, sorted) = self.sorted_classes(pool, maps);
-            let outputs = self.outputs.as_ref();
-            let survivors = sorted.iter().enumerate().map(|(i, &n)| {
-                // The classes and their keys lie anywhere: ask for them early.
-                if let Some(&far) = sorted.get(i + 8 * PREFETCH_AHEAD) {
-                    prefetch(&classes[far as usize] as *const (&[u8], u64) as *const u8);
-                }
-                if let Some(&near) = sorted.get(i + 4 * PREFETCH_AHEAD) {
-                    prefetch(classes[near as usize].0.as_ptr());
-                }
-                let (key, size) = classes[n as usize];
-                Survivor {
-                    key,
-                    output: outputs.and_then(|o| o.get(n as usize)).unwrap_or(key),
-                    size,
-                    tag: SET_CLASS,
-                }
-            });
-            match &mut spill {
-                // The set's classes join the spill's, sorted, as one more run.
-                Some(spill) => spill.add_run(survivors).map_err(FinishError::Spill)?,
-                None => {
-                    for class in survivors {
-                        write_class(class.output, class.size).map_err(FinishError::Write)?;
-                    }
-                }
-            }
+            self.write_sorted(pool, maps, spill.as_mut(), &mut write_class)?;
         } else if self.emit == Emit::Count {
             let classes = self.set.classes_in_order(&self.order, maps);
             for ((key, count), _) in classes.zip(&self.order).filter(|(_, o)| *o & LEFT_OUT == 0) {
@@ -506,6 +480,44 @@ impl Dedup {
             capped,
             spill: Some(spilled),
         })
+    }
+
+    /// Sorting: the set's written classes in byte order of their keys, to
+    /// `write_class`, or, when the run spilled, to the spill as one more
+    /// run, to be merged with its survivors.
+    fn write_sorted<E>(
+        &self,
+        pool: &rayon::ThreadPool,
+        maps: &[&[u8]],
+        spill: Option<&mut Spill>,
+        write_class: &mut impl FnMut(&[u8], u64) -> Result<(), E>,
+    ) -> Result<(), FinishError<E>> {
+        let (classes, sorted) = self.sorted_classes(pool, maps);
+        let outputs = self.outputs.as_ref();
+        let survivors = sorted.iter().enumerate().map(|(i, &n)| {
+            // The classes and their keys lie anywhere: ask for them early,
+            // the class far ahead, its key (which the class points to) nearer.
+            if let Some(&far) = sorted.get(i + 8 * PREFETCH_AHEAD) {
+                prefetch(&classes[far as usize] as *const (&[u8], u64) as *const u8);
+            }
+            if let Some(&near) = sorted.get(i + 4 * PREFETCH_AHEAD) {
+                prefetch(classes[near as usize].0.as_ptr());
+            }
+            let (key, size) = classes[n as usize];
+            Survivor {
+                key,
+                output: outputs.and_then(|o| o.get(n as usize)).unwrap_or(key),
+                size,
+                tag: SET_CLASS,
+            }
+        });
+        match spill {
+            Some(spill) => spill.add_run(survivors).map_err(FinishError::Spill),
+            None => survivors
+                .map(|class| write_class(class.output, class.size))
+                .collect::<Result<(), E>>()
+                .map_err(FinishError::Write),
+        }
     }
 
     /// Sorting: the set's classes (key and size, in first-seen order),
