@@ -494,7 +494,7 @@ impl Dedup {
     ) -> Result<(), FinishError<E>> {
         let (classes, sorted) = self.sorted_classes(pool, maps);
         let outputs = self.outputs.as_ref();
-        let survivors = sorted.iter().enumerate().map(|(i, &n)| {
+        let mut survivors = sorted.iter().enumerate().map(|(i, &n)| {
             // The classes and their keys lie anywhere: ask for them early,
             // the class far ahead, its key (which the class points to) nearer.
             if let Some(&far) = sorted.get(i + 8 * PREFETCH_AHEAD) {
@@ -514,8 +514,7 @@ impl Dedup {
         match spill {
             Some(spill) => spill.add_run(survivors).map_err(FinishError::Spill),
             None => survivors
-                .map(|class| write_class(class.output, class.size))
-                .collect::<Result<(), E>>()
+                .try_for_each(|class| write_class(class.output, class.size))
                 .map_err(FinishError::Write),
         }
     }
