@@ -152,12 +152,8 @@ fn sort_in_place<T, K: Fn(&T) -> &[u8]>(
         let mut at = start;
         for tied in group.chunk_by_mut(tie) {
             if tied.len() > 1 && goes_on(tied[0]) {
-                if tied.len() <= COMPARED_ENTRIES {
-                    sort_compared(tied, depth + DIGIT, keys);
-                } else {
-                    refill(tied, depth, keys);
-                    groups.push((at, at + tied.len(), depth + DIGIT));
-                }
+                refill(tied, depth, keys);
+                groups.push((at, at + tied.len(), depth + DIGIT));
             }
             at += tied.len();
         }
@@ -166,25 +162,6 @@ fn sort_in_place<T, K: Fn(&T) -> &[u8]>(
 
 fn tie(a: &Entry, b: &Entry) -> bool {
     digit(*a) == digit(*b)
-}
-
-/// Groups this small are sorted by comparing their keys, which are read
-/// once into cache that way, rather than once for every digit they
-/// share.
-const COMPARED_ENTRIES: usize = 32;
-
-/// Sorts entries whose keys share their first `depth` bytes by comparing
-/// the rest; the keys are all asked for first, so that their misses overlap.
-fn sort_compared<T, K: Fn(&T) -> &[u8]>(
-    entries: &mut [Entry],
-    depth: usize,
-    keys: &Keys<'_, T, K>,
-) {
-    for e in entries.iter() {
-        keys.prefetch(None, Some(e), depth);
-    }
-    let rest = |e: &Entry| keys.get(number(*e)).get(depth..).unwrap_or_default();
-    entries.sort_unstable_by(|a, b| rest(a).cmp(rest(b)));
 }
 
 /// Each entry made the entry of the same key, a digit further on. The

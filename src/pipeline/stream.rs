@@ -65,13 +65,15 @@ pub(crate) const MAGIC_BYTES: usize = 10;
 /// A magic number: each byte as an inclusive range of values.
 type Magic = &'static [(u8, u8)];
 
-const fn exactly(bytes: &[u8; 4]) -> [(u8, u8); 4] {
-    [
-        (bytes[0], bytes[0]),
-        (bytes[1], bytes[1]),
-        (bytes[2], bytes[2]),
-        (bytes[3], bytes[3]),
-    ]
+/// A magic number of fixed bytes.
+const fn exactly<const N: usize>(bytes: [u8; N]) -> [(u8, u8); N] {
+    let mut magic = [(0, 0); N];
+    let mut i = 0;
+    while i < N {
+        magic[i] = (bytes[i], bytes[i]);
+        i += 1;
+    }
+    magic
 }
 
 const BZIP2_HEAD: [(u8, u8); 4] = [(b'B', b'B'), (b'Z', b'Z'), (b'h', b'h'), (b'1', b'9')];
@@ -91,13 +93,10 @@ const fn bzip2(block: [u8; 6]) -> [(u8, u8); 10] {
 /// The magic numbers, and what each says.
 const MAGICS: &[(Magic, Sniffed)] = &[
     // RFC 1952 §2.3.1: ID1, ID2.
-    (
-        &[(0x1f, 0x1f), (0x8b, 0x8b)],
-        Sniffed::Compressed(Format::Gzip),
-    ),
+    (&exactly([0x1f, 0x8b]), Sniffed::Compressed(Format::Gzip)),
     // RFC 8878 §3.1.1: a frame's magic number, little-endian.
     (
-        &exactly(&[0x28, 0xb5, 0x2f, 0xfd]),
+        &exactly([0x28, 0xb5, 0x2f, 0xfd]),
         Sniffed::Compressed(Format::Zstd),
     ),
     // RFC 8878 §3.1.2: a skippable frame, 0x184D2A5?.
@@ -117,18 +116,11 @@ const MAGICS: &[(Magic, Sniffed)] = &[
         Sniffed::Compressed(Format::Bzip2),
     ),
     (
-        &[
-            (0xfd, 0xfd),
-            (0x37, 0x37),
-            (0x7a, 0x7a),
-            (0x58, 0x58),
-            (0x5a, 0x5a),
-            (0, 0),
-        ],
+        &exactly([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0]),
         Sniffed::Unsupported("xz", "xz -dc"),
     ),
     (
-        &exactly(&[0x04, 0x22, 0x4d, 0x18]),
+        &exactly([0x04, 0x22, 0x4d, 0x18]),
         Sniffed::Unsupported("lz4", "lz4 -dc"),
     ),
 ];
