@@ -77,6 +77,10 @@ pub enum ErrorKind {
     InternalError,
     /// A host or domain key of a URI without a host (`mailto:`, `urn:`).
     NoHost,
+    /// At the protocol rung: a site rule (`--rules`, `--rules-clearurls`)
+    /// made the URI invalid, or gave one that normalizing again changes;
+    /// the reason names the rule.
+    SiteRule(&'static str),
 }
 
 impl ErrorKind {
@@ -114,6 +118,7 @@ impl ErrorKind {
             ErrorKind::LineTooLong => "line longer than the maximum line length",
             ErrorKind::MissingField => "line has fewer fields than the options name",
             ErrorKind::NoHost => "the URI has no host to key on",
+            ErrorKind::SiteRule(reason) => reason,
             ErrorKind::InternalError => "internal error in urinorm (a bug: please report the line)",
         }
     }
@@ -234,7 +239,7 @@ impl fmt::Display for InvalidUri {
         }
         write!(f, "{kind}")?;
         match kind {
-            ErrorKind::NoHost => Ok(()),
+            ErrorKind::NoHost | ErrorKind::SiteRule(_) => Ok(()),
             _ => write!(f, " at byte {offset}{of}"),
         }
     }

@@ -47,6 +47,7 @@ pub mod normalize;
 mod parse;
 pub mod pipeline;
 pub mod resolve;
+pub mod rules;
 pub mod scope;
 pub mod seen;
 pub mod surt;

@@ -350,6 +350,9 @@ impl NormalizeLines {
                 settings.push(("tracking", protocol.tracking_setting()));
             }
         }
+        if let Some(rules) = self.normalizer.rules() {
+            settings.push(("rules", rules.describe().to_string()));
+        }
         // Which `www.` labels go, and what a domain key is, depend on the
         // public suffixes.
         let strips_www = self

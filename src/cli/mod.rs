@@ -92,6 +92,8 @@ pub enum Error {
     Run(RunError),
     /// A seen store could not be opened, read or written.
     Seen(StoreError),
+    /// A rules file (`--rules`, `--rules-clearurls`) cannot be used.
+    Rules(urinorm::rules::RulesError),
 }
 
 impl Error {
@@ -123,6 +125,7 @@ impl fmt::Display for Error {
                 "{e}; wait for it to finish, or ask to wait for it (dedup --seen-wait, seen --wait)"
             ),
             Error::Seen(e) => e.fmt(f),
+            Error::Rules(e) => e.fmt(f),
         }
     }
 }

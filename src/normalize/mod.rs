@@ -12,8 +12,9 @@ pub mod syntax;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::InvalidUri;
+use crate::error::{ErrorKind, InvalidUri};
 use crate::resolve::remove_dot_segments;
+use crate::rules::{Events, RuleId, SiteRules};
 use crate::swar;
 use crate::uri::{HostKind, UriRef};
 use protocol::{Protocol, ProtocolOptions, Transform};
@@ -208,11 +209,13 @@ impl Rule {
     }
 }
 
-/// The rules and protocol transforms that changed a reference.
+/// The rules and protocol transforms that changed a reference, and what
+/// its site rules did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Changes {
     rules: u32,
     transforms: u32,
+    site: Events,
 }
 
 impl Changes {
@@ -227,7 +230,12 @@ impl Changes {
 
     /// Whether nothing changed.
     pub fn is_empty(self) -> bool {
-        self.rules == 0 && self.transforms == 0
+        self.rules == 0 && self.transforms == 0 && !self.site.contains(Events::CHANGED)
+    }
+
+    /// What the site rules did (see [`crate::rules`]).
+    pub fn site_events(self) -> Events {
+        self.site
     }
 
     /// The rules that changed something, in the order they apply.
@@ -273,6 +281,8 @@ pub struct Normalizer {
     rung: Rung,
     /// The transforms of the protocol rung (unused below it).
     protocol: Protocol,
+    /// The site rules the protocol rung applies after its transforms.
+    rules: Option<SiteRules>,
 }
 
 impl Normalizer {
@@ -281,6 +291,7 @@ impl Normalizer {
         Normalizer {
             rung,
             protocol: Protocol::default(),
+            rules: None,
         }
     }
 
@@ -289,7 +300,36 @@ impl Normalizer {
         Normalizer {
             rung: Rung::Protocol,
             protocol,
+            rules: None,
         }
+    }
+
+    /// The same normalizer at the protocol rung, applying `rules` after its
+    /// transforms.
+    ///
+    /// ```
+    /// use urinorm::normalize::{Normalizer, Rung};
+    /// use urinorm::rules::{RulesFormat, RulesText, SiteRules};
+    /// let text = "news.example rewrite-path ^/amp/(.*)$ /$1\n".to_string();
+    /// let rules = SiteRules::compile(&[RulesText { name: "site.rules".into(), format: RulesFormat::Lines, text }])?;
+    /// let normalizer = Normalizer::new(Rung::Protocol).with_rules(rules);
+    /// assert_eq!(normalizer.normalize("http://News.Example/amp/a/b").unwrap(), "http://news.example/a/b");
+    /// // A result that normalizing again would change is rejected, naming the rule.
+    /// let err = normalizer.normalize("http://news.example/amp/amp/a").unwrap_err();
+    /// assert_eq!(err.to_string(), "rule site.rules:1 rewrite-path gives a URI that normalizing again changes");
+    /// # Ok::<(), urinorm::rules::RulesError>(())
+    /// ```
+    pub fn with_rules(self, rules: SiteRules) -> Normalizer {
+        Normalizer {
+            rung: Rung::Protocol,
+            rules: Some(rules),
+            ..self
+        }
+    }
+
+    /// The site rules, when the protocol rung has some.
+    pub fn rules(&self) -> Option<&SiteRules> {
+        self.rules.as_ref().filter(|_| self.rung == Rung::Protocol)
     }
 
     /// The normalizer a request describes: a rung (or the default of
@@ -319,7 +359,13 @@ impl Normalizer {
         options: &ProtocolOptions<'_>,
     ) -> Result<Normalizer, NeedsProtocolRung> {
         Ok(match Rung::requested(rung, !options.is_empty())? {
-            Rung::Protocol => Normalizer::with_protocol(options.protocol()),
+            Rung::Protocol => {
+                let normalizer = Normalizer::with_protocol(options.protocol());
+                match options.rules {
+                    Some(rules) => normalizer.with_rules(rules.clone()),
+                    None => normalizer,
+                }
+            }
             rung => Normalizer::new(rung),
         })
     }
@@ -383,19 +429,40 @@ impl Normalizer {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<bool, InvalidUri> {
+        self.rewrite_if_changed(input, out)
+            .map(|(changed, _)| changed)
+    }
+
+    /// [`Normalizer::normalize_if_changed`], with the changes made.
+    pub(crate) fn rewrite_if_changed(
+        &self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(bool, Changes), InvalidUri> {
         let uri = UriRef::parse_bytes(input)?;
         if self.is_canonical(&uri) {
-            return Ok(false);
+            return Ok((false, Changes::default()));
         }
         let start = out.len();
-        self.write_or_restore(&uri, out)?;
+        let changes = self.write_or_restore(&uri, out)?;
         // Compare the bytes, not the rules that fired: two rules can undo
         // each other (`o:/.//`: dot removal, then the `/.` guard).
         if out[start..] == *input {
             out.truncate(start);
-            return Ok(false);
+            return Ok((false, changes));
         }
-        Ok(true)
+        Ok((true, changes))
+    }
+
+    /// [`Normalizer::normalize_into`], naming each site rule that changed
+    /// the reference, in order (for `explain` and the ladder's examples).
+    pub fn normalize_traced(
+        &self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        fired: &mut Vec<RuleId>,
+    ) -> Result<Changes, InvalidUri> {
+        self.write_traced(&UriRef::parse_bytes(input)?, out, Some(fired))
     }
 
     /// A conservative, cheap test that no rule of the rung would change `uri`:
@@ -444,9 +511,24 @@ impl Normalizer {
 
     /// Writes the canonical form; on error leaves `out` as it was.
     fn write_or_restore(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
+        self.write_traced(uri, out, None)
+    }
+
+    /// Writes the canonical form, telling `trace` the site rules that
+    /// changed it; on error leaves `out` as it was.
+    fn write_traced(
+        &self,
+        uri: &UriRef<'_>,
+        out: &mut Vec<u8>,
+        trace: Option<&mut Vec<RuleId>>,
+    ) -> Result<Changes, InvalidUri> {
         let start = out.len();
         let written = if self.rung == Rung::Protocol {
-            self.write_protocol(uri, out)
+            self.write_protocol(uri, out, trace)
+                .and_then(|(changes, last_rule)| match last_rule {
+                    Some(rule) => self.check_fixed_point(rule, &out[start..]).map(|()| changes),
+                    None => Ok(changes),
+                })
         } else {
             self.write(uri, out)
         };
@@ -457,16 +539,52 @@ impl Normalizer {
     }
 
     /// The scheme rung's form into a reused buffer, then the protocol
-    /// transforms on its components.
-    fn write_protocol(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
-        SCHEME_FORM.with_borrow_mut(|scheme_form| {
+    /// transforms on its components, then the site rules; with the last
+    /// site rule that changed it.
+    fn write_protocol(
+        &self,
+        uri: &UriRef<'_>,
+        out: &mut Vec<u8>,
+        mut trace: Option<&mut Vec<RuleId>>,
+    ) -> Result<(Changes, Option<RuleId>), InvalidUri> {
+        let start = out.len();
+        let mut changes = SCHEME_FORM.with_borrow_mut(|scheme_form| {
             scheme_form.clear();
             let mut changes = self.write(uri, scheme_form)?;
             // Every rung's output is a valid reference (tested as a property).
             let canonical =
                 UriRef::parse_bytes(scheme_form).expect("the scheme rung writes valid references");
             changes.transforms = self.protocol.write(&canonical, out);
-            Ok(changes)
+            Ok::<_, InvalidUri>(changes)
+        })?;
+        let Some(rules) = &self.rules else {
+            return Ok((changes, None));
+        };
+        let mut last = None;
+        changes.site = rules.apply(out, start, &mut |rule| {
+            last = Some(rule);
+            if let Some(trace) = trace.as_deref_mut() {
+                trace.push(rule);
+            }
+        });
+        Ok((changes, last))
+    }
+
+    /// A site rule's result must be a URI reference and a fixed point:
+    /// normalizing it again, rules and all, gives it back. Otherwise the
+    /// line is rejected, naming `rule`, the last rule that changed it: a
+    /// rule never makes a line invalid or unstable silently.
+    fn check_fixed_point(&self, rule: RuleId, form: &[u8]) -> Result<(), InvalidUri> {
+        let rules = self.rules.as_ref().expect("a rule fired");
+        let reject = |reason| InvalidUri::new(0, ErrorKind::SiteRule(reason));
+        let uri = UriRef::parse_bytes(form).map_err(|_| reject(rules.made_invalid(rule)))?;
+        AGAIN.with_borrow_mut(|again| {
+            again.clear();
+            match self.write_protocol(&uri, again, None) {
+                Ok(_) if again[..] == *form => Ok(()),
+                Ok(_) => Err(reject(rules.not_a_fixed_point(rule))),
+                Err(_) => Err(reject(rules.made_invalid(rule))),
+            }
         })
     }
 
@@ -559,6 +677,8 @@ thread_local! {
     /// The scheme rung's form of the reference the protocol rung is
     /// rewriting: reused, so the protocol rung allocates nothing per URI.
     static SCHEME_FORM: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// A site rule's result normalized again, to check it is a fixed point.
+    static AGAIN: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use std::cell::RefCell;
 
 use super::scheme::{self, Scheme, lowercase_outside_triplets};
 use super::syntax::decode_triplets;
+use crate::rules::SiteRules;
 use crate::uri::{HostKind, UriRef};
 
 /// One named transform of the protocol rung.
@@ -256,6 +257,8 @@ pub struct ProtocolOptions<'a> {
     pub without: &'a [Transform],
     /// The text of a tracking list (see [`Protocol::set_tracking_list`]).
     pub tracking_list: Option<&'a str>,
+    /// Site rules, applied after the transforms.
+    pub rules: Option<&'a SiteRules>,
 }
 
 impl ProtocolOptions<'_> {
@@ -265,6 +268,7 @@ impl ProtocolOptions<'_> {
             && self.with.is_empty()
             && self.without.is_empty()
             && self.tracking_list.is_none()
+            && self.rules.is_none()
     }
 
     /// The transforms and tracking list these options describe.

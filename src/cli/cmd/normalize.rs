@@ -8,6 +8,7 @@ use urinorm::normalize::protocol::{Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{NeedsProtocolRung, Normalizer, Rung};
 use urinorm::pipeline::Mode;
 use urinorm::pipeline::input::InputError;
+use urinorm::rules::{RulesFormat, RulesText, SiteRules};
 
 use super::scope::ScopeArgs;
 use crate::cli::engine::{Job, RunArgs, execute};
@@ -35,6 +36,14 @@ pub struct RungArgs {
     /// (`prefix*` for a prefix), replacing the built-in list.
     #[arg(long, value_name = "FILE")]
     pub tracking_params: Option<std::path::PathBuf>,
+    /// Site rules in urinorm's format, one `HOST-PATTERN ACTION ARGS` per
+    /// line (repeatable; README, "Site rules"), applied after the transforms.
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<std::path::PathBuf>,
+    /// ClearURLs' rules list (`data.min.json`) (repeatable), applied after
+    /// the transforms and before the --rules files.
+    #[arg(long = "rules-clearurls", value_name = "FILE")]
+    pub rules_clearurls: Vec<std::path::PathBuf>,
     /// A newer Public Suffix List (`public_suffix_list.dat`) to use instead
     /// of the one built in (see `urinorm --version`), for strip-www and
     /// `--key domain`.
@@ -49,6 +58,8 @@ impl RungArgs {
             || !self.with.is_empty()
             || !self.without.is_empty()
             || self.tracking_params.is_some()
+            || !self.rules.is_empty()
+            || !self.rules_clearurls.is_empty()
     }
 
     /// The rung the flags ask for.
@@ -70,27 +81,54 @@ impl RungArgs {
         }
         let usage = |e: NeedsProtocolRung| {
             Error::Usage(format!(
-                "--preset, --with, --without and --tracking-params need the protocol rung, not --rung {}",
+                "--preset, --with, --without, --tracking-params and the rules files need the protocol rung, not --rung {}",
                 e.rung
             ))
         };
         // Checked before the tracking list is read: a lower rung never opens it.
         Rung::requested(self.rung, self.wants_protocol()).map_err(usage)?;
         let tracking_list = match &self.tracking_params {
-            Some(path) => Some(
-                std::fs::read_to_string(path)
-                    .map_err(|e| Error::Input(InputError::new(&path.display().to_string(), e)))?,
-            ),
+            Some(path) => Some(read_text(path)?),
             None => None,
         };
+        let rules = self.site_rules()?;
         let options = ProtocolOptions {
             preset: self.preset,
             with: &self.with,
             without: &self.without,
             tracking_list: tracking_list.as_deref(),
+            rules: rules.as_ref(),
         };
         Normalizer::from_options(self.rung, &options).map_err(usage)
     }
+
+    /// The rules files compiled, ClearURLs' first: their providers apply
+    /// before the line rules.
+    fn site_rules(&self) -> Result<Option<SiteRules>, Error> {
+        let files = self
+            .rules_clearurls
+            .iter()
+            .map(|path| (path, RulesFormat::ClearUrls))
+            .chain(self.rules.iter().map(|path| (path, RulesFormat::Lines)));
+        let texts = files
+            .map(|(path, format)| {
+                Ok(RulesText {
+                    name: path.display().to_string(),
+                    format,
+                    text: read_text(path)?,
+                })
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        if texts.is_empty() {
+            return Ok(None);
+        }
+        SiteRules::compile(&texts).map(Some).map_err(Error::Rules)
+    }
+}
+
+/// A whole text file the flags name (a list, rules).
+fn read_text(path: &std::path::Path) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|e| Error::Input(InputError::new(&path.display().to_string(), e)))
 }
 
 #[derive(Args, Debug)]

@@ -1,0 +1,393 @@
+//! Site rules: per-host normalization that RFC 3986 cannot know, given by
+//! the user in urinorm's line format (`--rules`, [`lines`]) or taken from
+//! the ClearURLs list (`--rules-clearurls`, [`clearurls`]), applied at the
+//! protocol rung after the preset's transforms (§6.2.4 leaves such
+//! equivalences to the protocol and its practice).
+//!
+//! It owns the rules' texts, their compiled form, the index by host
+//! ([`index`]) and what applying them does to one URI; the normalizer
+//! decides when to apply them and checks the result. It reads no files: the
+//! caller hands it texts and their names.
+
+pub mod clearurls;
+mod index;
+pub mod lines;
+mod query;
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::escape::escape_str;
+use crate::fingerprint::{Fingerprint, fingerprint};
+use clearurls::Providers;
+use index::HostIndex;
+use lines::LineRule;
+pub use query::Names;
+
+/// The format a rules text is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RulesFormat {
+    /// urinorm's line format: `host-pattern action arguments…` ([`lines`]).
+    Lines,
+    /// ClearURLs' `data.min.json` ([`clearurls`]).
+    ClearUrls,
+}
+
+/// One rules file as the caller read it.
+#[derive(Clone, Debug)]
+pub struct RulesText {
+    /// The name messages and labels give it (the path as the user wrote it).
+    pub name: String,
+    pub format: RulesFormat,
+    pub text: String,
+}
+
+/// A rules file that cannot be used: where, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RulesError {
+    /// The file's name.
+    pub file: String,
+    /// The 1-based line the problem is on; `None` for the whole file.
+    pub line: Option<usize>,
+    /// What is wrong, in words (anything from the file in it is escaped).
+    pub problem: String,
+}
+
+impl fmt::Display for RulesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = escape_str(&self.file);
+        match self.line {
+            Some(line) => write!(f, "{file}:{line}: {}", self.problem),
+            None => write!(f, "{file}: {}", self.problem),
+        }
+    }
+}
+
+impl std::error::Error for RulesError {}
+
+/// Which rule of a [`SiteRules`] did something: an index into its labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RuleId(u32);
+
+/// What a rule is called in messages, and the reasons a line it broke is
+/// rejected with (interned: rejections are counted by reason).
+#[derive(Clone, Debug)]
+struct Label {
+    /// `site.rules:2 drop-params`, `data.min.json provider amazon`.
+    text: String,
+    /// Which of the texts it came from.
+    file: usize,
+    made_invalid: &'static str,
+    not_a_fixed_point: &'static str,
+}
+
+impl Label {
+    fn new(text: String, file: usize) -> Label {
+        Label {
+            made_invalid: intern(format!("rule {text} makes the URI invalid")),
+            not_a_fixed_point: intern(format!(
+                "rule {text} gives a URI that normalizing again changes"
+            )),
+            text,
+            file,
+        }
+    }
+}
+
+/// Interns a reason: the same text gives the same `&'static str`, so that
+/// loading one rules file many times (a Python loop, say) leaks it once.
+fn intern(text: String) -> &'static str {
+    static INTERNED: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut set = INTERNED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(&known) = set.get(text.as_str()) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(text.into_boxed_str());
+    set.insert(leaked);
+    leaked
+}
+
+/// What applying the rules to one URI did, beyond changing it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Events(u8);
+
+impl Events {
+    /// A rule changed the URI.
+    pub const CHANGED: Events = Events(1);
+    /// A ClearURLs provider that blocks its URIs whole (`completeProvider`)
+    /// matched: the URI is passed on unchanged by it, and counted.
+    pub const COMPLETE_PROVIDER: Events = Events(2);
+    /// A ClearURLs redirection matched: it is not followed, only counted.
+    pub const REDIRECTION: Events = Events(4);
+
+    /// Every event, with its name in stats.
+    pub const NAMED: [(Events, &'static str); 3] = [
+        (Events::CHANGED, "changed-by-rules"),
+        (Events::COMPLETE_PROVIDER, "clearurls-complete-provider"),
+        (Events::REDIRECTION, "clearurls-redirection"),
+    ];
+
+    pub fn contains(self, event: Events) -> bool {
+        self.0 & event.0 != 0
+    }
+
+    fn add(&mut self, event: Events) {
+        self.0 |= event.0;
+    }
+}
+
+/// Compiled site rules, cheap to clone (the compiled form is shared).
+///
+/// ```
+/// use urinorm::rules::{RulesFormat, RulesText, SiteRules};
+/// let rules = SiteRules::compile(&[RulesText {
+///     name: "site.rules".into(),
+///     format: RulesFormat::Lines,
+///     text: "amazon.com drop-params ref pf_rd_*\n".into(),
+/// }])?;
+/// let mut uri = b"https://www.amazon.com/dp/1?pf_rd_p=2&ref=x&q=1".to_vec();
+/// let mut fired = Vec::new();
+/// rules.apply(&mut uri, 0, &mut |id| fired.push(rules.label(id).to_string()));
+/// assert_eq!(uri, b"https://www.amazon.com/dp/1?q=1");
+/// assert_eq!(fired, ["site.rules:1 drop-params"]);
+/// # Ok::<(), urinorm::rules::RulesError>(())
+/// ```
+#[derive(Clone)]
+pub struct SiteRules(Arc<Compiled>);
+
+struct Compiled {
+    /// Every rule's label; line rules first, by [`RuleId`].
+    labels: Vec<Label>,
+    /// The line-format rules, in the order given (`RuleId` = index).
+    rules: Vec<LineRule>,
+    index: HostIndex,
+    providers: Providers,
+    /// What the texts hold and their fingerprint, for records of how keys
+    /// were made.
+    described: String,
+    fingerprint: Fingerprint,
+}
+
+impl fmt::Debug for SiteRules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.described)
+    }
+}
+
+/// Two rule sets are equal when they were compiled from the same texts.
+impl PartialEq for SiteRules {
+    fn eq(&self, other: &SiteRules) -> bool {
+        self.0.fingerprint == other.0.fingerprint
+    }
+}
+
+impl Eq for SiteRules {}
+
+impl SiteRules {
+    /// Compiles rules files, in order: line rules apply in the order they
+    /// are given, after every ClearURLs provider (a user's own rules have
+    /// the last word).
+    pub fn compile(texts: &[RulesText]) -> Result<SiteRules, RulesError> {
+        let mut labels = Vec::new();
+        let mut rules = Vec::new();
+        let mut providers = Providers::default();
+        let mut provider_count = 0;
+        let mut printed = Vec::new();
+        for (file, text) in texts.iter().enumerate() {
+            match text.format {
+                RulesFormat::Lines => {
+                    let parsed = lines::parse(&text.name, &text.text)?;
+                    for rule in &parsed {
+                        labels.push(Label::new(
+                            format!("{}:{} {}", text.name, rule.line, rule.action.name()),
+                            file,
+                        ));
+                    }
+                    rules.extend(parsed);
+                    printed.push(b'L');
+                }
+                RulesFormat::ClearUrls => {
+                    provider_count += providers.add(&text.name, &text.text, file)?;
+                    printed.push(b'C');
+                }
+            }
+            printed.extend_from_slice(&fingerprint(text.text.as_bytes()));
+        }
+        let print = fingerprint(&printed);
+        let hex: String = print[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let described = format!(
+            "{} rules and {provider_count} ClearURLs providers from {} files, fingerprint {hex}",
+            rules.len(),
+            texts.len()
+        );
+        // Provider labels follow the line rules', in the providers' order.
+        let first_provider = labels.len() as u32;
+        labels.extend(providers.labels());
+        providers.finish(first_provider)?;
+        Ok(SiteRules(Arc::new(Compiled {
+            index: HostIndex::new(rules.iter().map(|r| &r.pattern)),
+            labels,
+            rules,
+            providers,
+            described,
+            fingerprint: print,
+        })))
+    }
+
+    /// The label of a rule: `site.rules:2 drop-params`.
+    pub fn label(&self, id: RuleId) -> &str {
+        &self.0.labels[id.0 as usize].text
+    }
+
+    /// Which of the compiled texts (by their order) the rule came from.
+    pub fn file_of(&self, id: RuleId) -> usize {
+        self.0.labels[id.0 as usize].file
+    }
+
+    /// The reason a line is rejected with when the rule made it invalid.
+    pub(crate) fn made_invalid(&self, id: RuleId) -> &'static str {
+        self.0.labels[id.0 as usize].made_invalid
+    }
+
+    /// The reason a line is rejected with when the rule's result is not a
+    /// fixed point of the normalizer.
+    pub(crate) fn not_a_fixed_point(&self, id: RuleId) -> &'static str {
+        self.0.labels[id.0 as usize].not_a_fixed_point
+    }
+
+    /// What the texts hold and the fingerprint of their contents, in
+    /// order (not of their names: the same rules by another path are the
+    /// same): what a seen store records, so that keys made under other
+    /// rules are never mixed in.
+    pub fn describe(&self) -> &str {
+        &self.0.described
+    }
+
+    /// Applies the rules to the web URI at `out[start..]` (an `http`,
+    /// `https`, `ws` or `wss` URI with an authority, in its protocol-rung
+    /// form), calling `fired` with each rule that changed it, in order.
+    /// Any other URI is left as it is.
+    pub fn apply(
+        &self,
+        out: &mut Vec<u8>,
+        start: usize,
+        fired: &mut dyn FnMut(RuleId),
+    ) -> Events {
+        let mut events = Events::default();
+        if WebParts::of(&out[start..]).is_none() {
+            return events;
+        }
+        let compiled = &*self.0;
+        let mut note = |id: RuleId| {
+            events.add(Events::CHANGED);
+            fired(id);
+        };
+        let provider_events = compiled.providers.apply(out, start, &mut note);
+        // A provider's raw rule may have taken the URI apart: then it is
+        // rejected as its doing, and no line rule sees it.
+        let Some(parts) = WebParts::of(&out[start..]) else {
+            events.add(provider_events);
+            return events;
+        };
+        MATCHED.with_borrow_mut(|matched| {
+            let host = &out[start + parts.host.start..start + parts.host.end];
+            compiled.index.matching(host, matched);
+            for &i in matched.iter() {
+                if compiled.rules[i as usize].apply(out, start) {
+                    note(RuleId(i));
+                }
+            }
+        });
+        events.add(provider_events);
+        events
+    }
+}
+
+thread_local! {
+    /// The rules that match the host of the URI being rewritten: reused.
+    static MATCHED: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Where the components of a valid web URI with an authority are, found by
+/// scanning (RFC 3986 Appendix B's regular expression, in effect): the
+/// rules rewrite one component at a time and look again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct WebParts {
+    host: std::ops::Range<usize>,
+    path: std::ops::Range<usize>,
+    /// The query without its `?`.
+    query: Option<std::ops::Range<usize>>,
+    /// The fragment without its `#`.
+    fragment: Option<std::ops::Range<usize>>,
+}
+
+impl WebParts {
+    /// The parts of `uri`, if it is a web URI with an authority.
+    fn of(uri: &[u8]) -> Option<WebParts> {
+        let colon = memchr::memchr(b':', uri)?;
+        if !matches!(&uri[..colon], b"http" | b"https" | b"ws" | b"wss") {
+            return None;
+        }
+        let authority = colon + 3;
+        if uri.get(colon + 1..authority) != Some(b"//") {
+            return None;
+        }
+        let ends = |from: usize, stops: &[u8]| {
+            uri[from..]
+                .iter()
+                .position(|b| stops.contains(b))
+                .map_or(uri.len(), |n| from + n)
+        };
+        let path_start = ends(authority, b"/?#");
+        let fragment_at = memchr::memchr(b'#', &uri[path_start..]).map(|n| path_start + n);
+        let before_fragment = fragment_at.unwrap_or(uri.len());
+        let query_at = memchr::memchr(b'?', &uri[path_start..before_fragment]).map(|n| path_start + n);
+        let path_end = query_at.unwrap_or(before_fragment);
+        // §3.2: the userinfo ends at the authority's `@`; the port follows
+        // the last `:` outside an IP literal.
+        let auth = &uri[authority..path_start];
+        let host_start = memchr::memrchr(b'@', auth).map_or(0, |n| n + 1);
+        let literal_end = memchr::memrchr(b']', auth).unwrap_or(host_start);
+        let host_end = memchr::memrchr(b':', &auth[literal_end.max(host_start)..])
+            .map_or(auth.len(), |n| literal_end.max(host_start) + n);
+        Some(WebParts {
+            host: authority + host_start..authority + host_end,
+            path: path_start..path_end,
+            query: query_at.map(|q| q + 1..before_fragment),
+            fragment: fragment_at.map(|f| f + 1..uri.len()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn web_parts_split_as_appendix_b() {
+        let uri = b"https://u:p@Ex.com:8080/a/b?c=1&d#e?f";
+        let parts = WebParts::of(uri).unwrap();
+        assert_eq!(&uri[parts.host.clone()], b"Ex.com");
+        assert_eq!(&uri[parts.path.clone()], b"/a/b");
+        assert_eq!(&uri[parts.query.clone().unwrap()], b"c=1&d");
+        assert_eq!(&uri[parts.fragment.clone().unwrap()], b"e?f");
+        let literal = WebParts::of(b"http://[::1]:80?q").unwrap();
+        assert_eq!(literal.host, 7..12);
+        assert_eq!(literal.path, 15..15);
+        assert_eq!(WebParts::of(b"http://a#x?y").unwrap().query, None);
+        assert!(WebParts::of(b"ftp://a/").is_none());
+        assert!(WebParts::of(b"http:/a").is_none());
+    }
+
+    #[test]
+    fn interned_reasons_are_shared() {
+        let a = intern("rule x:1 lowercase-path makes the URI invalid".to_string());
+        let b = intern("rule x:1 lowercase-path makes the URI invalid".to_string());
+        assert!(std::ptr::eq(a, b));
+    }
+}
