@@ -13,9 +13,10 @@ use std::ops::Range;
 use crate::error::{ErrorKind, InvalidUri, Within};
 use crate::key::{KeyFormat, Site};
 use crate::lenient::{self, Repair};
-use crate::normalize::Normalizer;
+use crate::normalize::{Changes, Normalizer};
 use crate::normalize::protocol::Transform;
-use crate::pipeline::{LineMapper, Mapped};
+use crate::pipeline::{LineMapper, Mapped, Note, NoteKind};
+use crate::rules::Events;
 use crate::resolve::{SchemeRule, resolve_into};
 use crate::scope::Scope;
 use crate::surt::normalize_surt_into;
@@ -180,14 +181,40 @@ thread_local! {
     static SITE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The names of the note bits: the lenient repairs.
-const REPAIR_NAMES: [&str; 5] = [
-    Repair::ALL[0].name(),
-    Repair::ALL[1].name(),
-    Repair::ALL[2].name(),
-    Repair::ALL[3].name(),
-    Repair::ALL[4].name(),
+/// What the note bits count: the lenient repairs, then what site rules
+/// did (from bit [`RULE_NOTES`] on, in [`Events::NAMED`]'s order).
+const NOTES: [Note; 8] = [
+    repair_note(Repair::ALL[0]),
+    repair_note(Repair::ALL[1]),
+    repair_note(Repair::ALL[2]),
+    repair_note(Repair::ALL[3]),
+    repair_note(Repair::ALL[4]),
+    rules_note(Events::NAMED[0].1),
+    rules_note(Events::NAMED[1].1),
+    rules_note(Events::NAMED[2].1),
 ];
+
+/// The first note bit of the site rules' events.
+const RULE_NOTES: u32 = Repair::ALL.len() as u32;
+
+const fn repair_note(repair: Repair) -> Note {
+    Note {
+        name: repair.name(),
+        kind: NoteKind::Repair,
+    }
+}
+
+const fn rules_note(name: &'static str) -> Note {
+    Note {
+        name,
+        kind: NoteKind::Rules,
+    }
+}
+
+/// The note bits of what the site rules did in `changes`.
+fn rule_notes(changes: Changes) -> u32 {
+    changes.site_events().bits() << RULE_NOTES
+}
 
 impl LineMapper for NormalizeLines {
     fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri> {
@@ -206,8 +233,8 @@ impl LineMapper for NormalizeLines {
         Ok(Some(mapped))
     }
 
-    fn note_names(&self) -> &[&'static str] {
-        &REPAIR_NAMES
+    fn note_names(&self) -> &[Note] {
+        &NOTES
     }
 }
 
@@ -228,17 +255,21 @@ impl NormalizeLines {
         if self.columns.is_plain() && self.key == KeyFormat::Canonical {
             // The hot path: no copy at all when the line is already canonical.
             let start = out.len();
-            let changed = self
+            let (changed, changes) = self
                 .normalizer
-                .normalize_if_changed(line, out)
+                .rewrite_if_changed(line, out)
                 .map_err(|e| lenient::explain_rejection(line, e))?;
             let canonical = if changed { &out[start..] } else { line };
             if !self.judge(canonical) {
                 return Ok(None);
             }
-            return Ok(Some(match changed {
+            let mapped = match changed {
                 true => Mapped::key(start..out.len()),
                 false => Mapped::unchanged(),
+            };
+            return Ok(Some(Mapped {
+                notes: rule_notes(changes),
+                ..mapped
             }));
         }
         let Some(field) = self.columns.field else {
@@ -246,8 +277,8 @@ impl NormalizeLines {
             let (in_scope, notes) = self
                 .columns
                 .with_uri(line, |uri| self.write_key(uri, out, true))?;
-            return Ok(in_scope.then(|| Mapped {
-                notes,
+            return Ok(in_scope.map(|rule_notes| Mapped {
+                notes: notes | rule_notes,
                 ..Mapped::key(start..out.len())
             }));
         };
@@ -268,9 +299,10 @@ impl NormalizeLines {
                     self.write_key(uri, out, true)
                 })
                 .inspect_err(|_| out.truncate(start))?;
-            if !in_scope {
+            let Some(rule_notes) = in_scope else {
                 return Ok(None);
-            }
+            };
+            let notes = notes | rule_notes;
             let key_range = key_start..out.len();
             out.extend_from_slice(&line[columns[field].end..]);
             let output = start..out.len();
@@ -379,18 +411,25 @@ impl NormalizeLines {
     }
 
     /// Appends the key of one URI; for the line's own URI (`judged`),
-    /// only when it is in scope, which it returns.
-    fn write_key(&self, uri: &[u8], out: &mut Vec<u8>, judged: bool) -> Result<bool, InvalidUri> {
+    /// only when it is in scope. Returns the note bits of what the site
+    /// rules did, or `None` when the URI is out of scope.
+    fn write_key(
+        &self,
+        uri: &[u8],
+        out: &mut Vec<u8>,
+        judged: bool,
+    ) -> Result<Option<u32>, InvalidUri> {
         let judges = judged && (self.scope.is_some() || self.site.is_some());
         if !judges {
-            return self.key.write(&self.normalizer, uri, out).map(|_| true);
+            let changes = self.key.write(&self.normalizer, uri, out)?;
+            return Ok(Some(rule_notes(changes)));
         }
         // Scope and site go by the canonical form, whatever the key.
         let start = out.len();
-        self.normalizer.normalize_into(uri, out)?;
+        let changes = self.normalizer.normalize_into(uri, out)?;
         if !self.judge(&out[start..]) {
             out.truncate(start);
-            return Ok(false);
+            return Ok(None);
         }
         match self.key {
             KeyFormat::Canonical => {}
@@ -403,6 +442,6 @@ impl NormalizeLines {
                 site.cut(out, start)?;
             }
         }
-        Ok(true)
+        Ok(Some(rule_notes(changes)))
     }
 }

@@ -97,10 +97,27 @@ pub trait LineMapper: Sync {
     /// it returns a [`Mapped`], `out` is left as it was.
     fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri>;
 
-    /// The names of the bits of [`Mapped::notes`].
-    fn note_names(&self) -> &[&'static str] {
+    /// What the bits of [`Mapped::notes`] count.
+    fn note_names(&self) -> &[Note] {
         &[]
     }
+}
+
+/// What a bit of [`Mapped::notes`] counts: its name, and which of the
+/// stats' tallies it is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub name: &'static str,
+    pub kind: NoteKind,
+}
+
+/// The tally a [`Note`] is counted in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoteKind {
+    /// A lenient repair ([`Stats::repaired`]).
+    Repair,
+    /// Something site rules did ([`Stats::rules`]).
+    Rules,
 }
 
 /// What to write for the lines.

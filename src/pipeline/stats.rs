@@ -30,6 +30,10 @@ pub struct Stats {
     pub rejected: RejectCounts,
     /// Lines the mapper repaired, by repair (a line may count under several).
     pub repaired: RejectCounts,
+    /// Lines the site rules changed or took note of, by what they did
+    /// (`changed-by-rules`, `clearurls-complete-provider`,
+    /// `clearurls-redirection`).
+    pub rules: RejectCounts,
     /// Invalid lines kept at the string rung (`--invalid pass`); they are
     /// also counted as unique or duplicate.
     pub passed: u64,
@@ -86,6 +90,9 @@ impl Stats {
         object.insert("rejected_by_reason".into(), json!(self.rejected));
         object.insert("passed".into(), json!(self.passed));
         object.insert("repaired".into(), json!(self.repaired));
+        if !self.rules.is_empty() {
+            object.insert("rules".into(), json!(self.rules));
+        }
         object.insert("unique".into(), json!(self.unique));
         object.insert("duplicates".into(), json!(self.duplicates));
         object.insert("capped".into(), json!(self.capped));
@@ -151,6 +158,10 @@ impl fmt::Display for Stats {
                 " ({} invalid lines passed through unchanged)",
                 self.passed
             )?;
+        }
+        if !self.rules.is_empty() {
+            let done: Vec<String> = self.rules.iter().map(|(what, n)| format!("{n} {what}")).collect();
+            write!(f, " (site rules: {})", done.join(", "))?;
         }
         let mb_per_s = self.bytes_in as f64 / 1e6 / self.seconds.max(1e-9);
         write!(

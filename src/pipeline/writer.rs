@@ -13,7 +13,7 @@ use super::output::RejectSink;
 use super::seen::{Classes, SeenMode};
 use super::stats::Stats;
 use super::worker::{Other, Processed, Silent};
-use super::{Emit, Mode, Options, RunError};
+use super::{Emit, Mode, Note, NoteKind, Options, RunError};
 
 /// Whether an input looks like a binary file rather than a list of lines,
 /// judged as grep does from its first chunk: a NUL byte in its first
@@ -42,7 +42,7 @@ pub(crate) struct Writer<'i> {
     /// Output lines gathered for one large write.
     pending: Vec<u8>,
     /// The names of the mapper's note bits.
-    note_names: &'i [&'static str],
+    note_names: &'i [Note],
     /// One output line per input line ([`Options::aligned`]).
     aligned: bool,
     /// The classes are written at the end, sorted ([`Options::sort`]).
@@ -64,7 +64,7 @@ impl<'i> Writer<'i> {
     pub(crate) fn new(
         inputs: &'i [Input],
         options: &Options,
-        note_names: &'i [&'static str],
+        note_names: &'i [Note],
         seen: SeenMode,
     ) -> Writer<'i> {
         let stats = Stats {
@@ -127,9 +127,13 @@ impl<'i> Writer<'i> {
             (Mode::Dedup(emit), Some(fates)) => self.write_decided(p, emit, fates, out)?,
             _ => self.write_mapped(p, out)?,
         }
-        for (bit, name) in self.note_names.iter().enumerate() {
+        for (bit, note) in self.note_names.iter().enumerate() {
             if p.notes[bit] > 0 {
-                *self.stats.repaired.entry(name).or_default() += p.notes[bit];
+                let tally = match note.kind {
+                    NoteKind::Repair => &mut self.stats.repaired,
+                    NoteKind::Rules => &mut self.stats.rules,
+                };
+                *tally.entry(note.name).or_default() += p.notes[bit];
             }
         }
         self.stats.passed += p.passed;

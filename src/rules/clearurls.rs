@@ -103,6 +103,7 @@ impl Providers {
         }
         let set = RegexSetBuilder::new(self.list.iter().map(|p| p.pattern.as_str()))
             .case_insensitive(true)
+            .unicode(false)
             .build()
             .map_err(|e| RulesError {
                 file: "the ClearURLs files".into(),
@@ -157,9 +158,11 @@ impl Provider {
                 Some(_) => Err(format!("'{field}' is not a list of strings")),
             }
         };
+        // The minified list leaves out an empty pattern, which matches every URI.
         let pattern = match fields.get("urlPattern") {
+            None | Some(Value::Null) => expression("urlPattern", "")?,
             Some(Value::String(pattern)) => expression("urlPattern", pattern)?,
-            _ => return Err("has no 'urlPattern' string".into()),
+            Some(_) => return Err("'urlPattern' is not a string".into()),
         };
         let complete = match fields.get("completeProvider") {
             None | Some(Value::Null) => false,
@@ -217,17 +220,41 @@ impl Provider {
             changed |= retain_params(out, fragment, |name| !fields.is_match(name));
         }
         if let Some(query) = parts.query {
+            // The add-on matches query names decoded, fragment names as written.
             let query = start + query.start..start + query.end;
-            changed |= retain_params(out, query, |name| !fields.is_match(name));
+            changed |= DECODED.with_borrow_mut(|decoded| {
+                retain_params(out, query, |name| !fields.is_match(form_decoded(name, decoded)))
+            });
         }
         (changed, Events::default())
     }
 }
 
+thread_local! {
+    /// A query parameter's name, decoded: reused.
+    static DECODED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A query parameter's name as a form decoder reads it (the add-on's
+/// `URLSearchParams`): `+` is a space, `%XX` its byte. Names without either
+/// are returned as they are.
+fn form_decoded<'n>(name: &'n [u8], decoded: &'n mut Vec<u8>) -> &'n [u8] {
+    if !name.iter().any(|&b| b == b'%' || b == b'+') {
+        return name;
+    }
+    decoded.clear();
+    decoded.extend(name.iter().map(|&b| if b == b'+' { b' ' } else { b }));
+    crate::normalize::syntax::decode_triplets(decoded, 0, |_| true);
+    decoded
+}
+
 /// One expression of the list, case-insensitive as the add-on's (`"i"`).
+/// Without Unicode classes and case folding, so that it reads as
+/// JavaScript reads it (`\d` is ASCII, `ſ` is no `s`).
 fn expression(field: &str, text: &str) -> Result<Regex, String> {
     RegexBuilder::new(text)
         .case_insensitive(true)
+        .unicode(false)
         .build()
         .map_err(|e| bad_expression(field, text, &e))
 }

@@ -132,6 +132,11 @@ impl Events {
         (Events::REDIRECTION, "clearurls-redirection"),
     ];
 
+    /// The events as bits, [`Events::NAMED`]'s order from the lowest.
+    pub fn bits(self) -> u32 {
+        u32::from(self.0)
+    }
+
     pub fn contains(self, event: Events) -> bool {
         self.0 & event.0 != 0
     }

@@ -3,7 +3,9 @@
 use std::io::{self, Write};
 
 use clap::Args;
-use urinorm::normalize::{Normalizer, Rung};
+use urinorm::escape::escape_str;
+use urinorm::normalize::{Changes, Normalizer, Rung};
+use urinorm::rules::{Events, RuleId};
 use urinorm::uri::mask_password;
 
 use super::normalize::RungArgs;
@@ -59,7 +61,8 @@ pub fn explain(uri: &str, protocol: &Normalizer) -> Explanation {
         } else {
             Normalizer::new(rung)
         };
-        match normalizer.normalize_into(uri.as_bytes(), &mut out) {
+        let mut fired = Vec::new();
+        match normalizer.normalize_traced(uri.as_bytes(), &mut out, &mut fired) {
             Ok(changes) => {
                 let output = String::from_utf8_lossy(&out);
                 text += &format!(
@@ -80,6 +83,7 @@ pub fn explain(uri: &str, protocol: &Normalizer) -> Explanation {
                             .transforms()
                             .map(|t| format!("{}: {}", t.name(), t.doc())),
                     );
+                    steps.extend(site_rule_steps(&normalizer, &fired, changes));
                 }
                 if steps.is_empty() {
                     text += "          - no change at this rung\n";
@@ -106,6 +110,26 @@ pub fn explain(uri: &str, protocol: &Normalizer) -> Explanation {
         text,
         rejected: false,
     }
+}
+
+/// The site rules that changed the URI, by label (from the user's files:
+/// escaped), and what else they noted.
+fn site_rule_steps(normalizer: &Normalizer, fired: &[RuleId], changes: Changes) -> Vec<String> {
+    let Some(rules) = normalizer.rules() else {
+        return Vec::new();
+    };
+    let mut steps: Vec<String> = fired
+        .iter()
+        .map(|&rule| format!("{}: site rule", escape_str(rules.label(rule))))
+        .collect();
+    let events = changes.site_events();
+    if events.contains(Events::COMPLETE_PROVIDER) {
+        steps.push("a ClearURLs provider blocks this URI whole (completeProvider): passed on unchanged by it, and counted".into());
+    }
+    if events.contains(Events::REDIRECTION) {
+        steps.push("a ClearURLs redirection matches: not followed, counted".into());
+    }
+    steps
 }
 
 fn rung_title(rung: Rung) -> &'static str {
