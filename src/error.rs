@@ -256,7 +256,8 @@ pub enum Repair {
     TrimWhitespace,
     /// `<…>`, `"…"`, `'…'` or a leading `URL:` removed (Appendix C).
     Unwrap,
-    /// Whitespace and line breaks inside a `<…>`-wrapped URI removed (Appendix C).
+    /// Tabs and line breaks inside a URI, and spaces too inside a
+    /// `<…>`-wrapped one, removed (Appendix C).
     EmbeddedWhitespace,
     /// Spaces, non-ASCII bytes (as UTF-8) and characters not allowed where
     /// they stand percent-encoded.
@@ -291,7 +292,7 @@ impl Repair {
         match self {
             Repair::TrimWhitespace => "trim the surrounding whitespace",
             Repair::Unwrap => "unwrap it from <>, quotes or URL:",
-            Repair::EmbeddedWhitespace => "remove the whitespace inside <...>",
+            Repair::EmbeddedWhitespace => "remove the tab or line break (or the whitespace inside <...>)",
             Repair::PercentEncode => "percent-encode it",
             Repair::LonePercent => "write the '%' as %25",
         }

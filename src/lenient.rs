@@ -65,9 +65,12 @@ fn repair_tracked(text: &[u8], out: &mut Vec<u8>, mut sources: Option<&mut Vec<u
     note(Repair::Unwrap, unwrapped.len() != trimmed.len());
     let start = out.len();
     let first = unwrapped.as_ptr() as usize - text.as_ptr() as usize;
-    // Inside <…>, whitespace is line wrapping, not part of the URI.
+    // Appendix C: whitespace inside a URI is line wrapping, not part of
+    // it. Tabs and line breaks go wherever they are (browsers drop them
+    // too); inside <…>, spaces as well, elsewhere a space is encoded.
     for (i, &b) in unwrapped.iter().enumerate() {
-        if angle && b.is_ascii_whitespace() {
+        let wrapping = matches!(b, b'\t' | b'\n' | b'\r');
+        if wrapping || (angle && b.is_ascii_whitespace()) {
             note(Repair::EmbeddedWhitespace, true);
         } else {
             out.push(b);

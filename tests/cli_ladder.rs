@@ -60,7 +60,7 @@ fn counts_equal_dedup_at_every_step() {
         steps[2]["collapsed"].as_i64().unwrap() > 0,
         "the scheme rung merges the :443 spelling"
     );
-    assert_eq!(report["attribution"].as_array().unwrap().len(), 13);
+    assert_eq!(report["attribution"].as_array().unwrap().len(), 14);
 }
 
 #[test]

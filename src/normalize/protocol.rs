@@ -95,13 +95,13 @@ impl Transform {
             }
             Transform::DropEmptyQuery => "drop a bare '?'; none for HTTP servers in practice",
             Transform::DropEmptyParams => {
-                "drop 'a=' and empty '&&' parameters; medium: 'a=' can differ from no 'a' to a server"
+                "drop 'a=' parameters and empty ones ('?&&a=1&' is '?a=1'); medium: 'a=' can differ from no 'a' to a server"
             }
             Transform::DropTrackingParams => {
                 "drop utm_*, gclid, fbclid and other analytics parameters; none for the page, by their purpose"
             }
             Transform::DropSessionIds => {
-                "drop jsessionid, PHPSESSID, ASPSESSIONID*, sid, CFID/CFTOKEN and (S(...)) session tokens; low: only token-like values"
+                "drop jsessionid (WebLogic's '!' and '$' suffixes too), PHPSESSID, ASPSESSIONID*, sid, CFID/CFTOKEN and ASP.NET cookieless (S(...)), (A(...)S(...)F(...)) and bare 24-character (...) segments; low: only token-like values"
             }
             Transform::StripWww => {
                 "drop a leading 'www.' label when a registrable domain remains (Public Suffix List), not a number; medium: www.x.com and x.com can be different sites"
@@ -125,7 +125,7 @@ impl Transform {
                 "write hosts like 0x7f.1 or 2130706433 as 127.0.0.1 (RFC 3986 §7.4); none: resolvers read them so"
             }
             Transform::HostTrailingDot => {
-                "drop the root '.' at the end of a host name; none for DNS names"
+                "drop the root '.' at the end of a host name (only the one: 'a..' stays); none for DNS names"
             }
             Transform::CollapseSlashes => {
                 "write '//' in a path as '/'; medium: many servers, not all, ignore them"
@@ -208,6 +208,7 @@ pub const PRESETS: &[Preset] = &[
             Transform::DropIndexFile,
             Transform::TrailingSlashRemove,
             Transform::SortQuery,
+            Transform::DropEmptyParams,
             Transform::DropUserinfo,
             Transform::CollapseSlashes,
         ],
@@ -487,13 +488,8 @@ impl Protocol {
             let host_start = out.len();
             out.extend_from_slice(host.as_bytes());
             if uri.host_kind() == Some(HostKind::RegName) {
-                // Every root dot, first: `a..` must not become `a.` and then `a`.
                 if on(Transform::HostTrailingDot) {
-                    let before = out.len();
-                    while out.len() > host_start + 1 && out.ends_with(b".") {
-                        out.pop();
-                    }
-                    note(Transform::HostTrailingDot, out.len() != before);
+                    note(Transform::HostTrailingDot, drop_root_dot(out, host_start));
                 }
                 if on(Transform::StripWww) {
                     note(Transform::StripWww, strip_www(out, host_start));
@@ -702,7 +698,9 @@ fn is_session_param(param: &[u8]) -> bool {
     let value = &param[(name.len() + 1).min(param.len())..];
     let is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
     let asp = name.len() >= 12 && name[..12].eq_ignore_ascii_case(b"aspsessionid");
-    if is("phpsessid") || is("jsessionid") || is("sid") || asp {
+    if is("jsessionid") {
+        is_jsessionid(value)
+    } else if is("phpsessid") || is("sid") || asp {
         is_token(value, 16)
     } else if is("cfid") || is("cftoken") {
         is_token(value, 4)
@@ -711,8 +709,34 @@ fn is_session_param(param: &[u8]) -> bool {
     }
 }
 
-/// Removes `;jsessionid=TOKEN` path parameters and ASP.NET `(S(TOKEN))`
-/// segments from the path at `out[start..]`.
+/// The root `.` at the end of a host name (`example.com.`), only the one:
+/// `a..` ends in an empty label, not in a root, and stays as it is (so the
+/// result is a fixed point: `a..` never becomes `a.` and then `a`).
+fn drop_root_dot(out: &mut Vec<u8>, host_start: usize) -> bool {
+    let host = &out[host_start..];
+    let root = host.len() > 1 && host.ends_with(b".") && !host.ends_with(b"..");
+    if root {
+        out.pop();
+    }
+    root
+}
+
+/// A `jsessionid` value: a token, which WebLogic follows with `!` and a
+/// server number (`…!-12345`) and some servers mark with `$`.
+fn is_jsessionid(value: &[u8]) -> bool {
+    let token_end = value
+        .iter()
+        .position(|&b| b == b'!' || b == b'$')
+        .unwrap_or(value.len());
+    let (token, rest) = value.split_at(token_end);
+    is_token(token, 16)
+        && rest
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b"-_.!$".contains(&b))
+}
+
+/// Removes `;jsessionid=TOKEN` path parameters and ASP.NET cookieless
+/// session segments from the path at `out[start..]`.
 fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
     let mut changed = false;
     // ;jsessionid=… runs to the end of its segment.
@@ -723,21 +747,21 @@ fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
             .iter()
             .position(|&b| b == b'/')
             .map_or(out.len(), |n| value_start + n);
-        if !is_token(&out[value_start..value_end], 16) {
+        if !is_jsessionid(&out[value_start..value_end]) {
             break;
         }
         out.drain(at..value_end);
         changed = true;
     }
-    // /(S(token))/ segments.
+    // `/(…)/` segments: each segment that opens with `(` is looked at once.
     let mut from = start;
-    while let Some(at) = find_ignore_case(&out[from..], b"/(S(").map(|n| from + n) {
+    while let Some(at) = memchr::memmem::find(&out[from..], b"/(").map(|n| from + n) {
         let segment_end = out[at + 1..]
             .iter()
             .position(|&b| b == b'/')
             .map_or(out.len(), |n| at + 1 + n);
-        let segment = &out[at + 1..segment_end];
-        if segment.ends_with(b"))") && is_token(&segment[3..segment.len() - 2], 16) {
+        let last = segment_end == out.len();
+        if is_asp_session_segment(&out[at + 1..segment_end], last) {
             out.drain(at..segment_end);
             changed = true;
         } else {
@@ -745,6 +769,43 @@ fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
         }
     }
     changed
+}
+
+/// An ASP.NET cookieless session segment: `(S(token))`, or the compound
+/// forms `(X(1)S(token))`, `(A(token)S(token)F(token))` (each part a letter
+/// and a value in parentheses; a session `S` among them, or only long
+/// tokens), or, before the last segment, a bare `(token)` of ASP.NET's 24
+/// characters.
+fn is_asp_session_segment(segment: &[u8], last: bool) -> bool {
+    let Some(inner) = segment
+        .strip_prefix(b"(")
+        .and_then(|s| s.strip_suffix(b")"))
+    else {
+        return false;
+    };
+    if !last && inner.len() == 24 && is_token(inner, 24) {
+        return true;
+    }
+    let mut rest = inner;
+    let (mut parts, mut session, mut all_tokens) = (0, false, true);
+    while !rest.is_empty() {
+        let [letter, b'(', after @ ..] = rest else {
+            return false;
+        };
+        let Some(close) = after.iter().position(|&b| b == b')') else {
+            return false;
+        };
+        let value = &after[..close];
+        if !letter.is_ascii_alphabetic() || !is_token(value, 1) {
+            return false;
+        }
+        let long = is_token(value, 16);
+        session |= letter.eq_ignore_ascii_case(&b'S') && long;
+        all_tokens &= long;
+        parts += 1;
+        rest = &after[close + 1..];
+    }
+    parts > 0 && (session || all_tokens)
 }
 
 fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {

@@ -27,7 +27,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::query::retain_params;
-use super::{Events, Label, RuleId, RulesError, WebParts};
+use super::{Events, Label, RuleId, RulesError, WebParts, regex_problem};
 use crate::escape::escape_str;
 
 /// The providers of every ClearURLs file, in order, and one set of their
@@ -278,12 +278,10 @@ fn any_of(field: &str, texts: &[&str], whole: bool) -> Result<Option<Regex>, Str
 }
 
 fn bad_expression(field: &str, text: &str, error: &regex::Error) -> String {
-    // The crate's message spans lines, with a caret under the fault.
-    let why = error.to_string();
-    let last = why.lines().last().unwrap_or_default().trim().to_string();
     format!(
-        "{field}: bad regular expression '{}': {last}",
-        escape_str(text)
+        "{field}: bad regular expression '{}': {}",
+        escape_str(text),
+        regex_problem(error)
     )
 }
 

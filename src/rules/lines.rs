@@ -21,7 +21,7 @@ use std::borrow::Cow;
 use regex::bytes::Regex;
 
 use super::query::{Names, retain_params};
-use super::{RulesError, WebParts};
+use super::{RulesError, WebParts, regex_problem};
 use crate::escape::escape_str;
 use crate::normalize::scheme::lowercase_outside_triplets;
 
@@ -232,10 +232,11 @@ fn parameter_names(arguments: &[&str]) -> Result<Names, String> {
 
 fn rewrite_path(expression: &str, replacement: &str) -> Result<Action, String> {
     let regex = Regex::new(expression).map_err(|e| {
-        // The crate's message spans lines, with a caret under the fault.
-        let why = e.to_string();
-        let last = why.lines().last().unwrap_or_default().trim().to_string();
-        format!("bad regular expression '{}': {last}", escape_str(expression))
+        format!(
+            "bad regular expression '{}': {}",
+            escape_str(expression),
+            regex_problem(&e)
+        )
     })?;
     for group in replacement_groups(replacement) {
         let known = match group.parse::<usize>() {

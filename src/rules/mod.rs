@@ -112,6 +112,15 @@ fn intern(text: String) -> &'static str {
     leaked
 }
 
+/// What is wrong with a regular expression, in one line: the `regex`
+/// crate's message spans lines, the pattern with a caret under the fault,
+/// then `error: …`.
+fn regex_problem(error: &regex::Error) -> String {
+    let message = error.to_string();
+    let last = message.lines().last().unwrap_or_default().trim();
+    last.strip_prefix("error: ").unwrap_or(last).to_string()
+}
+
 /// What applying the rules to one URI did, beyond changing it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Events(u8);

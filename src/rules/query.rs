@@ -17,14 +17,15 @@ pub(super) fn retain_params(
         return false;
     }
     let (mut read, mut write) = (start, start);
-    let mut changed = false;
+    let (mut changed, mut kept_any) = (false, false);
     loop {
         let param_end = memchr::memchr(b'&', &out[read..end]).map_or(end, |n| read + n);
         if keep(param_name(&out[read..param_end])) {
-            if write > start {
+            if kept_any {
                 out[write] = b'&';
                 write += 1;
             }
+            kept_any = true;
             out.copy_within(read..param_end, write);
             write += param_end - read;
         } else {
@@ -36,7 +37,7 @@ pub(super) fn retain_params(
         read = param_end + 1;
     }
     if changed {
-        let from = if write == start { start - 1 } else { write };
+        let from = if kept_any { write } else { start - 1 };
         out.drain(from..end);
     }
     changed
