@@ -278,6 +278,19 @@ mod tests {
             repaired("http://a/b c"),
             ("http://a/b%20c".into(), vec!["percent-encode"])
         );
+        // Appendix C: a tab or line break inside a URI is wrapping, dropped
+        // (as browsers do), not encoded; a space is encoded.
+        assert_eq!(
+            repaired("http://exa\tmple.com/a\r\nb?q=\t1"),
+            ("http://example.com/ab?q=1".into(), vec!["embedded-whitespace"])
+        );
+        assert_eq!(
+            repaired("http://a/b\t c"),
+            (
+                "http://a/b%20c".into(),
+                vec!["embedded-whitespace", "percent-encode"]
+            )
+        );
         assert_eq!(
             repaired("http://a/é"),
             ("http://a/%C3%A9".into(), vec!["percent-encode"])

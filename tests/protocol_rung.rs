@@ -63,17 +63,27 @@ fn empty_query_and_params() {
         &[Transform::DropEmptyQuery],
         &[("http://a/?", "http://a/"), ("http://a/?x", "http://a/?x")],
     );
-    // Only when asked: `a=` is kept by every preset.
     check(
         &[Transform::DropEmptyParams],
         &[
             ("http://a/?a=&b=1&&c", "http://a/?b=1&c"),
             ("http://a/?a=1", "http://a/?a=1"),
+            ("http://a/?&&a=1&", "http://a/?a=1"),
         ],
     );
+    // Empty segments are not sorted to the front: aggressive drops them.
     check(
         &Preset::from_names(&["aggressive"]),
-        &[("http://a/?a=&b=1", "https://a/?a=&b=1")],
+        &[
+            ("http://a/?a=&b=1", "https://a/?b=1"),
+            ("http://a/?&&b=1&a=2&", "https://a/?a=2&b=1"),
+            ("http://a/?&&", "https://a/"),
+        ],
+    );
+    // The safe preset keeps them: `a=` can mean something to a server.
+    check(
+        &Preset::from_names(&["safe"]),
+        &[("http://a/?a=&&b=1", "http://a/?a=&&b=1")],
     );
 }
 
@@ -130,6 +140,38 @@ fn session_ids_only_when_they_look_like_tokens() {
                 "http://a/x?sid=1&PHPSESSID=abc",
             ),
             ("http://a/p;jsessionid=short", "http://a/p;jsessionid=short"),
+            // WebLogic's server suffix, and `$` marks.
+            (
+                "http://a/p;jsessionid=0123456789ABCDEF0123!-12345!678/q",
+                "http://a/p/q",
+            ),
+            (
+                "http://a/x?jsessionid=0123456789ABCDEF0123$1&b=2",
+                "http://a/x?b=2",
+            ),
+            ("http://a/p;jsessionid=!-12345", "http://a/p;jsessionid=!-12345"),
+            // ASP.NET cookieless compound segments.
+            (
+                "http://a/(X(1)S(abcdefghijklmnopqrstuvwx))/page.aspx",
+                "http://a/page.aspx",
+            ),
+            (
+                "http://a/(A(abcdefghijklmnopqrstuvwx)S(abcdefghijklmnopqrstuvwx)F(0123456789ABCDEF0123))/b/page.aspx",
+                "http://a/b/page.aspx",
+            ),
+            (
+                "http://a/shop/(abcdefghijklmnopqrstuvwx)/page.aspx",
+                "http://a/shop/page.aspx",
+            ),
+            // Not sessions: a bare token as the last segment, short
+            // compound values with no session, other parentheses.
+            (
+                "http://a/shop/(abcdefghijklmnopqrstuvwx)",
+                "http://a/shop/(abcdefghijklmnopqrstuvwx)",
+            ),
+            ("http://a/(X(1))/page.aspx", "http://a/(X(1))/page.aspx"),
+            ("http://a/(film)/b", "http://a/(film)/b"),
+            ("http://a/f(x)/b", "http://a/f(x)/b"),
         ],
     );
 }
@@ -235,6 +277,10 @@ fn scheme_userinfo_and_host_transforms() {
         &[
             ("http://example.com./", "http://example.com/"),
             ("http://a/", "http://a/"),
+            // Only the root dot: `a..` ends in an empty label and stays.
+            ("http://www.google.com.../", "http://www.google.com.../"),
+            ("http://.../", "http://.../"),
+            ("http://./", "http://./"),
         ],
     );
     check(
