@@ -768,6 +768,10 @@ fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
             from = at + 1;
         }
     }
+    // `/(S(…))` alone leaves no path, which http writes as `/` (§6.2.3).
+    if out.len() == start && changed {
+        out.push(b'/');
+    }
     changed
 }
 
