@@ -1,12 +1,15 @@
 //! Nanoseconds per URI for each rung on the shipped sample (the protocol rung
 //! with the safe and the aggressive preset), beside the parse-only figure:
-//! what one core does before any threading.
+//! what one core does before any threading; and the aggressive preset with
+//! site rules (testdata/rules/bench-*, made by scripts/make-rules): 500 line
+//! rules, a 200-provider ClearURLs file, both.
 
 use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
 use urinorm::UriRef;
 use urinorm::normalize::protocol::{PRESETS, Protocol};
 use urinorm::normalize::{Normalizer, Rung};
 use urinorm::pipeline::input::lines;
+use urinorm::rules::{RulesFormat, RulesText, SiteRules};
 
 fn sample() -> Vec<Vec<u8>> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/sample/urls.txt");
@@ -32,21 +35,72 @@ fn rungs(c: &mut Criterion) {
         .into_iter()
         .chain([("protocol-aggressive".to_string(), aggressive)]);
     for (name, normalizer) in normalizers {
-        let mut out = Vec::with_capacity(4096);
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                let mut accepted = 0;
-                for line in &lines {
-                    out.clear();
-                    accepted +=
-                        usize::from(normalizer.normalize_into(black_box(line), &mut out).is_ok());
-                }
-                accepted
-            })
-        });
+        bench_normalizer(&mut group, &name, &normalizer, &lines);
     }
     group.finish();
 }
 
-criterion_group!(benches, rungs);
+fn bench_normalizer(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    normalizer: &Normalizer,
+    lines: &[Vec<u8>],
+) {
+    let mut out = Vec::with_capacity(4096);
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            let mut accepted = 0;
+            for line in lines {
+                out.clear();
+                accepted +=
+                    usize::from(normalizer.normalize_into(black_box(line), &mut out).is_ok());
+            }
+            accepted
+        })
+    });
+}
+
+fn rules_file(name: &str, format: RulesFormat) -> RulesText {
+    let path = format!("{}/testdata/rules/{name}", env!("CARGO_MANIFEST_DIR"));
+    RulesText {
+        text: std::fs::read_to_string(&path).expect("testdata/rules (scripts/make-rules)"),
+        name: path,
+        format,
+    }
+}
+
+fn site_rules(c: &mut Criterion) {
+    let lines = sample();
+    let mut group = c.benchmark_group("site_rules");
+    group.throughput(Throughput::Elements(lines.len() as u64));
+    let aggressive = Normalizer::with_protocol(Protocol::from(PRESETS[1]));
+    let lines_500 = rules_file("bench-500.rules", RulesFormat::Lines);
+    let clearurls_200 = rules_file("bench-clearurls.json", RulesFormat::ClearUrls);
+    let with = |texts: &[RulesText]| {
+        aggressive
+            .clone()
+            .with_rules(SiteRules::compile(texts).expect("the benchmark rules compile"))
+    };
+    let cases = [
+        ("aggressive", aggressive.clone()),
+        (
+            "aggressive+500-rules",
+            with(std::slice::from_ref(&lines_500)),
+        ),
+        (
+            "aggressive+clearurls-200",
+            with(std::slice::from_ref(&clearurls_200)),
+        ),
+        (
+            "aggressive+both",
+            with(&[clearurls_200.clone(), lines_500.clone()]),
+        ),
+    ];
+    for (name, normalizer) in &cases {
+        bench_normalizer(&mut group, name, normalizer, &lines);
+    }
+    group.finish();
+}
+
+criterion_group!(benches, rungs, site_rules);
 criterion_main!(benches);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds fuzz/corpus/<target>/ from ../testdata: one file per line for
 # parse and normalize, base\nreference pairs for resolve, chunks of 50 lines
-# for pipeline (some gzip, bzip2 and zstd compressed). Files are named by the SHA-1 of their contents, so running it
+# for pipeline (some gzip, bzip2 and zstd compressed), rules files with
+# sample lines for rules. Files are named by the SHA-1 of their contents, so running it
 # again adds nothing twice. Needs python3.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -141,6 +142,16 @@ for k, chunk in enumerate(chunks[:8]):
     chunks.append(packed + (gzip.compress(chunks[k + 8], mtime=0) if k % 2 else b""))
     chunks.append(bz2.compress(chunk))
 write("pipeline", chunks, 16384)
+
+# Rules: each rules file of testdata/rules (line format, ClearURLs format)
+# with a NUL and 20 sample lines after it.
+rules = []
+for name in ("site.rules", "clearurls.json", "bench-500.rules"):
+    with open(f"{T}/rules/{name}", "rb") as f:
+        text = f.read()
+    for i in range(0, 200, 20):
+        rules.append(text + b"\0" + b"\n".join(sample[i:i + 20]))
+write("rules", rules, 32768)
 PY
 if command -v zstd >/dev/null; then
     for seed in $(ls corpus/pipeline | head -n 8); do

@@ -292,7 +292,9 @@ impl Repair {
         match self {
             Repair::TrimWhitespace => "trim the surrounding whitespace",
             Repair::Unwrap => "unwrap it from <>, quotes or URL:",
-            Repair::EmbeddedWhitespace => "remove the tab or line break (or the whitespace inside <...>)",
+            Repair::EmbeddedWhitespace => {
+                "remove the tab or line break (or the whitespace inside <...>)"
+            }
             Repair::PercentEncode => "percent-encode it",
             Repair::LonePercent => "write the '%' as %25",
         }

@@ -282,7 +282,10 @@ mod tests {
         // (as browsers do), not encoded; a space is encoded.
         assert_eq!(
             repaired("http://exa\tmple.com/a\r\nb?q=\t1"),
-            ("http://example.com/ab?q=1".into(), vec!["embedded-whitespace"])
+            (
+                "http://example.com/ab?q=1".into(),
+                vec!["embedded-whitespace"]
+            )
         );
         assert_eq!(
             repaired("http://a/b\t c"),

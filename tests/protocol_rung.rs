@@ -149,7 +149,10 @@ fn session_ids_only_when_they_look_like_tokens() {
                 "http://a/x?jsessionid=0123456789ABCDEF0123$1&b=2",
                 "http://a/x?b=2",
             ),
-            ("http://a/p;jsessionid=!-12345", "http://a/p;jsessionid=!-12345"),
+            (
+                "http://a/p;jsessionid=!-12345",
+                "http://a/p;jsessionid=!-12345",
+            ),
             // ASP.NET cookieless compound segments.
             (
                 "http://a/(X(1)S(abcdefghijklmnopqrstuvwx))/page.aspx",
@@ -529,12 +532,8 @@ fn rules_text() -> impl Strategy<Value = String> {
         Just("rewrite-path \\. \\x20"),
         Just("rewrite-path ^/ //"),
     ];
-    proptest::collection::vec((pattern, action), 0..6).prop_map(|rules| {
-        rules
-            .iter()
-            .map(|(p, a)| format!("{p} {a}\n"))
-            .collect()
-    })
+    proptest::collection::vec((pattern, action), 0..6)
+        .prop_map(|rules| rules.iter().map(|(p, a)| format!("{p} {a}\n")).collect())
 }
 
 proptest! {

@@ -526,7 +526,9 @@ impl Normalizer {
         let written = if self.rung == Rung::Protocol {
             self.write_protocol(uri, out, trace)
                 .and_then(|(changes, last_rule)| match last_rule {
-                    Some(rule) => self.check_fixed_point(rule, &out[start..]).map(|()| changes),
+                    Some(rule) => self
+                        .check_fixed_point(rule, &out[start..])
+                        .map(|()| changes),
                     None => Ok(changes),
                 })
         } else {

@@ -160,7 +160,11 @@ impl fmt::Display for Stats {
             )?;
         }
         if !self.rules.is_empty() {
-            let done: Vec<String> = self.rules.iter().map(|(what, n)| format!("{n} {what}")).collect();
+            let done: Vec<String> = self
+                .rules
+                .iter()
+                .map(|(what, n)| format!("{n} {what}"))
+                .collect();
             write!(f, " (site rules: {})", done.join(", "))?;
         }
         let mb_per_s = self.bytes_in as f64 / 1e6 / self.seconds.max(1e-9);

@@ -22,7 +22,9 @@
 
 use std::fmt;
 
-use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::bytes::{Regex, RegexBuilder};
+use regex_syntax::hir::{Hir, HirKind};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
@@ -30,14 +32,95 @@ use super::query::retain_params;
 use super::{Events, Label, RuleId, RulesError, WebParts, regex_problem};
 use crate::escape::escape_str;
 
-/// The providers of every ClearURLs file, in order, and one set of their
-/// URL patterns, so that a URI is matched against all of them in one pass.
+/// The providers of every ClearURLs file, in order, and what finds the
+/// few a URI may match without trying every pattern.
 #[derive(Default)]
 pub(super) struct Providers {
     list: Vec<Provider>,
-    patterns: Option<RegexSet>,
+    prefilter: Option<Prefilter>,
     /// The [`RuleId`] of the first provider.
     first_id: u32,
+}
+
+/// The providers a URI may match: most patterns require a literal
+/// (`…amazon(?:\.[a-z]{2,})…` requires `amazon`), and one Aho-Corasick pass
+/// over the URI finds every such literal at once (without regard to ASCII
+/// case, as the patterns match); only the providers whose literal is there,
+/// and those whose pattern requires none (`.*`), are tried.
+struct Prefilter {
+    literals: AhoCorasick,
+    /// The provider of each literal.
+    owners: Vec<usize>,
+    always: Vec<usize>,
+}
+
+impl Prefilter {
+    fn new(list: &[Provider]) -> Result<Prefilter, String> {
+        let (mut literals, mut owners, mut always) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, provider) in list.iter().enumerate() {
+            match required_literal(provider.pattern.as_str()) {
+                Some(literal) => {
+                    literals.push(literal);
+                    owners.push(i);
+                }
+                None => always.push(i),
+            }
+        }
+        let literals = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&literals)
+            .map_err(|e| e.to_string())?;
+        Ok(Prefilter {
+            literals,
+            owners,
+            always,
+        })
+    }
+
+    /// The providers that may match `uri`, in order, into `candidates`.
+    fn candidates(&self, uri: &[u8], candidates: &mut Vec<usize>) {
+        candidates.clear();
+        candidates.extend_from_slice(&self.always);
+        candidates.extend(
+            self.literals
+                .find_overlapping_iter(uri)
+                .map(|m| self.owners[m.pattern().as_usize()]),
+        );
+        candidates.sort_unstable();
+        candidates.dedup();
+    }
+}
+
+/// The longest literal of three bytes or more that every match of
+/// `pattern` contains: the longest literal among the pieces of its
+/// top-level concatenation (each piece is in every match), leaving out
+/// pieces of `https://`, which every web URI holds and so tell nothing.
+fn required_literal(pattern: &str) -> Option<Vec<u8>> {
+    let hir: Hir = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let pieces = match hir.kind() {
+        HirKind::Concat(pieces) => pieces.as_slice(),
+        _ => std::slice::from_ref(&hir),
+    };
+    pieces
+        .iter()
+        .filter_map(|piece| match piece.kind() {
+            HirKind::Literal(literal) => Some(literal.0.to_vec()),
+            _ => None,
+        })
+        .filter(|literal| literal.len() >= 3 && !in_every_web_uri(literal))
+        .max_by_key(Vec::len)
+}
+
+fn in_every_web_uri(literal: &[u8]) -> bool {
+    b"https://"
+        .windows(literal.len().min(8))
+        .any(|w| w.eq_ignore_ascii_case(literal))
 }
 
 struct Provider {
@@ -68,9 +151,12 @@ impl Providers {
                 format!("not a ClearURLs rules file: {}", escape_str(&e.to_string())),
             )
         })?;
-        let providers = list
-            .0
-            .ok_or_else(|| fail(None, "not a ClearURLs rules file: it has no \"providers\"".into()))?;
+        let providers = list.0.ok_or_else(|| {
+            fail(
+                None,
+                "not a ClearURLs rules file: it has no \"providers\"".into(),
+            )
+        })?;
         let count = providers.len();
         for (provider, value) in providers {
             let compiled = Provider::compile(name, file, &provider, &value).map_err(|problem| {
@@ -101,50 +187,62 @@ impl Providers {
         if self.list.is_empty() {
             return Ok(());
         }
-        let set = RegexSetBuilder::new(self.list.iter().map(|p| p.pattern.as_str()))
-            .case_insensitive(true)
-            .unicode(false)
-            .build()
-            .map_err(|e| RulesError {
-                file: "the ClearURLs files".into(),
-                line: None,
-                problem: format!("their URL patterns together are too large: {e}"),
-            })?;
-        self.patterns = Some(set);
+        let prefilter = Prefilter::new(&self.list).map_err(|e| RulesError {
+            file: "the ClearURLs files".into(),
+            line: None,
+            problem: format!("their URL patterns together are too many: {e}"),
+        })?;
+        self.prefilter = Some(prefilter);
         Ok(())
     }
 
     /// Applies every provider matching the URI at `out[start..]`, in order,
     /// calling `fired` with each that changed it.
-    pub(super) fn apply(&self, out: &mut Vec<u8>, start: usize, fired: &mut dyn FnMut(RuleId)) -> Events {
+    pub(super) fn apply(
+        &self,
+        out: &mut Vec<u8>,
+        start: usize,
+        fired: &mut dyn FnMut(RuleId),
+    ) -> Events {
         let mut events = Events::default();
-        let Some(patterns) = &self.patterns else {
+        let Some(prefilter) = &self.prefilter else {
             return events;
         };
-        let mut next = 0;
-        // After a provider changes the URI, the patterns are matched again
-        // against the new one, as the add-on does, from the next provider on.
-        'matching: while next < self.list.len() {
-            let matched = patterns.matches(&out[start..]);
-            let from = next;
-            for i in matched.iter().filter(|&i| i >= from) {
-                next = i + 1;
-                let provider = &self.list[i];
-                let (changed, happened) = provider.apply(out, start);
-                events.add(happened);
-                if changed {
-                    fired(RuleId(self.first_id + i as u32));
-                    continue 'matching;
+        CANDIDATES.with_borrow_mut(|candidates| {
+            let mut next = 0;
+            // After a provider changes the URI, the patterns are matched
+            // again against the new one, as the add-on does, from the next
+            // provider on.
+            'matching: while next < self.list.len() {
+                prefilter.candidates(&out[start..], candidates);
+                let from = next;
+                for &i in candidates.iter().filter(|&&i| i >= from) {
+                    next = i + 1;
+                    let provider = &self.list[i];
+                    if !provider.pattern.is_match(&out[start..]) {
+                        continue;
+                    }
+                    let (changed, happened) = provider.apply(out, start);
+                    events.add(happened);
+                    if changed {
+                        fired(RuleId(self.first_id + i as u32));
+                        continue 'matching;
+                    }
                 }
+                break;
             }
-            break;
-        }
+        });
         events
     }
 }
 
 impl Provider {
-    fn compile(file_name: &str, file: usize, name: &str, value: &Value) -> Result<Provider, String> {
+    fn compile(
+        file_name: &str,
+        file: usize,
+        name: &str,
+        value: &Value,
+    ) -> Result<Provider, String> {
         let Value::Object(fields) = value else {
             return Err("is not an object".into());
         };
@@ -153,7 +251,10 @@ impl Provider {
                 None | Some(Value::Null) => Ok(Vec::new()),
                 Some(Value::Array(items)) => items
                     .iter()
-                    .map(|item| item.as_str().ok_or(format!("'{field}' is not a list of strings")))
+                    .map(|item| {
+                        item.as_str()
+                            .ok_or(format!("'{field}' is not a list of strings"))
+                    })
                     .collect(),
                 Some(_) => Err(format!("'{field}' is not a list of strings")),
             }
@@ -223,7 +324,9 @@ impl Provider {
             // The add-on matches query names decoded, fragment names as written.
             let query = start + query.start..start + query.end;
             changed |= DECODED.with_borrow_mut(|decoded| {
-                retain_params(out, query, |name| !fields.is_match(form_decoded(name, decoded)))
+                retain_params(out, query, |name| {
+                    !fields.is_match(form_decoded(name, decoded))
+                })
             });
         }
         (changed, Events::default())
@@ -231,6 +334,8 @@ impl Provider {
 }
 
 thread_local! {
+    /// The providers a URI may match: reused.
+    static CANDIDATES: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
     /// A query parameter's name, decoded: reused.
     static DECODED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -339,5 +444,30 @@ impl<'de> de::Deserialize<'de> for InOrder {
             }
         }
         deserializer.deserialize_map(Entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_literals_are_in_every_match() {
+        let literal = |p: &str| required_literal(p).map(|l| String::from_utf8(l).unwrap());
+        let amazon = r"^https?:\/\/(?:[a-z0-9-]+\.)*?amazon(?:\.[a-z]{2,}){1,}";
+        assert_eq!(literal(amazon).as_deref(), Some("amazon"));
+        assert_eq!(
+            literal(r"^https?:\/\/(?:www\.)?google\.com\/url").as_deref(),
+            Some("google.com/url")
+        );
+        // Alternatives, classes and short pieces require no literal.
+        assert_eq!(literal(".*"), None);
+        assert_eq!(literal(""), None);
+        assert_eq!(literal("a|b"), None);
+        assert_eq!(literal(r"^https?:\/\/(?:a|bb)\.ly").as_deref(), Some(".ly"));
+        assert_eq!(
+            literal(r"^https?:\/\/(?:[a-z0-9-]+\.)*?bbc(?:\.[a-z]{2,}){1,}").as_deref(),
+            Some("bbc")
+        );
     }
 }

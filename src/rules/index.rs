@@ -22,10 +22,14 @@ impl HostIndex {
             let number = number as u32;
             match pattern {
                 HostPattern::Every => index.every.push(number),
-                HostPattern::Exact(host) => index.exact.entry(host.clone()).or_default().push(number),
-                HostPattern::Domain(domain) => {
-                    index.domains.entry(domain.clone()).or_default().push(number)
+                HostPattern::Exact(host) => {
+                    index.exact.entry(host.clone()).or_default().push(number)
                 }
+                HostPattern::Domain(domain) => index
+                    .domains
+                    .entry(domain.clone())
+                    .or_default()
+                    .push(number),
             }
         }
         index

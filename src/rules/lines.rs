@@ -44,10 +44,7 @@ pub enum Action {
     /// Drops every query parameter not so named.
     KeepParams(Names),
     /// Replaces every match of the expression in the path.
-    RewritePath {
-        regex: Regex,
-        replacement: String,
-    },
+    RewritePath { regex: Regex, replacement: String },
     /// Lower-cases the path (not the hex digits of `%XX`).
     LowercasePath,
 }
@@ -78,11 +75,9 @@ pub struct LineRule {
 impl LineRule {
     /// Applies the rule to the web URI at `out[start..]`; says whether it
     /// changed it.
-    pub(super) fn apply(&self, out: &mut Vec<u8>, start: usize) -> bool {
-        let Some(parts) = WebParts::of(&out[start..]) else {
-            return false;
-        };
-        let query = parts.query.map(|q| start + q.start..start + q.end);
+    /// `parts` are the URI's, from `start`.
+    pub(super) fn apply(&self, out: &mut Vec<u8>, start: usize, parts: &WebParts) -> bool {
+        let query = parts.query.clone().map(|q| start + q.start..start + q.end);
         let path = start + parts.path.start..start + parts.path.end;
         match &self.action {
             Action::DropParams(names) => {
@@ -298,18 +293,45 @@ mod tests {
         let cases = [
             ("a.com", "r:1: a host pattern needs an action after it"),
             ("\n\na.com frob x", "r:3: unknown action 'frob'"),
-            ("*.a.com lowercase-path", "r:1: bad host pattern '*.a.com': '*' stands alone"),
-            ("a..com lowercase-path", "r:1: bad host pattern 'a..com': a host name has no empty labels"),
-            ("=  lowercase-path", "r:1: bad host pattern '=': a host name has no empty labels"),
+            (
+                "*.a.com lowercase-path",
+                "r:1: bad host pattern '*.a.com': '*' stands alone",
+            ),
+            (
+                "a..com lowercase-path",
+                "r:1: bad host pattern 'a..com': a host name has no empty labels",
+            ),
+            (
+                "=  lowercase-path",
+                "r:1: bad host pattern '=': a host name has no empty labels",
+            ),
             ("a/b lowercase-path", "r:1: bad host pattern 'a/b'"),
-            ("a.com drop-params", "r:1: drop-params needs at least one parameter name"),
+            (
+                "a.com drop-params",
+                "r:1: drop-params needs at least one parameter name",
+            ),
             ("a.com keep-params a=b", "r:1: bad parameter name 'a=b'"),
             ("a.com drop-params a*b", "r:1: bad parameter name 'a*b'"),
-            ("a.com rewrite-path ^/a", "r:1: rewrite-path takes a regular expression and a replacement, not 1 arguments"),
-            ("a.com rewrite-path ^/(a /$1", "r:1: bad regular expression '^/(a': unclosed group"),
-            ("a.com rewrite-path ^/(a) /$2", "r:1: the replacement '/$2' names group '2'"),
-            ("a.com rewrite-path ^/(?P<x>a) /${y}", "r:1: the replacement '/${y}' names group 'y'"),
-            ("a.com lowercase-path now", "r:1: lowercase-path takes no arguments, not 1 arguments"),
+            (
+                "a.com rewrite-path ^/a",
+                "r:1: rewrite-path takes a regular expression and a replacement, not 1 arguments",
+            ),
+            (
+                "a.com rewrite-path ^/(a /$1",
+                "r:1: bad regular expression '^/(a': unclosed group",
+            ),
+            (
+                "a.com rewrite-path ^/(a) /$2",
+                "r:1: the replacement '/$2' names group '2'",
+            ),
+            (
+                "a.com rewrite-path ^/(?P<x>a) /${y}",
+                "r:1: the replacement '/${y}' names group 'y'",
+            ),
+            (
+                "a.com lowercase-path now",
+                "r:1: lowercase-path takes no arguments, not 1 arguments",
+            ),
             ("a.com frob\u{1b}[2J", "r:1: unknown action 'frob\\x1b[2J'"),
         ];
         for (text, expected) in cases {
@@ -322,34 +344,71 @@ mod tests {
     fn patterns_are_written_as_the_scheme_rung_writes_hosts() {
         let pattern = |w| host_pattern(w).unwrap();
         assert_eq!(pattern("*"), HostPattern::Every);
-        assert_eq!(pattern("Example.COM."), HostPattern::Domain(b"example.com"[..].into()));
-        assert_eq!(pattern("=bücher.example"), HostPattern::Exact(b"xn--bcher-kva.example"[..].into()));
-        assert_eq!(pattern("=127.0.0.1"), HostPattern::Exact(b"127.0.0.1"[..].into()));
+        assert_eq!(
+            pattern("Example.COM."),
+            HostPattern::Domain(b"example.com"[..].into())
+        );
+        assert_eq!(
+            pattern("=bücher.example"),
+            HostPattern::Exact(b"xn--bcher-kva.example"[..].into())
+        );
+        assert_eq!(
+            pattern("=127.0.0.1"),
+            HostPattern::Exact(b"127.0.0.1"[..].into())
+        );
     }
 
     #[test]
     fn replacement_groups_read_as_the_regex_crate_reads_them() {
-        assert_eq!(replacement_groups("/$1/${name}/$$/$x_2-"), ["1", "name", "x_2"]);
+        assert_eq!(
+            replacement_groups("/$1/${name}/$$/$x_2-"),
+            ["1", "name", "x_2"]
+        );
         assert!(replacement_groups("/plain/$").is_empty());
     }
 
     fn applied(rule: &str, uri: &str) -> (bool, String) {
         let rule = parse("r", rule).unwrap().remove(0);
         let mut out = uri.as_bytes().to_vec();
-        let changed = rule.apply(&mut out, 0);
+        let parts = WebParts::of(&out).unwrap();
+        let changed = rule.apply(&mut out, 0, &parts);
         (changed, String::from_utf8(out).unwrap())
     }
 
     #[test]
     fn each_action_does_what_it_says() {
         let cases = [
-            ("* drop-params ref pf_rd_*", "http://a/p?PF_RD_x=1&q=2&ref=3", "http://a/p?q=2"),
-            ("* keep-params id", "http://a/p?x=1&id=2&y#f", "http://a/p?id=2#f"),
+            (
+                "* drop-params ref pf_rd_*",
+                "http://a/p?PF_RD_x=1&q=2&ref=3",
+                "http://a/p?q=2",
+            ),
+            (
+                "* keep-params id",
+                "http://a/p?x=1&id=2&y#f",
+                "http://a/p?id=2#f",
+            ),
             ("* keep-params id", "http://a/p?x=1", "http://a/p"),
-            ("* rewrite-path ^/amp/(.*)$ /$1", "https://n/amp/a/b?q", "https://n/a/b?q"),
-            ("* rewrite-path ;jsid=[^/]* $0", "https://n/a;jsid=1/b", "https://n/a;jsid=1/b"),
-            ("* rewrite-path ;jsid=[^/]* ${0}x", "https://n/a;jsid=1/b", "https://n/a;jsid=1x/b"),
-            ("* lowercase-path", "http://a/A/%7E%C3?Q", "http://a/a/%7E%C3?Q"),
+            (
+                "* rewrite-path ^/amp/(.*)$ /$1",
+                "https://n/amp/a/b?q",
+                "https://n/a/b?q",
+            ),
+            (
+                "* rewrite-path ;jsid=[^/]* $0",
+                "https://n/a;jsid=1/b",
+                "https://n/a;jsid=1/b",
+            ),
+            (
+                "* rewrite-path ;jsid=[^/]* ${0}x",
+                "https://n/a;jsid=1/b",
+                "https://n/a;jsid=1x/b",
+            ),
+            (
+                "* lowercase-path",
+                "http://a/A/%7E%C3?Q",
+                "http://a/a/%7E%C3?Q",
+            ),
         ];
         for (rule, uri, expected) in cases {
             let (changed, got) = applied(rule, uri);

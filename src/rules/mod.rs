@@ -286,12 +286,7 @@ impl SiteRules {
     /// `https`, `ws` or `wss` URI with an authority, in its protocol-rung
     /// form), calling `fired` with each rule that changed it, in order.
     /// Any other URI is left as it is.
-    pub fn apply(
-        &self,
-        out: &mut Vec<u8>,
-        start: usize,
-        fired: &mut dyn FnMut(RuleId),
-    ) -> Events {
+    pub fn apply(&self, out: &mut Vec<u8>, start: usize, fired: &mut dyn FnMut(RuleId)) -> Events {
         let mut events = Events::default();
         if WebParts::of(&out[start..]).is_none() {
             return events;
@@ -311,9 +306,16 @@ impl SiteRules {
         MATCHED.with_borrow_mut(|matched| {
             let host = &out[start + parts.host.start..start + parts.host.end];
             compiled.index.matching(host, matched);
+            let mut parts = parts;
             for &i in matched.iter() {
-                if compiled.rules[i as usize].apply(out, start) {
+                if compiled.rules[i as usize].apply(out, start, &parts) {
                     note(RuleId(i));
+                    // The parts moved; a rewrite that took the URI apart
+                    // ends here, and the normalizer rejects the line.
+                    match WebParts::of(&out[start..]) {
+                        Some(moved) => parts = moved,
+                        None => break,
+                    }
                 }
             }
         });
@@ -360,15 +362,21 @@ impl WebParts {
         let path_start = ends(authority, b"/?#");
         let fragment_at = memchr::memchr(b'#', &uri[path_start..]).map(|n| path_start + n);
         let before_fragment = fragment_at.unwrap_or(uri.len());
-        let query_at = memchr::memchr(b'?', &uri[path_start..before_fragment]).map(|n| path_start + n);
+        let query_at =
+            memchr::memchr(b'?', &uri[path_start..before_fragment]).map(|n| path_start + n);
         let path_end = query_at.unwrap_or(before_fragment);
         // §3.2: the userinfo ends at the authority's `@`; the port follows
-        // the last `:` outside an IP literal.
-        let auth = &uri[authority..path_start];
-        let host_start = memchr::memrchr(b'@', auth).map_or(0, |n| n + 1);
-        let literal_end = memchr::memrchr(b']', auth).unwrap_or(host_start);
-        let host_end = memchr::memrchr(b':', &auth[literal_end.max(host_start)..])
-            .map_or(auth.len(), |n| literal_end.max(host_start) + n);
+        // the last `:` outside an IP literal. Authorities are short: one
+        // pass, byte by byte.
+        let (mut host_start, mut host_end) = (0, path_start - authority);
+        for (i, &b) in uri[authority..path_start].iter().enumerate() {
+            match b {
+                b'@' => (host_start, host_end) = (i + 1, path_start - authority),
+                b']' => host_end = path_start - authority,
+                b':' => host_end = i,
+                _ => {}
+            }
+        }
         Some(WebParts {
             host: authority + host_start..authority + host_end,
             path: path_start..path_end,
@@ -393,6 +401,8 @@ mod tests {
         let literal = WebParts::of(b"http://[::1]:80?q").unwrap();
         assert_eq!(literal.host, 7..12);
         assert_eq!(literal.path, 15..15);
+        assert_eq!(WebParts::of(b"http://u:p@[::1]/").unwrap().host, 11..16);
+        assert_eq!(WebParts::of(b"ws://h:").unwrap().host, 5..6);
         assert_eq!(WebParts::of(b"http://a#x?y").unwrap().query, None);
         assert!(WebParts::of(b"ftp://a/").is_none());
         assert!(WebParts::of(b"http:/a").is_none());

@@ -13,7 +13,11 @@ pub(super) fn retain_params(
     mut keep: impl FnMut(&[u8]) -> bool,
 ) -> bool {
     let (start, end) = (within.start, within.end);
-    if start == end {
+    // Most queries keep every parameter: look before moving any byte.
+    let all_kept = out[start..end]
+        .split(|&b| b == b'&')
+        .all(|param| keep(param_name(param)));
+    if start == end || all_kept {
         return false;
     }
     let (mut read, mut write) = (start, start);
@@ -83,13 +87,18 @@ mod tests {
         let mut out = uri.as_bytes().to_vec();
         let at = uri.find('?').unwrap() + 1;
         let end = uri.find('#').unwrap_or(uri.len());
-        retain_params(&mut out, at..end, |name| !drop.contains(&std::str::from_utf8(name).unwrap()));
+        retain_params(&mut out, at..end, |name| {
+            !drop.contains(&std::str::from_utf8(name).unwrap())
+        });
         String::from_utf8(out).unwrap()
     }
 
     #[test]
     fn parameters_go_and_the_rest_stay_as_written() {
-        assert_eq!(retained("http://a/?x=1&ref=2&y", &["ref"]), "http://a/?x=1&y");
+        assert_eq!(
+            retained("http://a/?x=1&ref=2&y", &["ref"]),
+            "http://a/?x=1&y"
+        );
         assert_eq!(retained("http://a/?ref=2&x=1", &["ref"]), "http://a/?x=1");
         assert_eq!(retained("http://a/?x=1&ref", &["ref"]), "http://a/?x=1");
         assert_eq!(retained("http://a/?&&x&", &["ref"]), "http://a/?&&x&");

@@ -128,7 +128,8 @@ impl RungArgs {
 
 /// A whole text file the flags name (a list, rules).
 fn read_text(path: &std::path::Path) -> Result<String, Error> {
-    std::fs::read_to_string(path).map_err(|e| Error::Input(InputError::new(&path.display().to_string(), e)))
+    std::fs::read_to_string(path)
+        .map_err(|e| Error::Input(InputError::new(&path.display().to_string(), e)))
 }
 
 #[derive(Args, Debug)]
