@@ -133,6 +133,17 @@ fn a_rule_that_breaks_a_line_rejects_it_naming_the_rule() {
     );
 }
 
+/// Writes `text` to `file`, runs `normalize FLAG file`, and checks it was
+/// refused: exit 2, nothing written. Returns the file's name and the run.
+fn refused(flag: &str, file: &std::path::Path, text: &str) -> (String, common::cli::Run) {
+    std::fs::write(file, text).unwrap();
+    let file = file.display().to_string();
+    let run = urinorm(&["normalize", flag, &file], b"http://a/\n");
+    assert_eq!(run.code, 2, "{text:?}: {}", run.stderr);
+    assert!(run.stdout.is_empty(), "{text:?}");
+    (file, run)
+}
+
 #[test]
 fn every_rules_file_error_is_exit_2_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -161,18 +172,13 @@ fn every_rules_file_error_is_exit_2_naming_file_and_line() {
         ),
     ];
     for (i, (text, expected)) in cases.iter().enumerate() {
-        let file = dir.path().join(format!("r{i}.rules"));
-        std::fs::write(&file, text).unwrap();
-        let file = file.display().to_string();
-        let run = urinorm(&["normalize", "--rules", &file], b"http://a/\n");
-        assert_eq!(run.code, 2, "{text:?}: {}", run.stderr);
+        let (file, run) = refused("--rules", &dir.path().join(format!("r{i}.rules")), text);
         assert!(
             run.stderr.contains(&format!("{file}{expected}")),
             "{text:?}: {}",
             run.stderr
         );
         assert!(!run.stderr.contains('\x1b'), "control bytes are escaped");
-        assert!(run.stdout.is_empty());
     }
     let missing = urinorm(&["normalize", "--rules", "/nonexistent/x.rules"], b"");
     assert_eq!(missing.code, 2);
@@ -302,11 +308,11 @@ fn clearurls_file_errors_name_the_provider() {
         ),
     ];
     for (i, (text, expected)) in cases.iter().enumerate() {
-        let file = dir.path().join(format!("c{i}.json"));
-        std::fs::write(&file, text).unwrap();
-        let file = file.display().to_string();
-        let run = urinorm(&["normalize", "--rules-clearurls", &file], b"http://a/\n");
-        assert_eq!(run.code, 2, "{text}: {}", run.stderr);
+        let (file, run) = refused(
+            "--rules-clearurls",
+            &dir.path().join(format!("c{i}.json")),
+            text,
+        );
         assert!(
             run.stderr.contains(&file) && run.stderr.contains(expected),
             "{text}: {}",
@@ -351,38 +357,29 @@ fn clearurls_providers_apply_before_the_line_rules() {
 fn a_seen_store_refuses_keys_made_under_other_rules() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("seen").display().to_string();
-    let first = urinorm(
-        &["dedup", "--seen", &store, "--rules", &path("site.rules")],
-        b"http://a.example/?spm=1\n",
-    );
+    let dedup = |rules: &std::path::Path, line: &[u8]| {
+        urinorm(
+            &[
+                "dedup",
+                "--seen",
+                &store,
+                "--rules",
+                &rules.display().to_string(),
+            ],
+            line,
+        )
+    };
+    let first = dedup(&testdata("rules/site.rules"), b"http://a.example/?spm=1\n");
     assert_eq!(first.code, 0, "{}", first.stderr);
     let other = dir.path().join("other.rules");
     std::fs::write(&other, "* drop-params q\n").unwrap();
-    let second = urinorm(
-        &[
-            "dedup",
-            "--seen",
-            &store,
-            "--rules",
-            &other.display().to_string(),
-        ],
-        b"http://a.example/?spm=1\n",
-    );
+    let second = dedup(&other, b"http://a.example/?spm=1\n");
     assert_eq!(second.code, 2, "{}", second.stderr);
     assert!(second.stderr.contains("rules"), "{}", second.stderr);
     // The same rules by another path are the same rules.
     let copy = dir.path().join("copy.rules");
-    std::fs::copy(path("site.rules"), &copy).unwrap();
-    let third = urinorm(
-        &[
-            "dedup",
-            "--seen",
-            &store,
-            "--rules",
-            &copy.display().to_string(),
-        ],
-        b"http://a.example/\n",
-    );
+    std::fs::copy(testdata("rules/site.rules"), &copy).unwrap();
+    let third = dedup(&copy, b"http://a.example/\n");
     assert_eq!(third.code, 0, "{}", third.stderr);
     assert_eq!(third.stdout, "", "the key was admitted by the first run");
 }
