@@ -2,8 +2,9 @@
 //! and resolution for Python, the batch loop behind `normalize_batch`, and
 //! the seen store behind `SeenSet`.
 //!
-//! Nothing here decides what an option means: the rung, preset and
-//! transforms become a normalizer in [`Normalizer::from_options`] and a SURT
+//! Nothing here decides what an option means: the rung, preset, transforms
+//! and site rules (their texts: Python reads the files) become a normalizer
+//! in [`Normalizer::from_options`] and [`SiteRules::compile`], and a SURT
 //! key is made by [`normalize_surt_into`], the functions the command line
 //! calls, so Python gets the bytes `urinorm normalize` prints. The public
 //! Python API (argument defaults, pyarrow arrays) is `urinorm/__init__.py`.
@@ -20,6 +21,7 @@ use urinorm::fingerprint::fingerprint;
 use urinorm::key::KeyFormat;
 use urinorm::normalize::protocol::{PRESETS, Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{Normalizer, Rung};
+use urinorm::rules::{RulesFormat, RulesText, SiteRules};
 use urinorm::surt::normalize_surt_into;
 
 create_exception!(
@@ -27,6 +29,13 @@ create_exception!(
     InvalidUri,
     PyValueError,
     "The input is not a URI reference (RFC 3986), or its host or port cannot be what its scheme names.\n\nstr(e) is the reason, as the command line gives it: 'invalid percent-encoding at byte 10'. Attributes: offset (the 0-based byte offset), reason (the reason without the offset)."
+);
+
+create_exception!(
+    urinorm,
+    RulesError,
+    PyValueError,
+    "A site rules file cannot be used: an unknown action, a bad host pattern or regular expression, not ClearURLs' format, or not UTF-8 text.\n\nstr(e) is the command line's message, naming the file and line: 'site.rules:4: unknown action ...'. Attributes: file (its name as given), line (1-based, or None for the whole file), problem (the message without the place)."
 );
 
 /// The Python exception for `error`, with its offset and reason as attributes.
@@ -47,26 +56,27 @@ pub(crate) fn parse_key(key: &str) -> PyResult<KeyFormat> {
     key.parse().map_err(PyValueError::new_err)
 }
 
-/// A normalizer built once from the options, for the functions of `urinorm`
-/// to cache (building one parses names and copies the tracking list).
-#[pyclass(frozen, module = "urinorm._urinorm", name = "Normalizer")]
-pub(crate) struct PyNormalizer {
-    pub(crate) normalizer: Normalizer,
+/// The options of a normalizer but its rules, parsed, and the rung checked
+/// against them.
+struct Options {
+    rung: Option<Rung>,
+    preset: Option<Preset>,
+    with: Vec<Transform>,
+    without: Vec<Transform>,
+    tracking_list: Option<String>,
 }
 
-#[pymethods]
-impl PyNormalizer {
-    /// Raises ValueError for an unknown rung, preset or transform name, and
-    /// for protocol options given with a rung below protocol.
-    #[new]
-    #[pyo3(signature = (rung=None, preset=None, with_=Vec::new(), without=Vec::new(), tracking_params=None))]
-    fn new(
+impl Options {
+    /// Parses the names; ValueError for an unknown one, or for protocol
+    /// options (`rules` says whether rules are given) with a lower rung.
+    fn parse(
         rung: Option<&str>,
         preset: Option<&str>,
-        with_: Vec<String>,
-        without: Vec<String>,
+        with_: &[String],
+        without: &[String],
         tracking_params: Option<Vec<String>>,
-    ) -> PyResult<Self> {
+        rules: bool,
+    ) -> PyResult<Options> {
         let rung = rung
             .map(str::parse::<Rung>)
             .transpose()
@@ -82,7 +92,7 @@ impl PyNormalizer {
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(PyValueError::new_err)
         };
-        let (with, without) = (transforms(&with_)?, transforms(&without)?);
+        let (with, without) = (transforms(with_)?, transforms(without)?);
         // The command line reads a file of one name per line; a list of
         // names is the same text.
         let tracking_list = tracking_params.map(|names| names.join("\n"));
@@ -91,10 +101,132 @@ impl PyNormalizer {
             with: &with,
             without: &without,
             tracking_list: tracking_list.as_deref(),
+            rules: None,
         };
-        let normalizer = Normalizer::from_options(rung, &options)
+        let protocol = rules || !options.is_empty();
+        if let Err(e) = Rung::requested(rung, protocol) {
+            return Err(PyValueError::new_err(match rules {
+                true => format!(
+                    "site rules (rules, rules_clearurls) need the protocol rung, not the {} rung",
+                    e.rung
+                ),
+                false => e.to_string(),
+            }));
+        }
+        Ok(Options {
+            rung,
+            preset,
+            with,
+            without,
+            tracking_list,
+        })
+    }
+}
+
+/// Checks the options as `Normalizer(...)` does, without any rules text:
+/// ValueError for an unknown name, or for protocol options (`rules`: rules
+/// are given) with a lower rung. Lets the caller report such a mistake
+/// before a rules file it could not read.
+#[pyfunction]
+#[pyo3(signature = (rung=None, preset=None, with_=Vec::new(), without=Vec::new(), tracking_params=None, rules=false))]
+fn check_options(
+    rung: Option<&str>,
+    preset: Option<&str>,
+    with_: Vec<String>,
+    without: Vec<String>,
+    tracking_params: Option<Vec<String>>,
+    rules: bool,
+) -> PyResult<()> {
+    Options::parse(rung, preset, &with_, &without, tracking_params, rules).map(drop)
+}
+
+/// The Python exception for a rules text that cannot be used, with its
+/// file, line and problem as attributes.
+fn rules_error(py: Python<'_>, error: &urinorm::rules::RulesError) -> PyErr {
+    let err = RulesError::new_err(error.to_string());
+    let value = err.value(py);
+    let attributes = value
+        .setattr("file", &error.file)
+        .and_then(|()| value.setattr("line", error.line))
+        .and_then(|()| value.setattr("problem", &error.problem));
+    match attributes {
+        Ok(()) => err,
+        Err(e) => e,
+    }
+}
+
+/// Rules files of one format as Python read them: `(name, text)` pairs.
+type NamedTexts = Vec<(String, String)>;
+
+/// A normalizer built once from the options, for the functions of `urinorm`
+/// to cache (building one parses names, copies the tracking list and
+/// compiles the rules).
+#[pyclass(frozen, module = "urinorm._urinorm", name = "Normalizer")]
+pub(crate) struct PyNormalizer {
+    pub(crate) normalizer: Normalizer,
+}
+
+#[pymethods]
+impl PyNormalizer {
+    /// Raises ValueError for an unknown rung, preset or transform name, for
+    /// protocol options given with a rung below protocol, and RulesError for
+    /// a rules text that cannot be used. `texts` is `(rules,
+    /// rules_clearurls)`, each a list of `(name, text)` pairs: rules files
+    /// in urinorm's line format and in ClearURLs' `data.min.json`, as read,
+    /// compiled as `--rules` and `--rules-clearurls` are (ClearURLs' first).
+    #[new]
+    #[pyo3(signature = (rung=None, preset=None, with_=Vec::new(), without=Vec::new(), tracking_params=None, texts=(Vec::new(), Vec::new())))]
+    fn new(
+        py: Python<'_>,
+        rung: Option<&str>,
+        preset: Option<&str>,
+        with_: Vec<String>,
+        without: Vec<String>,
+        tracking_params: Option<Vec<String>>,
+        texts: (NamedTexts, NamedTexts),
+    ) -> PyResult<Self> {
+        let (rules, rules_clearurls) = texts;
+        let parsed = Options::parse(
+            rung,
+            preset,
+            &with_,
+            &without,
+            tracking_params,
+            !rules.is_empty() || !rules_clearurls.is_empty(),
+        )?;
+        // The rung is checked first (in `Options::parse`): a lower rung
+        // never compiles the rules.
+        let text = |format| move |(name, text)| RulesText { name, format, text };
+        let texts: Vec<RulesText> = rules_clearurls
+            .into_iter()
+            .map(text(RulesFormat::ClearUrls))
+            .chain(rules.into_iter().map(text(RulesFormat::Lines)))
+            .collect();
+        let site_rules = match texts.is_empty() {
+            true => None,
+            // Compiling a large list (ClearURLs') takes a while: without the GIL.
+            false => Some(
+                py.detach(|| SiteRules::compile(&texts))
+                    .map_err(|e| rules_error(py, &e))?,
+            ),
+        };
+        let options = ProtocolOptions {
+            preset: parsed.preset,
+            with: &parsed.with,
+            without: &parsed.without,
+            tracking_list: parsed.tracking_list.as_deref(),
+            rules: site_rules.as_ref(),
+        };
+        let normalizer = Normalizer::from_options(parsed.rung, &options)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(PyNormalizer { normalizer })
+    }
+
+    /// What the site rules hold and their fingerprint (what a seen store
+    /// records), or None without rules.
+    #[getter]
+    fn rules(&self) -> Option<String> {
+        self.normalizer.rules().map(|r| r.describe().to_string())
     }
 
     /// The canonical form of `uri`; raises InvalidUri.
@@ -223,11 +355,13 @@ fn resolve(py: Python<'_>, base: &str, reference: &str) -> PyResult<String> {
 #[pymodule]
 fn _urinorm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InvalidUri", m.py().get_type::<InvalidUri>())?;
+    m.add("RulesError", m.py().get_type::<RulesError>())?;
     m.add_class::<PyNormalizer>()?;
     m.add_class::<arrow::Keys>()?;
     m.add_class::<seen::PySeenSet>()?;
     m.add("SeenStoreError", m.py().get_type::<seen::SeenStoreError>())?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(check_options, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("RUNGS", Rung::ALL.map(Rung::name).to_vec())?;
     m.add("TRANSFORMS", Transform::ALL.map(Transform::name).to_vec())?;

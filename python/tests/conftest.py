@@ -27,7 +27,10 @@ def read_lines(path: Path) -> list[tuple[int, str]]:
 
 @pytest.fixture(scope="session")
 def cli() -> Path:
-    """The `urinorm` binary of this tree, built (or brought up to date) once."""
+    """The `urinorm` binary of this tree, built (or brought up to date) once;
+    or the binary $URINORM_CLI names, taken as it is."""
+    if os.environ.get("URINORM_CLI"):
+        return Path(os.environ["URINORM_CLI"])
     subprocess.run(
         ["cargo", "build", "--release", "--quiet", "--bin", "urinorm"], cwd=ROOT, check=True
     )

@@ -1,10 +1,12 @@
 """The Python API, call by call: rungs, presets, transforms, keys, errors."""
 
+import os
 import re
 
 import pytest
 
 import urinorm
+from conftest import ROOT
 
 
 @pytest.mark.parametrize(
@@ -189,3 +191,220 @@ def test_host_and_domain_keys():
     assert urinorm.fingerprint("http://www.bbc.co.uk/x", key="domain") == urinorm.fingerprint(
         "http://bbc.co.uk/y", key="domain"
     )
+
+
+# Site rules: `rules=` and `rules_clearurls=`, the command line's `--rules`
+# and `--rules-clearurls`.
+RULES = ROOT / "testdata" / "rules" / "site.rules"
+CLEARURLS = ROOT / "testdata" / "rules" / "clearurls.json"
+
+
+@pytest.fixture
+def ref_rules(tmp_path):
+    """A rules file that drops `ref` for example.com and its subdomains."""
+    path = tmp_path / "ref.rules"
+    path.write_text("# one host's junk\nexample.com  drop-params  ref\n")
+    return path
+
+
+def test_a_rules_file_drops_a_parameter_for_one_host(ref_rules):
+    assert urinorm.normalize("http://example.com/a?ref=x&id=1", rules=ref_rules) == (
+        "http://example.com/a?id=1"
+    )
+    assert urinorm.normalize("http://www.example.com/?ref=x", rules=ref_rules) == (
+        "http://www.example.com/"
+    )
+    # Other hosts keep it: on label boundaries only.
+    for uri in ("http://example.org/a?ref=x", "http://badexample.com/a?ref=x"):
+        assert urinorm.normalize(uri, rules=ref_rules) == uri
+    # The path as a str, a Path, or a list of either.
+    for given in (str(ref_rules), [ref_rules], (str(ref_rules),)):
+        assert urinorm.normalize("http://example.com/?ref=1", rules=given) == "http://example.com/"
+
+
+def test_the_site_rules_of_the_readme():
+    cases = {
+        "http://www.amazon.com/dp/1?ref=x&pf_rd_p=2&q=1": "http://www.amazon.com/dp/1?q=1",
+        "http://shop.example/item?id=7&color=red": "http://shop.example/item?id=7",
+        "http://sub.shop.example/item?id=7&color=red": "http://sub.shop.example/item?id=7&color=red",
+        "http://news.example/amp/story/1": "http://news.example/story/1",
+        "http://any.example/?spm=1&a=2": "http://any.example/?a=2",
+        "http://wiki.example/Main_Page": "http://wiki.example/main_page",
+    }
+    for uri, expected in cases.items():
+        assert urinorm.normalize(uri, rules=RULES) == expected, uri
+
+
+def test_a_clearurls_file():
+    cases = {
+        # rawRules, rules and referralMarketing of the store provider; the
+        # global provider's utm_*.
+        "http://a.store.example/ref=abc/p?tag=1&k=2&ref_=3&pd_rd_w=4&utm_x=5": (
+            "http://a.store.example/p?k=2"
+        ),
+        # The store's exception.
+        "http://store.example/cart?ref=1": "http://store.example/cart?ref=1",
+        # The fragment is dropped by the safe preset before the rules see it.
+        "http://spa.example/#/page?session=1&x=2": "http://spa.example/",
+        # A complete provider and a redirection are counted, not applied.
+        "http://tracker.example/?id=1": "http://tracker.example/?id=1",
+    }
+    for uri, expected in cases.items():
+        assert urinorm.normalize(uri, rules_clearurls=CLEARURLS) == expected, uri
+        assert urinorm.normalize(uri, rules_clearurls=[str(CLEARURLS)]) == expected, uri
+    # A provider for the fragment's parameters, with the fragment kept.
+    assert (
+        urinorm.normalize(
+            "http://spa.example/#session=1&x=2", without="drop-fragment", rules_clearurls=CLEARURLS
+        )
+        == "http://spa.example/#x=2"
+    )
+
+
+def test_both_kinds_together():
+    # globalRules has an exception for exempt.example; the line rule `* drop-params spm` not.
+    uri = "http://x.exempt.example/?spm=2&a=3"
+    assert urinorm.normalize(uri, rules_clearurls=CLEARURLS) == uri
+    both = urinorm.normalize(uri, rules=RULES, rules_clearurls=CLEARURLS)
+    assert both == "http://x.exempt.example/?a=3"
+    normalizer = urinorm._options.normalizer(None, None, (), (), None, RULES, CLEARURLS)
+    assert normalizer.rules.startswith("5 rules and 5 ClearURLs providers from 2 files")
+
+
+def test_every_function_takes_rules(ref_rules):
+    uri = "http://www.example.com/a?ref=x&id=1"
+    canonical = "http://www.example.com/a?id=1"
+    assert urinorm.normalize(uri, rules=ref_rules) == canonical
+    assert urinorm.surt(uri, rules=ref_rules) == urinorm.surt(canonical)
+    assert urinorm.fingerprint(uri, rules=ref_rules) == urinorm.fingerprint(canonical)
+    assert urinorm.fingerprint(uri, key="surt", rules=ref_rules) == urinorm.fingerprint(
+        canonical, key="surt"
+    )
+    result, _ = urinorm.normalize_batch([uri, None], rules=ref_rules)
+    assert result.to_pylist() == [canonical, None]
+    prints = urinorm.fingerprint_batch([uri], rules=ref_rules)
+    assert prints.to_pylist() == [urinorm.fingerprint(canonical)]
+    # Keyword-only: a path in the place of key is no rules file.
+    with pytest.raises(TypeError):
+        urinorm.normalize(uri, None, None, (), (), None, ref_rules)
+
+
+def test_rules_ask_for_the_protocol_rung(ref_rules, tmp_path):
+    uri = "http://a/?gclid=1&x=2#f"
+    # The safe preset with them, as with a preset or a tracking list.
+    assert urinorm.normalize(uri, rules=ref_rules) == "http://a/?x=2"
+    assert urinorm.normalize(uri, rung="protocol", rules=ref_rules) == "http://a/?x=2"
+    for rung in ("string", "syntax", "scheme"):
+        message = f"site rules (rules, rules_clearurls) need the protocol rung, not the {rung} rung"
+        with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+            urinorm.normalize(uri, rung=rung, rules=ref_rules)
+        # Told before a file that cannot be read, as the command line does.
+        with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+            urinorm.normalize(uri, rung=rung, rules_clearurls=tmp_path / "missing.json")
+    # No path is no rules.
+    assert urinorm.normalize(uri, rules=[]) == urinorm.normalize(uri)
+    assert urinorm.normalize(uri, rung="scheme", rules=[], rules_clearurls=()) == (
+        urinorm.normalize(uri, rung="scheme")
+    )
+
+
+def test_a_file_that_cannot_be_read_is_an_os_error(tmp_path):
+    missing = tmp_path / "missing.rules"
+    with pytest.raises(FileNotFoundError) as caught:
+        urinorm.normalize("http://a/", rules=missing)
+    assert caught.value.filename == str(missing)
+    assert str(missing) in str(caught.value)
+    with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
+        urinorm.normalize_batch(["http://a/"], rules_clearurls=[RULES, missing])
+    with pytest.raises(IsADirectoryError, match=re.escape(str(tmp_path))):
+        urinorm.normalize("http://a/", rules=tmp_path)
+    # A mistake in another option is told first.
+    with pytest.raises(ValueError, match="unknown preset 'wild'"):
+        urinorm.normalize("http://a/", preset="wild", rules=missing)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "message"),
+    [
+        (
+            "# x\na.com strip-params ref\n",
+            "rules",
+            (
+                ":2: unknown action 'strip-params'"
+                " (choose drop-params, keep-params, rewrite-path or lowercase-path)"
+            ),
+        ),
+        (
+            "a.com rewrite-path ^/(a $1\n",
+            "rules",
+            ":1: bad regular expression '^/(a': unclosed group",
+        ),
+        ("a.com drop-params\n", "rules", ":1: drop-params needs at least one parameter name"),
+        (
+            '{"providers": [1, 2]}',
+            "rules_clearurls",
+            (
+                ":1: not a ClearURLs rules file: invalid type: sequence,"
+                " expected an object of providers at line 1 column 14"
+            ),
+        ),
+        ("{}", "rules_clearurls", ': not a ClearURLs rules file: it has no "providers"'),
+    ],
+)
+def test_a_rules_file_that_cannot_be_used_is_a_rules_error(tmp_path, text, kind, message):
+    path = tmp_path / "bad"
+    path.write_text(text)
+    with pytest.raises(urinorm.RulesError) as caught:
+        urinorm.normalize("http://a.com/", **{kind: path})
+    error = caught.value
+    assert isinstance(error, ValueError)
+    assert str(error) == f"{path}{message}"
+    assert error.file == str(path)
+    place = f"{path}:{error.line}" if error.line is not None else str(path)
+    assert str(error) == f"{place}: {error.problem}"
+
+
+def test_a_rules_file_that_is_not_utf8(tmp_path):
+    path = tmp_path / "latin1.rules"
+    path.write_bytes(b"a.com drop-params ref\nb.com drop-params caf\xe9\n")
+    with pytest.raises(urinorm.RulesError) as caught:
+        urinorm.normalize("http://a.com/", rules=path)
+    assert str(caught.value) == f"{path}:2: not UTF-8 text (byte 0xe9 at offset 43)"
+    assert (caught.value.file, caught.value.line) == (str(path), 2)
+
+
+def test_an_edited_rules_file_is_read_again(tmp_path):
+    path = tmp_path / "site.rules"
+    path.write_text("example.com drop-params ref\n")
+    uri = "http://example.com/?ref=1&src=2"
+    first = urinorm._options.normalizer(None, None, (), (), None, path)
+    assert first.normalize(uri) == "http://example.com/?src=2"
+    # Unchanged: the cached normalizer, looked up by the file's stat.
+    assert urinorm._options.normalizer(None, None, (), (), None, path) is first
+    path.write_text("example.com drop-params src\n")
+    # The same size: only the modification time tells (set apart here, as a
+    # coarse clock might not).
+    status = path.stat()
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 1_000_000))
+    assert urinorm.normalize(uri, rules=path) == "http://example.com/?ref=1"
+    path.write_text("example.com drop-params ref src\n")
+    assert urinorm.normalize(uri, rules=path) == "http://example.com/"
+    # Replaced by another file (a rename, as editors save).
+    other = tmp_path / "new.rules"
+    other.write_text("example.com drop-params nothing\n")
+    os.replace(other, path)
+    assert urinorm.normalize(uri, rules=path) == uri
+    path.unlink()
+    with pytest.raises(FileNotFoundError):
+        urinorm.normalize(uri, rules=path)
+
+
+def test_a_rule_that_breaks_the_uri_rejects_it(tmp_path):
+    path = tmp_path / "break.rules"
+    path.write_text("x.example rewrite-path ^/x(.*)$ /%zz$1\n")
+    with pytest.raises(urinorm.InvalidUri) as caught:
+        urinorm.normalize("http://x.example/x1", rules=path)
+    assert str(caught.value) == f"rule {path}:1 rewrite-path makes the URI invalid"
+    assert urinorm.normalize("http://x.example/y", rules=path) == "http://x.example/y"
+    result, _ = urinorm.normalize_batch(["http://x.example/x1", "http://x.example/y"], rules=path)
+    assert result.to_pylist() == [None, "http://x.example/y"]

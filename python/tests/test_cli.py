@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import urinorm
-from conftest import SAMPLE
+from conftest import ROOT, SAMPLE, read_lines
 
 # Command-line flags and the same options as keyword arguments.
 OPTION_SETS = [
@@ -38,14 +38,15 @@ IDS = [
 ]
 
 # `file:line: reason at byte N`, and the hint the command line adds about
-# its own --lenient flag, which the Python API does not have.
-REJECTION = re.compile(r"^(.*):(\d+): (.* at byte \d+)( \(--lenient would [^)]*\))?$")
+# its own --lenient flag, which the Python API does not have; or
+# `file:line: rule NAME ...` for a line a site rule broke.
+REJECTION = re.compile(r"^(.*?):(\d+): (.* at byte \d+|rule .*)( \(--lenient would [^)]*\))?$")
 
 
-def run_cli(cli, flags, key):
+def run_cli(cli, flags, key, source=SAMPLE):
     """The command's output lines and its rejections as {line number: reason}."""
     done = subprocess.run(
-        [cli, "normalize", "--quiet", "--key", key, *flags, SAMPLE],
+        [cli, "normalize", "--quiet", "--key", key, *flags, source],
         check=False,
         capture_output=True,
         text=True,
@@ -107,3 +108,75 @@ def test_the_command_line_hint_is_its_only_addition(cli, sample):
         with pytest.raises(urinorm.InvalidUri) as caught:
             urinorm.normalize(lines[int(match[2])])
         assert f"{match[1]}:{match[2]}: {caught.value}{match[4]}" == match[0]
+
+
+# Lines each rule of testdata/rules/ touches, added to the sample.
+RULED = [
+    "http://www.amazon.com/dp/1?ref=x&pf_rd_p=2&q=1",
+    "http://shop.example/item?id=7&color=red",
+    "http://sub.shop.example/item?id=7&color=red",
+    "http://news.example/amp/story/1",
+    "http://any.example/?spm=1&a=2",
+    "http://wiki.example/Main_Page",
+    "http://a.store.example/ref=abc/p?tag=1&k=2&ref_=3&pd_rd_w=4&utm_x=5",
+    "http://store.example/cart?ref=1",
+    "http://search.example/url?q=http%3A%2F%2Fx&sa=1",
+    "http://tracker.example/?id=1",
+    "http://spa.example/#session=1&x=2",
+    "http://x.exempt.example/?spm=2&a=3",
+    "http://x.example/x1",
+    "http://x.example/y?spm=1",
+]
+RULES_DIR = ROOT / "testdata" / "rules"
+
+
+@pytest.mark.parametrize("key", ["canonical", "surt"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"rules": [RULES_DIR / "site.rules", "BREAK"]},
+        {"rules_clearurls": RULES_DIR / "clearurls.json"},
+        {
+            "rules": ["BREAK", RULES_DIR / "site.rules"],
+            "rules_clearurls": [RULES_DIR / "clearurls.json"],
+            "preset": "aggressive",
+            "without": "drop-fragment",
+        },
+    ],
+    ids=["rules", "clearurls", "both-aggressive"],
+)
+def test_site_rules_give_what_the_command_line_prints(cli, tmp_path, key, options):
+    """On the sample and lines each rule touches, with rules that break one
+    line (rejected naming the rule), as `--rules` and `--rules-clearurls`."""
+    breaking = tmp_path / "break.rules"
+    breaking.write_text("x.example rewrite-path ^/x(.*)$ /%zz$1\n")
+    options = dict(options)
+    for kind in ("rules", "rules_clearurls"):
+        given = options.get(kind)
+        if isinstance(given, list):
+            options[kind] = [breaking if p == "BREAK" else p for p in given]
+    source = tmp_path / "urls.txt"
+    source.write_bytes(SAMPLE.read_bytes() + "".join(u + "\n" for u in RULED).encode())
+    flags = []
+    for name, value in options.items():
+        values = value if isinstance(value, list) else [value]
+        flags += [arg for v in values for arg in ("--" + name.replace("_", "-"), str(v))]
+    printed, rejected = run_cli(cli, flags, key, source)
+    assert any(reason.startswith("rule ") for reason in rejected.values()) == ("rules" in options)
+
+    function = urinorm.surt if key == "surt" else urinorm.normalize
+    lines = read_lines(source)
+    accepted = []
+    for number, line in lines:
+        try:
+            accepted.append(function(line, **options))
+        except urinorm.InvalidUri as e:
+            assert rejected.pop(number) == str(e), (number, line)
+    assert rejected == {}
+    assert accepted == printed
+    # The rules did something to the lines made for them.
+    assert accepted[-len(RULED) :] != [function(line) for line in RULED]
+
+    result, valid = urinorm.normalize_batch([line for _, line in lines], key=key, **options)
+    assert result.drop_null().to_pylist() == printed
+    assert valid.true_count == len(printed)

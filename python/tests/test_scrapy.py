@@ -1,6 +1,7 @@
 """urinorm.scrapy.DupeFilter in a real Scrapy crawl of a small site served
 on 127.0.0.1, whose pages link to each other in variant spellings."""
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -10,6 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from scrapy.http import Request
 
+import urinorm
+from conftest import ROOT
 from urinorm.scrapy import DupeFilter
 
 PAGES = ["/", "/a", "/b", "/c"]
@@ -19,7 +22,7 @@ class Site:
     """The site: every page links to every page, each link spelled several
     ways; every request is logged."""
 
-    def __init__(self):
+    def __init__(self, ref_links: bool = False):
         self.fetched: list[str] = []
         site = self
 
@@ -37,6 +40,8 @@ class Site:
                         f"{base}/x/..{page}",  # a dot segment
                         page.replace("/a", "/%61"),  # an encoded letter, relative
                     ]
+                    if ref_links:
+                        links.append(f"{base}{page}?ref=nav")  # a site's own junk
                 body = "".join(f'<a href="{link}">x</a>\n' for link in links)
                 data = f"<html><body>{body}</body></html>".encode()
                 self.send_response(200)
@@ -59,6 +64,7 @@ class Site:
 
 SPIDER = textwrap.dedent(
     """
+    import json
     import sys
     import scrapy
     from scrapy.crawler import CrawlerProcess
@@ -80,6 +86,7 @@ SPIDER = textwrap.dedent(
         "LOG_LEVEL": "DEBUG",
         "ROBOTSTXT_OBEY": False,
         "TELNETCONSOLE_ENABLED": False,
+        **json.loads(sys.argv[3]),
     })
     process.crawl(Site)
     process.start()
@@ -94,11 +101,17 @@ def site():
     site.close()
 
 
-def crawl(tmp_path, site, jobdir):
+def crawl(tmp_path, site, jobdir, settings=None):
     script = tmp_path / "spider.py"
     script.write_text(SPIDER)
     done = subprocess.run(
-        [sys.executable, str(script), f"http://127.0.0.1:{site.port}/", str(jobdir)],
+        [
+            sys.executable,
+            str(script),
+            f"http://127.0.0.1:{site.port}/",
+            str(jobdir),
+            json.dumps(settings or {}),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -120,6 +133,22 @@ def test_each_page_is_fetched_once_and_a_second_crawl_fetches_nothing(tmp_path, 
     assert site.fetched == []
 
 
+def test_a_crawl_with_site_rules_from_the_settings(tmp_path):
+    """Links with `?ref=nav` are other pages to the safe preset; a rules
+    file in URINORM_RULES makes them one with the page."""
+    site = Site(ref_links=True)
+    try:
+        crawl(tmp_path, site, tmp_path / "job1")
+        assert sorted(site.fetched) == sorted(PAGES + [p + "?ref=nav" for p in PAGES])
+        rules = tmp_path / "site.rules"
+        rules.write_text("=127.0.0.1  drop-params  ref\n")
+        site.fetched.clear()
+        crawl(tmp_path, site, tmp_path / "job2", {"URINORM_RULES": [str(rules)]})
+        assert sorted(site.fetched) == sorted(PAGES)
+    finally:
+        site.close()
+
+
 def test_keys():
     dupes = DupeFilter(preset="safe")
     get = Request("HTTP://Example.com:80/a/./b?utm_source=x#top")
@@ -132,3 +161,46 @@ def test_keys():
     assert not dupes.request_seen(post)
     assert not dupes.request_seen(Request("http://example.com/form", method="POST", body=b"q=2"))
     assert dupes.request_seen(Request("http://EXAMPLE.com/form", method="POST", body=b"q=1"))
+
+
+def test_site_rules_from_the_settings(tmp_path):
+    from scrapy.utils.test import get_crawler
+
+    rules = tmp_path / "site.rules"
+    rules.write_text("example.com drop-params ref\n")
+    clearurls = ROOT / "testdata" / "rules" / "clearurls.json"
+    crawler = get_crawler(
+        settings_dict={
+            "URINORM_RULES": [str(rules)],
+            "URINORM_RULES_CLEARURLS": [str(clearurls)],
+            "URINORM_SEEN_DIR": str(tmp_path / "seen"),
+        }
+    )
+    dupes = DupeFilter.from_crawler(crawler)
+    get = Request("http://Example.com/a?ref=1&id=2#top")
+    assert dupes.request_key(get) == b"http://example.com/a?id=2"
+    store = Request("http://a.store.example/ref=abc/p?tag=1&k=2")
+    assert dupes.request_key(store) == b"http://a.store.example/p?k=2"
+    assert not dupes.request_seen(get)
+    assert dupes.request_seen(Request("http://example.com/a?id=2&ref=3"))
+    dupes.close("finished")
+    # The store records the rules: the same ones open it, no rules do not.
+    with urinorm.SeenSet(tmp_path / "seen", rules=rules, rules_clearurls=clearurls) as seen:
+        assert seen.contains(["http://example.com/a?id=2"]) == [True]
+    with pytest.raises(urinorm.SeenStoreError, match="rules"):
+        DupeFilter(tmp_path / "seen", preset="safe")
+
+
+def test_site_rules_as_arguments(tmp_path):
+    rules = tmp_path / "site.rules"
+    rules.write_text("example.com drop-params ref\n")
+    dupes = DupeFilter(rules=[rules])
+    assert dupes.request_key(Request("http://example.com/?ref=1")) == b"http://example.com/"
+    assert DupeFilter(rules=rules).request_key(Request("http://example.com/?ref=1")) == (
+        b"http://example.com/"
+    )
+    with pytest.raises(FileNotFoundError):
+        DupeFilter(rules=[tmp_path / "missing.rules"])
+    rules.write_text("example.com frobnicate\n")
+    with pytest.raises(urinorm.RulesError, match="site.rules:1: unknown action"):
+        DupeFilter(rules=[rules])

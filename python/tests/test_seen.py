@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 import urinorm
-from conftest import SAMPLE, read_lines
+from conftest import ROOT, SAMPLE, read_lines
 
 LINES = [line for _, line in read_lines(SAMPLE)]
 
@@ -108,3 +108,44 @@ def test_keys_made_by_the_caller(tmp_path):
             False,
         ]
         assert len(seen) == 2
+
+
+def test_a_store_records_the_rules_by_their_contents(cli, tmp_path):
+    """A store made by `dedup --seen --rules` opens in Python with the same
+    rules (from another path too), and is refused without them or with others."""
+    rules = tmp_path / "site.rules"
+    rules.write_text("example.com drop-params ref\n")
+    lines = ["http://example.com/a?ref=1", "http://example.com/a?ref=2", "http://b/?ref=3"]
+    store = tmp_path / "s"
+    admitted = dedup_seen(cli, store, lines, "--rules", str(rules))
+    assert admitted == ["http://example.com/a", "http://b/?ref=3"]
+    copy = tmp_path / "elsewhere.rules"
+    copy.write_bytes(rules.read_bytes())
+    for path in (rules, copy):
+        with urinorm.SeenSet(store, rules=path) as seen:
+            assert "rules=" in seen._set.config()
+            assert seen.contains(["http://example.com/a?ref=9", "http://b/?ref=4"]) == [True, False]
+    with pytest.raises(urinorm.SeenStoreError, match="rules"):
+        urinorm.SeenSet(store, preset="safe")
+    other = tmp_path / "other.rules"
+    other.write_text("example.com drop-params src\n")
+    with pytest.raises(urinorm.SeenStoreError, match="rules"):
+        urinorm.SeenSet(store, rules=other)
+    with pytest.raises(urinorm.SeenStoreError, match="rules"):
+        urinorm.SeenSet(store, rules_clearurls=ROOT / "testdata" / "rules" / "clearurls.json")
+    # What Python admits, the command line holds.
+    with urinorm.SeenSet(store, rules=[copy]) as seen:
+        assert seen.add(["http://c/?ref=1", "http://example.com/a"]) == [True, False]
+    assert dedup_seen(cli, store, ["http://c/", "http://c/?ref=1"], "--rules", str(rules)) == [
+        "http://c/"
+    ]
+
+
+def test_rules_errors_open_no_store(tmp_path):
+    bad = tmp_path / "bad.rules"
+    bad.write_text("a.com frobnicate\n")
+    with pytest.raises(urinorm.RulesError, match="bad.rules:1: unknown action 'frobnicate'"):
+        urinorm.SeenSet(tmp_path / "s", rules=bad)
+    with pytest.raises(FileNotFoundError):
+        urinorm.SeenSet(tmp_path / "s", rules=tmp_path / "missing.rules")
+    assert not (tmp_path / "s").exists()

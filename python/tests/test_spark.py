@@ -201,3 +201,56 @@ def test_fingerprint_col_gives_fingerprint_bytes(spark, udf):
     assert {r.url: (bytes(r.print) if r.print is not None else None) for r in rows} == {
         v: expected.get(v) for v in values
     }
+
+
+RULED = [
+    "http://www.amazon.com/dp/1?ref=x&pf_rd_p=2&q=1",
+    "http://shop.example/item?id=7&color=red",
+    "http://a.store.example/ref=abc/p?tag=1&k=2&ref_=3",
+    "http://x.exempt.example/?spm=2&a=3",
+    "http://example.org/?ref=1",
+    "not a uri",
+    None,
+]
+
+
+@pytest.mark.parametrize("udf", ["arrow", "pandas"])
+def test_site_rules_reach_the_executors_as_texts(spark, tmp_path, udf):
+    """The rules files are read on the driver: the tasks run after the files
+    are gone, and give what normalize_batch gives with them."""
+    from urinorm.spark import fingerprint_col
+
+    rules_dir = ROOT / "testdata" / "rules"
+    site, clearurls = tmp_path / "site.rules", tmp_path / "clearurls.json"
+    site.write_bytes((rules_dir / "site.rules").read_bytes())
+    clearurls.write_bytes((rules_dir / "clearurls.json").read_bytes())
+    options = {"rules": site, "rules_clearurls": [clearurls], "key": "canonical"}
+    expected, _ = urinorm.normalize_batch(RULED, **options)
+    prints = urinorm.fingerprint_batch(RULED, **options)
+    assert expected.to_pylist()[:3] == [
+        "http://www.amazon.com/dp/1?q=1",
+        "http://shop.example/item?id=7",
+        "http://a.store.example/p?k=2",
+    ]
+
+    df = spark.createDataFrame([(v,) for v in RULED], "url string")
+    keys = normalize_col("url", udf=udf, **options)
+    fingerprints = fingerprint_col("url", udf=udf, **options)
+    site.unlink()
+    clearurls.unlink()
+    rows = df.select("url", keys.alias("key"), fingerprints.alias("print")).collect()
+    assert {r.url: r.key for r in rows} == dict(zip(RULED, expected.to_pylist()))
+    assert {r.url: (bytes(r.print) if r.print else None) for r in rows} == dict(
+        zip(RULED, prints.to_pylist())
+    )
+
+
+def test_rules_errors_fail_on_the_driver(tmp_path):
+    bad = tmp_path / "bad.rules"
+    bad.write_text("a.com drop-params ref\na.com frobnicate\n")
+    with pytest.raises(urinorm.RulesError, match="bad.rules:2: unknown action 'frobnicate'"):
+        normalize_col("url", rules=bad)
+    with pytest.raises(FileNotFoundError, match="missing.json"):
+        normalize_col("url", rules_clearurls=tmp_path / "missing.json")
+    with pytest.raises(ValueError, match="need the protocol rung, not the scheme rung"):
+        normalize_col("url", rung="scheme", rules=tmp_path / "missing.rules")

@@ -17,11 +17,34 @@ the line ``urinorm normalize`` prints, and :func:`surt` the line of
 
 Options, in every function: ``rung`` is ``"string"``, ``"syntax"``,
 ``"scheme"`` or ``"protocol"`` (RFC 3986 §6.2); ``None`` means scheme, or
-protocol when a preset, a transform or a tracking list is given, as on the
-command line. ``preset`` is ``"safe"`` or ``"aggressive"``; ``with_`` and
-``without`` name protocol-rung transforms to add to or remove from it (one
-name or several); ``tracking_params`` replaces the parameter names
-``drop-tracking-params`` removes (``"prefix*"`` for a prefix).
+protocol when a preset, a transform, a tracking list or site rules are
+given, as on the command line. ``preset`` is ``"safe"`` or
+``"aggressive"``; ``with_`` and ``without`` name protocol-rung transforms
+to add to or remove from it (one name or several); ``tracking_params``
+replaces the parameter names ``drop-tracking-params`` removes
+(``"prefix*"`` for a prefix).
+
+Site rules, keyword-only in every function: ``rules`` names files (one path
+or several) in urinorm's line format, ``rules_clearurls`` files in
+ClearURLs' ``data.min.json`` format, as ``--rules`` and
+``--rules-clearurls`` do (README, "Site rules"): applied at the protocol
+rung after the transforms, ClearURLs' providers first, then the line rules
+in the order given. Rules ask for the protocol rung as a preset does (a
+lower rung named with them is a ``ValueError``). A file that cannot be read
+raises ``OSError`` (``FileNotFoundError`` for a missing one) naming it; a
+rules file that cannot be used raises :class:`RulesError` (a
+``ValueError``) with the command line's message, ``file:line: problem``.
+Each call looks at the files again (one ``os.stat`` each: the normalizer
+is cached on their path, inode, ``st_mtime_ns`` and size), so an edited
+file is read and compiled again rather than served stale.
+
+>>> import pathlib, tempfile
+>>> site = pathlib.Path(tempfile.mkdtemp(), "site.rules")
+>>> _ = site.write_text("amazon.com  drop-params  ref pf_rd_*\\n")
+>>> urinorm.normalize("http://www.amazon.com/dp/1?ref=x&pf_rd_p=2&q=1", rules=site)
+'http://www.amazon.com/dp/1?q=1'
+>>> urinorm.normalize("http://example.com/dp/1?ref=x", rules=site)
+'http://example.com/dp/1?ref=x'
 
 :func:`normalize_batch` runs over a list or a pyarrow string array with the
 GIL released; :mod:`urinorm.spark` makes a Spark column of it.
@@ -36,12 +59,12 @@ from collections.abc import Iterable
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from ._options import Names
+from ._options import Names, Paths
 from ._options import normalizer as _normalizer
 from ._urinorm import PRESETS as _PRESETS
 from ._urinorm import RUNGS as _RUNGS
 from ._urinorm import TRANSFORMS as _TRANSFORMS
-from ._urinorm import InvalidUri, Normalizer, SeenStoreError, __version__, resolve
+from ._urinorm import InvalidUri, Normalizer, RulesError, SeenStoreError, __version__, resolve
 from ._urinorm import SeenSet as _SeenSet
 
 if TYPE_CHECKING:
@@ -52,6 +75,7 @@ __all__ = [
     "RUNGS",
     "TRANSFORMS",
     "InvalidUri",
+    "RulesError",
     "SeenSet",
     "SeenStoreError",
     "__version__",
@@ -78,14 +102,21 @@ def normalize(
     with_: Names = (),
     without: Names = (),
     tracking_params: Names | None = None,
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
 ) -> str:
     """Return the canonical form of ``uri`` at ``rung``.
 
     Raises :class:`InvalidUri` (a ``ValueError``) when ``uri`` is not a URI
     reference, with the command line's reason as its message, and
-    ``ValueError`` for an unknown option or protocol options under a lower rung.
+    ``ValueError`` for an unknown option or protocol options under a lower
+    rung; for ``rules`` and ``rules_clearurls`` (paths of site rules files),
+    :class:`RulesError` (a ``ValueError``) for a file that cannot be used and
+    ``OSError`` for one that cannot be read (see the module).
     """
-    return _normalizer(rung, preset, with_, without, tracking_params).normalize(uri)
+    normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
+    return normalizer.normalize(uri)
 
 
 def surt(
@@ -95,6 +126,9 @@ def surt(
     with_: Names = (),
     without: Names = (),
     tracking_params: Names | None = None,
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
 ) -> str:
     """Return the SURT key of the canonical form of ``uri``.
 
@@ -102,7 +136,8 @@ def surt(
     the key of web-archive CDX indexes, made from the canonical form at
     ``rung``. Raises as :func:`normalize` does.
     """
-    return _normalizer(rung, preset, with_, without, tracking_params).surt(uri)
+    normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
+    return normalizer.surt(uri)
 
 
 def fingerprint(
@@ -113,6 +148,9 @@ def fingerprint(
     without: Names = (),
     tracking_params: Names | None = None,
     key: str = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
 ) -> bytes:
     """Return the 16-byte fingerprint of ``uri``'s key.
 
@@ -125,7 +163,7 @@ def fingerprint(
     >>> fingerprint("HTTP://Example.com:80/").hex()
     '42663426682770e605cd77c9b152d153'
     """
-    normalizer = _normalizer(rung, preset, with_, without, tracking_params)
+    normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
     return normalizer.fingerprint(uri, key)
 
 
@@ -137,6 +175,9 @@ def normalize_batch(
     without: Names = (),
     tracking_params: Names | None = None,
     key: str = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
 ):
     """Normalize many values at once, with the GIL released; needs pyarrow.
 
@@ -157,9 +198,8 @@ def normalize_batch(
     chunk for chunk) for a chunked input. Invalid values raise nothing: use
     :func:`normalize` on one to learn its reason.
     """
-    return _run_batch(
-        "normalize_batch", values, _normalizer(rung, preset, with_, without, tracking_params), key
-    )
+    normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
+    return _run_batch("normalize_batch", values, normalizer, key)
 
 
 def fingerprint_batch(
@@ -170,6 +210,9 @@ def fingerprint_batch(
     without: Names = (),
     tracking_params: Names | None = None,
     key: str = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
 ):
     """The 16-byte :func:`fingerprint` of each value's key, as a pyarrow
     ``fixed_size_binary(16)`` array, with the GIL released; needs pyarrow.
@@ -183,7 +226,7 @@ def fingerprint_batch(
     >>> fingerprint_batch(["HTTP://Example.com:80/", None])[0].as_py().hex()
     '42663426682770e605cd77c9b152d153'
     """
-    normalizer = _normalizer(rung, preset, with_, without, tracking_params)
+    normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
     result, _ = _run_batch("fingerprint_batch", values, normalizer, key, fingerprints=True)
     return result
 
@@ -249,7 +292,10 @@ class SeenSet:
     The options are :func:`normalize`'s and ``key`` (``"canonical"`` or
     ``"surt"``); the store records them, and a store made with others is
     refused (:class:`SeenStoreError`): keys made differently cannot be
-    compared.
+    compared. Site rules (``rules``, ``rules_clearurls``) are read once, when
+    the store opens, and recorded by their contents' fingerprint, not their
+    paths: a store made under other rules is refused, and the same rules
+    read from another path are the same.
 
     >>> import tempfile
     >>> with SeenSet(tempfile.mkdtemp()) as seen:
@@ -269,8 +315,15 @@ class SeenSet:
         tracking_params: Names | None = None,
         key: str = "canonical",
         wait: bool = False,
+        *,
+        rules: Paths | None = None,
+        rules_clearurls: Paths | None = None,
     ):
-        normalizer = _normalizer(rung, preset, with_, without, tracking_params)
+        normalizer = _normalizer(
+            rung, preset, with_, without, tracking_params, rules, rules_clearurls
+        )
+        # Kept for urinorm.scrapy: its keys are made by the store's normalizer.
+        self._normalizer = normalizer
         self._set = _SeenSet(os.fspath(path), normalizer, key, wait)
 
     def add(self, values):

@@ -17,6 +17,8 @@ PRESETS: Mapping[str, tuple[str, ...]]
 
 #: One transform name, or several.
 Names: TypeAlias = str | Iterable[str]
+#: One path (of a site rules file), or several.
+Paths: TypeAlias = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 class InvalidUri(ValueError):
     """The input is not a URI reference (RFC 3986), or its host or port
@@ -28,6 +30,19 @@ class InvalidUri(ValueError):
     #: The reason without the offset, e.g. ``'invalid percent-encoding'``.
     reason: str
 
+class RulesError(ValueError):
+    """A site rules file cannot be used (``rules``, ``rules_clearurls``): an
+    unknown action, a bad host pattern or regular expression, not ClearURLs'
+    format, not UTF-8. ``str(e)`` is the command line's message, naming the
+    place: ``'site.rules:4: unknown action ...'``."""
+
+    #: The file's name, as given.
+    file: str
+    #: The 1-based line the problem is on, or None for the whole file.
+    line: int | None
+    #: What is wrong, without the place.
+    problem: str
+
 def normalize(
     uri: str,
     rung: str | None = None,
@@ -35,8 +50,15 @@ def normalize(
     with_: Names = (),
     without: Names = (),
     tracking_params: Names | None = None,
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
 ) -> str:
-    """Return the canonical form of ``uri`` at ``rung``; raises InvalidUri."""
+    """Return the canonical form of ``uri`` at ``rung``; raises InvalidUri.
+
+    ``rules`` and ``rules_clearurls`` are paths of site rules files
+    (``--rules``, ``--rules-clearurls``); RulesError for one that cannot be
+    used, OSError for one that cannot be read."""
 
 def fingerprint(
     uri: str,
@@ -46,6 +68,9 @@ def fingerprint(
     without: Names = (),
     tracking_params: Names | None = None,
     key: str = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
 ) -> bytes:
     """Return the 16-byte XXH3-128 fingerprint of ``uri``'s key; raises InvalidUri."""
 
@@ -57,6 +82,9 @@ def fingerprint_batch(
     without: Names = (),
     tracking_params: Names | None = None,
     key: str = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
 ) -> pyarrow.FixedSizeBinaryArray | pyarrow.ChunkedArray:
     """The 16-byte fingerprint of each value's key (fixed_size_binary(16)); null where invalid."""
 
@@ -67,6 +95,9 @@ def surt(
     with_: Names = (),
     without: Names = (),
     tracking_params: Names | None = None,
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
 ) -> str:
     """Return the SURT key of the canonical form of ``uri``; raises InvalidUri."""
 
@@ -82,6 +113,9 @@ def normalize_batch(
     without: Names = (),
     tracking_params: Names | None = None,
     key: str = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
 ) -> tuple[pyarrow.ChunkedArray, pyarrow.ChunkedArray]: ...
 @overload
 def normalize_batch(
@@ -92,6 +126,9 @@ def normalize_batch(
     without: Names = (),
     tracking_params: Names | None = None,
     key: str = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
 ) -> tuple[pyarrow.LargeStringArray, pyarrow.BooleanArray]: ...
 @overload
 def normalize_batch(
@@ -102,6 +139,9 @@ def normalize_batch(
     without: Names = (),
     tracking_params: Names | None = None,
     key: str = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
 ) -> tuple[pyarrow.StringArray, pyarrow.BooleanArray]:
     """Normalize many values with the GIL released: ``(result, valid)``,
     null in ``result`` and false in ``valid`` where a value was null or not a
@@ -126,6 +166,9 @@ class SeenSet:
         tracking_params: Names | None = None,
         key: str = "canonical",
         wait: bool = False,
+        *,
+        rules: Paths | None = None,
+        rules_clearurls: Paths | None = None,
     ) -> None: ...
     @overload
     def add(self, values: pyarrow.Array) -> pyarrow.BooleanArray: ...

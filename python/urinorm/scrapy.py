@@ -18,8 +18,12 @@ line's ``dedup --seen`` reads. Keys admitted are committed at least every
 
 Settings: ``URINORM_RUNG``, ``URINORM_PRESET``, ``URINORM_WITH``,
 ``URINORM_WITHOUT`` (lists of transform names), ``URINORM_TRACKING_PARAMS``
-(a list of parameter names), ``URINORM_SEEN_DIR``, ``URINORM_COMMIT_EVERY``;
-``DUPEFILTER_DEBUG`` logs every duplicate, as Scrapy's own filter does.
+(a list of parameter names), ``URINORM_RULES`` and
+``URINORM_RULES_CLEARURLS`` (lists of site rules files: urinorm's line
+format and ClearURLs' ``data.min.json``, as ``--rules`` and
+``--rules-clearurls`` take them; read once, when the filter is made),
+``URINORM_SEEN_DIR``, ``URINORM_COMMIT_EVERY``; ``DUPEFILTER_DEBUG`` logs
+every duplicate, as Scrapy's own filter does.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str
 
 from . import InvalidUri, SeenSet
-from ._options import normalizer
+from ._options import normalizer, paths
 
 __all__ = ["DupeFilter"]
 
@@ -51,6 +55,8 @@ class DupeFilter(BaseDupeFilter):
         with_=(),
         without=(),
         tracking_params=None,
+        rules=None,
+        rules_clearurls=None,
         commit_every: float = 1.0,
     ) -> None:
         options = {
@@ -59,9 +65,13 @@ class DupeFilter(BaseDupeFilter):
             "with_": tuple(with_),
             "without": tuple(without),
             "tracking_params": tuple(tracking_params) if tracking_params else None,
+            "rules": paths(rules) or None,
+            "rules_clearurls": paths(rules_clearurls) or None,
         }
-        self._normalizer = normalizer(**options)
+        # The rules are read once: the keys of a crawl, and those its store
+        # records the settings of, are made under the same rules.
         self._store = SeenSet(path, **options) if path else None
+        self._normalizer = self._store._normalizer if self._store else normalizer(**options)
         self._keys: set[bytes] = set()
         self._commit_every = commit_every
         self._committed_at = time.monotonic()
@@ -84,6 +94,8 @@ class DupeFilter(BaseDupeFilter):
             with_=settings.getlist("URINORM_WITH"),
             without=settings.getlist("URINORM_WITHOUT"),
             tracking_params=settings.getlist("URINORM_TRACKING_PARAMS") or None,
+            rules=settings.getlist("URINORM_RULES"),
+            rules_clearurls=settings.getlist("URINORM_RULES_CLEARURLS"),
             commit_every=settings.getfloat("URINORM_COMMIT_EVERY", 1.0),
         )
 

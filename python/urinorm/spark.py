@@ -28,7 +28,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 import urinorm
-from urinorm._options import Names, names
+from urinorm._options import Names, Paths, names, of_texts, paths, rules_texts
+from urinorm._urinorm import check_options
 
 
 def normalize_col(
@@ -40,18 +41,29 @@ def normalize_col(
     tracking_params: "Names | None" = None,
     key: str = "canonical",
     udf: "str | None" = None,
+    *,
+    rules: "Paths | None" = None,
+    rules_clearurls: "Paths | None" = None,
 ) -> Column:
     """A string column of the keys of ``col``: canonical forms, or SURT keys.
 
     The options are those of :func:`urinorm.normalize_batch`; they are
-    checked here, on the driver, so a misspelt transform fails at once
-    rather than in every task. ``udf`` picks the kind of vectorized UDF:
-    ``"arrow"`` (Spark 4.1+: Arrow arrays in and out, no pandas step) or
-    ``"pandas"`` (Spark 3.0+: ``pandas_udf``, converted to Arrow and back);
-    by default the first that this pyspark has.
+    checked here, on the driver, so a misspelt transform or a bad rules
+    file fails at once rather than in every task. The site rules files
+    (``rules``, ``rules_clearurls``) are read here, on the driver, and their
+    texts go to the executors with the UDF: the executors need not see the
+    driver's files, and every task applies the rules as they were when the
+    column was made. ``udf`` picks the kind of vectorized UDF: ``"arrow"``
+    (Spark 4.1+: Arrow arrays in and out, no pandas step) or ``"pandas"``
+    (Spark 3.0+: ``pandas_udf``, converted to Arrow and back); by default
+    the first that this pyspark has.
     """
-    options = _options(rung, preset, with_, without, tracking_params, key)
-    return _column(col, udf, "string", lambda values: urinorm.normalize_batch(values, **options)[0])
+    options = _options(rung, preset, with_, without, tracking_params, rules, rules_clearurls, key)
+
+    def keys(values: pa.Array) -> pa.Array:
+        return urinorm._run_batch("normalize_batch", values, of_texts(**options), key)[0]
+
+    return _column(col, udf, "string", keys)
 
 
 def fingerprint_col(
@@ -63,32 +75,45 @@ def fingerprint_col(
     tracking_params: "Names | None" = None,
     key: str = "canonical",
     udf: "str | None" = None,
+    *,
+    rules: "Paths | None" = None,
+    rules_clearurls: "Paths | None" = None,
 ) -> Column:
     """A binary column of the 16-byte fingerprints of the keys of ``col``
     (null where the value is null or not a URI reference).
 
-    The options are :func:`normalize_col`'s, checked on the driver.
+    The options are :func:`normalize_col`'s, checked on the driver (and
+    the rules files read there).
     """
-    options = _options(rung, preset, with_, without, tracking_params, key)
+    options = _options(rung, preset, with_, without, tracking_params, rules, rules_clearurls, key)
 
     def fingerprints(values: pa.Array) -> pa.Array:
+        normalizer = of_texts(**options)
+        result, _ = urinorm._run_batch(
+            "fingerprint_batch", values, normalizer, key, fingerprints=True
+        )
         # Spark's binary type is variable-width: the fixed-width array is cast.
-        return urinorm.fingerprint_batch(values, **options).cast(pa.binary())
+        return result.cast(pa.binary())
 
     return _column(col, udf, "binary", fingerprints)
 
 
-def _options(rung, preset, with_, without, tracking_params, key) -> dict:
-    """The options as the batch functions take them, checked here."""
+def _options(rung, preset, with_, without, tracking_params, rules, rules_clearurls, key) -> dict:
+    """The options as :func:`urinorm._options.of_texts` takes them, the
+    rules files read (their texts), checked here with ``key``."""
     options = {
         "rung": rung,
         "preset": preset,
-        "with_": names(with_),
-        "without": names(without),
+        "with_": names(with_) or (),
+        "without": names(without) or (),
         "tracking_params": names(tracking_params),
-        "key": key,
     }
-    urinorm.normalize_batch([], **options)
+    rules, rules_clearurls = paths(rules), paths(rules_clearurls)
+    # A mistake in the options is told before a file that cannot be read.
+    check_options(**options, rules=bool(rules or rules_clearurls))
+    options["texts"] = rules_texts(rules, rules_clearurls)
+    # Built here once, so that a bad rules file or key fails on the driver.
+    urinorm._run_batch("normalize_batch", [], of_texts(**options), key)
     return options
 
 
