@@ -60,6 +60,20 @@ def run_cli(cli, flags, key, source=SAMPLE):
     return done.stdout.splitlines(), rejected
 
 
+def one_by_one(function, lines, options, rejected):
+    """Each (number, line) through `function` alone: the accepted results;
+    each rejection must be the one the command line gave for that line, and
+    every one it gave must come up."""
+    accepted = []
+    for number, line in lines:
+        try:
+            accepted.append(function(line, **options))
+        except urinorm.InvalidUri as e:
+            assert rejected.pop(number) == str(e), (number, line)
+    assert rejected == {}
+    return accepted
+
+
 @pytest.mark.parametrize("key", ["canonical", "surt"])
 @pytest.mark.parametrize(("flags", "options"), OPTION_SETS, ids=IDS)
 def test_same_output_as_the_command_line(cli, sample, flags, options, key):
@@ -69,14 +83,7 @@ def test_same_output_as_the_command_line(cli, sample, flags, options, key):
     function = urinorm.surt if key == "surt" else urinorm.normalize
 
     # One call per line.
-    accepted = []
-    for number, line in sample:
-        try:
-            accepted.append(function(line, **options))
-        except urinorm.InvalidUri as e:
-            assert rejected.pop(number) == str(e), (number, line)
-    assert rejected == {}
-    assert accepted == printed
+    assert one_by_one(function, sample, options, rejected) == printed
 
     # In one batch, from a list and from an Arrow array.
     lines = [line for _, line in sample]
@@ -166,13 +173,7 @@ def test_site_rules_give_what_the_command_line_prints(cli, tmp_path, key, option
 
     function = urinorm.surt if key == "surt" else urinorm.normalize
     lines = read_lines(source)
-    accepted = []
-    for number, line in lines:
-        try:
-            accepted.append(function(line, **options))
-        except urinorm.InvalidUri as e:
-            assert rejected.pop(number) == str(e), (number, line)
-    assert rejected == {}
+    accepted = one_by_one(function, lines, options, rejected)
     assert accepted == printed
     # The rules did something to the lines made for them.
     assert accepted[-len(RULED) :] != [function(line) for line in RULED]
