@@ -34,6 +34,7 @@ use crate::pipeline::hash::{InMemoryPrints, PrintHasher};
 use crate::pipeline::input::{Input, InputError, lines_at};
 use crate::pipeline::place::Place;
 use crate::pipeline::{MAX_LINE_BYTES, Progress, RunError, thread_pool};
+use crate::rules::SiteRules;
 use crate::uri::{SchemeHost, UriRef, mask_password};
 
 /// What a step of the report is.
@@ -45,6 +46,8 @@ pub enum StepKind {
     Preset(&'static Preset),
     /// The last preset plus one transform (`--with`).
     PresetPlus(Transform),
+    /// The step before plus the site rules (`--rules`, `--rules-clearurls`).
+    Rules,
 }
 
 impl StepKind {
@@ -54,6 +57,7 @@ impl StepKind {
             StepKind::Rung(rung) => rung.name().to_string(),
             StepKind::Preset(preset) => format!("protocol:{}", preset.name),
             StepKind::PresetPlus(t) => format!("+{}", t.name()),
+            StepKind::Rules => "+rules".to_string(),
         }
     }
 }
@@ -83,7 +87,22 @@ pub struct Options {
     pub header: bool,
     /// How many of the hosts with most lines to name.
     pub top_hosts: usize,
+    /// Site rules: one more step with all of them, and each file's merges
+    /// on its own.
+    pub rules: Option<LadderRules>,
 }
+
+/// The site rules a ladder measures: all of them together, and each file
+/// alone, by name.
+#[derive(Clone, Debug)]
+pub struct LadderRules {
+    pub all: SiteRules,
+    pub files: Vec<(String, SiteRules)>,
+}
+
+/// At most this many rules files are attributed merges one by one (with
+/// the transforms, one bit each of a class's mask).
+pub const MAX_ATTRIBUTED_RULES_FILES: usize = 48;
 
 impl Default for Options {
     fn default() -> Options {
@@ -96,6 +115,7 @@ impl Default for Options {
             max_line_bytes: MAX_LINE_BYTES,
             header: false,
             top_hosts: 10,
+            rules: None,
         }
     }
 }
@@ -140,6 +160,9 @@ pub struct Report {
     /// For each protocol transform: distinct keys fewer than the scheme rung
     /// with that transform alone.
     pub attribution: Vec<(Transform, i64)>,
+    /// For each rules file: distinct keys fewer than the scheme rung with
+    /// that file's rules alone.
+    pub rules_attribution: Vec<(String, i64)>,
     /// Distinct hosts of the scheme rung's canonical forms, and distinct
     /// registrable domains among them (Public Suffix List).
     pub hosts: u64,
@@ -173,7 +196,51 @@ pub fn steps(options: &Options) -> Vec<Step> {
             normalizer: Normalizer::with_protocol(protocol),
         });
     }
+    if let (Some(rules), Some(last)) = (&options.rules, steps.last()) {
+        steps.push(Step {
+            kind: StepKind::Rules,
+            normalizer: last.normalizer.clone().with_rules(rules.all.clone()),
+        });
+    }
     steps
+}
+
+/// What a class is worked through alone, for the attribution: each
+/// attributed transform on its own, then each rules file on its own.
+struct Alone {
+    transforms: Vec<Transform>,
+    singles: Vec<Normalizer>,
+    rules_files: Vec<Normalizer>,
+}
+
+impl Alone {
+    fn new(options: &Options) -> Alone {
+        let transforms = attributed();
+        let singles = transforms
+            .iter()
+            .map(|&t| {
+                let mut single = Protocol::none();
+                single.add(t);
+                Normalizer::with_protocol(single)
+            })
+            .collect();
+        let rules_files = options
+            .rules
+            .iter()
+            .flat_map(|r| &r.files)
+            .take(MAX_ATTRIBUTED_RULES_FILES)
+            .map(|(_, rules)| Normalizer::with_protocol(Protocol::none()).with_rules(rules.clone()))
+            .collect();
+        Alone {
+            transforms,
+            singles,
+            rules_files,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.transforms.len() + self.rules_files.len()
+    }
 }
 
 /// The rungs the first pass counts line by line, in order; the protocol
@@ -190,6 +257,9 @@ fn attributed() -> Vec<Transform> {
 
 /// A fingerprint ([`InMemoryPrints::of`]); 0 means "rejected at this step".
 type Print = u128;
+
+/// The image of a class rejected at a step.
+const REJECTED: Print = 0;
 
 /// What a step remembers of one class.
 #[derive(Clone, Copy)]
@@ -324,8 +394,11 @@ const CLASS_RUN: usize = 4096;
 struct ProtocolPrints {
     /// `images[step][class]`: each protocol step's fingerprint.
     images: Vec<Vec<Print>>,
-    /// `changed[class]`: the attributed transforms (by index) that change it.
-    changed: Vec<u32>,
+    /// `changed[class]`: what is attributed (by [`Alone`]'s index) that
+    /// changes it.
+    changed: Vec<u64>,
+    /// `rejected[step]`: the lines a site rule rejected at each protocol step.
+    rejected: Vec<u64>,
     /// `alone[transform]`: the fingerprints of the forms it changed.
     alone: Vec<Vec<Print>>,
     time: Vec<Duration>,
@@ -369,7 +442,7 @@ pub fn run(
 ) -> Result<Report, RunError> {
     let started = Instant::now();
     let steps = steps(options);
-    let transforms = attributed();
+    let alone = Alone::new(options);
     let pool = thread_pool(options.threads)?;
     let reading = Reading {
         maps: inputs
@@ -422,14 +495,11 @@ pub fn run(
         .iter()
         .filter(|step| !matches!(step.kind, StepKind::Rung(_)))
         .collect();
-    let protocols: Vec<&Protocol> = protocol_steps
-        .iter()
-        .filter_map(|step| step.normalizer.protocol())
-        .collect();
+    let protocols: Vec<&Normalizer> = protocol_steps.iter().map(|step| &step.normalizer).collect();
     let worked: Vec<ProtocolPrints> = pool.install(|| {
         scheme_classes
             .par_chunks(CLASS_RUN)
-            .map(|run| protocol_prints(run, &scheme_lines, &reading, &protocols, &transforms))
+            .map(|run| protocol_prints(run, &scheme_lines, &reading, &protocols, &alone))
             .collect()
     });
     let tables: Vec<Classes> = pool.install(|| {
@@ -448,22 +518,38 @@ pub fn run(
             below,
             options.examples,
         );
+        // A line a site rule breaks is rejected at that step.
+        let rejected_by_rules: u64 = worked.iter().map(|w| w.rejected[p]).sum();
         reports.push(step_report(
             step,
             table.len() as u64,
-            scheme_rejected,
+            scheme_rejected + rejected_by_rules,
             worked.iter().map(|w| w.time[p]).sum(),
             examples,
             reports.last(),
         ));
         below = Some(step);
     }
-    let attribution = pool.install(|| {
-        (0..transforms.len())
+    let merges: Vec<i64> = pool.install(|| {
+        (0..alone.len())
             .into_par_iter()
-            .map(|t| (transforms[t], merged_alone(&scheme_classes, &worked, t)))
+            .map(|t| merged_alone(&scheme_classes, &worked, t))
             .collect()
     });
+    let (of_transforms, of_rules) = merges.split_at(alone.transforms.len());
+    let attribution = alone
+        .transforms
+        .iter()
+        .copied()
+        .zip(of_transforms.iter().copied())
+        .collect();
+    let rules_attribution = options
+        .rules
+        .iter()
+        .flat_map(|r| &r.files)
+        .map(|(name, _)| name.clone())
+        .zip(of_rules.iter().copied())
+        .collect();
     let (hosts, domains, top_hosts) = sites(worked, options.top_hosts);
     Ok(Report {
         lines: seen,
@@ -471,6 +557,7 @@ pub fn run(
         sample: options.sample,
         steps: reports,
         attribution,
+        rules_attribution,
         hosts,
         domains,
         top_hosts,
@@ -792,8 +879,8 @@ fn protocol_prints(
     run: &[SchemeClass],
     lines: &LineStore,
     reading: &Reading<'_, '_>,
-    protocols: &[&Protocol],
-    transforms: &[Transform],
+    protocols: &[&Normalizer],
+    alone: &Alone,
 ) -> ProtocolPrints {
     let scheme = Normalizer::new(Rung::Scheme);
     let prints = &reading.prints;
@@ -817,47 +904,64 @@ fn protocol_prints(
         })
         .collect();
     let mut out = Vec::new();
-    // The fingerprint of what `protocol` makes of class `i`: the scheme
-    // rung's own when it changes nothing, so no bytes are hashed twice.
-    let mut image = |protocol: &Protocol, i: usize| -> Option<Print> {
+    // What `normalizer` makes of class `i`: its fingerprint, or the scheme
+    // rung's own when it changes nothing (so no bytes are hashed twice);
+    // `Err` when a site rule rejects it.
+    let mut image = |normalizer: &Normalizer, i: usize| -> Result<Print, ()> {
         out.clear();
-        protocol.write(&parsed[i], &mut out);
-        (out != forms[spans[i].clone()]).then(|| prints.of(&out))
+        normalizer
+            .protocol_form(&parsed[i], &mut out)
+            .map_err(|_| ())?;
+        Ok(match out != forms[spans[i].clone()] {
+            true => prints.of(&out),
+            false => run[i].print,
+        })
     };
     let mut time = Vec::with_capacity(protocols.len());
+    let mut rejected = vec![0; protocols.len()];
     let images = protocols
         .iter()
-        .map(|protocol| {
+        .zip(&mut rejected)
+        .map(|(normalizer, rejected)| {
             let t0 = Instant::now();
             let images = (0..run.len())
-                .map(|i| image(protocol, i).unwrap_or(run[i].print))
+                .map(|i| {
+                    image(normalizer, i).unwrap_or_else(|()| {
+                        *rejected += run[i].size;
+                        REJECTED
+                    })
+                })
                 .collect();
             time.push(t0.elapsed());
             images
         })
         .collect();
-    // Each transform alone, where it may change the form at all.
-    let singles: Vec<Protocol> = transforms
-        .iter()
-        .map(|&t| {
-            let mut single = Protocol::none();
-            single.add(t);
-            single
-        })
-        .collect();
-    let mut changed = vec![0u32; run.len()];
-    let mut alone = vec![Vec::new(); transforms.len()];
+    // Each transform alone, where it may change the form at all; each rules
+    // file alone (a class a rule would reject is left out of its count).
+    let mut changed = vec![0u64; run.len()];
+    let mut merged = vec![Vec::new(); alone.len()];
+    let mut note = |i: usize, t: usize, print: Print| {
+        if print != run[i].print {
+            changed[i] |= 1 << t;
+            merged[t].push(print);
+        }
+    };
     for (i, uri) in parsed.iter().enumerate() {
         for candidate in candidates(uri) {
-            let Some(t) = transforms.iter().position(|&t| t == candidate) else {
+            let Some(t) = alone.transforms.iter().position(|&t| t == candidate) else {
                 continue;
             };
-            if let Some(print) = image(&singles[t], i) {
-                changed[i] |= 1 << t;
-                alone[t].push(print);
+            if let Ok(print) = image(&alone.singles[t], i) {
+                note(i, t, print);
+            }
+        }
+        for (k, rules) in alone.rules_files.iter().enumerate() {
+            if let Ok(print) = image(rules, i) {
+                note(i, alone.transforms.len() + k, print);
             }
         }
     }
+    let alone = merged;
     let mut hosts = HostLines::default();
     for (uri, class) in parsed.iter().zip(run) {
         let Some(host) = Site::Host.of(&SchemeHost::from(uri)) else {
@@ -872,6 +976,7 @@ fn protocol_prints(
     ProtocolPrints {
         images,
         changed,
+        rejected,
         alone,
         time,
         hosts,
@@ -885,6 +990,9 @@ fn protocol_classes(classes: &[SchemeClass], worked: &[ProtocolPrints], p: usize
     let mut table = Classes::default();
     for (run, prints) in classes.chunks(CLASS_RUN).zip(worked) {
         for (i, class) in run.iter().enumerate() {
+            if prints.images[p][i] == REJECTED {
+                continue;
+            }
             let below = match p {
                 0 => class.print,
                 _ => prints.images[p - 1][i],
@@ -912,7 +1020,7 @@ fn merged_alone(classes: &[SchemeClass], worked: &[ProtocolPrints], t: usize) ->
         .chunks(CLASS_RUN)
         .zip(worked)
         .flat_map(|(run, w)| run.iter().zip(&w.changed))
-        .filter(|(class, mask)| *mask & (1 << t) == 0 && images.contains(&class.print))
+        .filter(|(class, mask)| **mask & (1 << t) == 0 && images.contains(&class.print))
         .count();
     changed as i64 - (images.len() - unchanged_hit) as i64
 }
@@ -995,7 +1103,8 @@ fn examples_in(
 /// The names of what `step` changed in `uri` beyond `below`.
 fn reasons(step: &Step, below: &Step, uri: &[u8]) -> Vec<String> {
     let mut out = Vec::new();
-    let Ok(changes) = step.normalizer.normalize_into(uri, &mut out) else {
+    let mut fired = Vec::new();
+    let Ok(changes) = step.normalizer.normalize_traced(uri, &mut out, &mut fired) else {
         return Vec::new();
     };
     let below_changes = below.normalizer.normalize_into(uri, &mut Vec::new()).ok();
@@ -1011,5 +1120,12 @@ fn reasons(step: &Step, below: &Step, uri: &[u8]) -> Vec<String> {
             .filter(|t| below_changes.is_none_or(|b| !b.transforms().any(|u| u == *t)))
             .map(|t| t.name().to_string()),
     );
+    if let Some(rules) = step
+        .normalizer
+        .rules()
+        .filter(|_| step.kind == StepKind::Rules)
+    {
+        names.extend(fired.iter().map(|&rule| rules.label(rule).to_string()));
+    }
     names
 }

@@ -383,3 +383,57 @@ fn a_seen_store_refuses_keys_made_under_other_rules() {
     assert_eq!(third.code, 0, "{}", third.stderr);
     assert_eq!(third.stdout, "", "the key was admitted by the first run");
 }
+
+#[test]
+fn ladder_attributes_merges_to_rules_files() {
+    let lines = "https://www.amazon.com/dp/1?pf_rd_p=2&ref=x&q=1\nhttps://www.amazon.com/dp/1?q=1\n\
+                 http://news.example/amp/a\nhttp://news.example/a\nhttp://news.example/amp/amp/a\n\
+                 https://store.example/?tag=1&id=3\nhttps://store.example/?id=3\nhttp://other.example/\n";
+    let (site, clearurls) = (path("site.rules"), path("clearurls.json"));
+    let rules = [
+        "--rules",
+        site.as_str(),
+        "--rules-clearurls",
+        clearurls.as_str(),
+    ];
+    let mut args = vec!["ladder", "--json", "-q"];
+    args.extend(rules);
+    let run = urinorm(&args, lines.as_bytes());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let step = report["steps"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(step["name"], "+rules");
+    // The step's classes are what dedup makes with the same rules.
+    let mut dedup = vec!["dedup", "--preset", "aggressive"];
+    dedup.extend(rules);
+    let deduped = urinorm(&dedup, lines.as_bytes());
+    assert_eq!(
+        step["distinct"],
+        deduped.stdout.lines().count() as u64,
+        "{}",
+        deduped.stdout
+    );
+    assert_eq!(step["rejected"], 1, "the rewrite that is not a fixed point");
+    let joined: Vec<&str> = step["examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["joined_by"].as_array().unwrap())
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(
+        joined.contains(&format!("{site}:2 drop-params").as_str()),
+        "{joined:?}"
+    );
+    assert!(
+        joined.contains(&format!("{clearurls} provider store").as_str()),
+        "{joined:?}"
+    );
+    // Each file alone, over the scheme rung: site.rules merges the amazon
+    // pair and the news pair; the ClearURLs file the store pair.
+    let attribution = &report["rules_attribution"];
+    assert_eq!(attribution[0]["rules"], clearurls.as_str());
+    assert_eq!(attribution[0]["merges"], 1, "{attribution}");
+    assert_eq!(attribution[1]["rules"], site.as_str());
+    assert_eq!(attribution[1]["merges"], 2, "{attribution}");
+}

@@ -547,20 +547,51 @@ impl Normalizer {
         &self,
         uri: &UriRef<'_>,
         out: &mut Vec<u8>,
-        mut trace: Option<&mut Vec<RuleId>>,
+        trace: Option<&mut Vec<RuleId>>,
     ) -> Result<(Changes, Option<RuleId>), InvalidUri> {
-        let start = out.len();
-        let mut changes = SCHEME_FORM.with_borrow_mut(|scheme_form| {
+        SCHEME_FORM.with_borrow_mut(|scheme_form| {
             scheme_form.clear();
-            let mut changes = self.write(uri, scheme_form)?;
+            let changes = self.write(uri, scheme_form)?;
             // Every rung's output is a valid reference (tested as a property).
             let canonical =
                 UriRef::parse_bytes(scheme_form).expect("the scheme rung writes valid references");
-            changes.transforms = self.protocol.write(&canonical, out);
-            Ok::<_, InvalidUri>(changes)
-        })?;
+            Ok(self.transform_scheme_form(&canonical, out, changes, trace))
+        })
+    }
+
+    /// The protocol rung's form of a reference already in its scheme-rung
+    /// form (`canonical`), checked as [`Normalizer::normalize_into`] checks
+    /// it: the ladder's protocol steps start from the scheme rung's classes.
+    pub(crate) fn protocol_form(
+        &self,
+        canonical: &UriRef<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<Changes, InvalidUri> {
+        let start = out.len();
+        let (changes, last_rule) =
+            self.transform_scheme_form(canonical, out, Changes::default(), None);
+        match last_rule {
+            Some(rule) => self
+                .check_fixed_point(rule, &out[start..])
+                .map(|()| changes)
+                .inspect_err(|_| out.truncate(start)),
+            None => Ok(changes),
+        }
+    }
+
+    /// The protocol transforms and the site rules on the scheme-rung form
+    /// `canonical`, appended to `out`; with the last site rule that changed it.
+    fn transform_scheme_form(
+        &self,
+        canonical: &UriRef<'_>,
+        out: &mut Vec<u8>,
+        mut changes: Changes,
+        mut trace: Option<&mut Vec<RuleId>>,
+    ) -> (Changes, Option<RuleId>) {
+        let start = out.len();
+        changes.transforms = self.protocol.write(canonical, out);
         let Some(rules) = &self.rules else {
-            return Ok((changes, None));
+            return (changes, None);
         };
         let mut last = None;
         changes.site = rules.apply(out, start, &mut |rule| {
@@ -569,7 +600,7 @@ impl Normalizer {
                 trace.push(rule);
             }
         });
-        Ok((changes, last))
+        (changes, last)
     }
 
     /// A site rule's result must be a URI reference and a fixed point:

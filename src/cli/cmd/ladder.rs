@@ -9,7 +9,7 @@ use urinorm::ladder::{self, Options, Report};
 use urinorm::normalize::protocol::Transform;
 use urinorm::pipeline::MAX_LINE_BYTES;
 
-use super::normalize::LineArgs;
+use super::normalize::{LineArgs, RulesArgs};
 use crate::cli::progress::Bar;
 use crate::cli::{Error, Outcome, open_inputs, thread_count};
 
@@ -42,6 +42,10 @@ pub struct LadderArgs {
     /// How many of the hosts with most lines to name.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top_hosts: usize,
+    /// Site rules: one more step, the last one's plus every rule, and each
+    /// file's merges on its own.
+    #[command(flatten)]
+    pub rules: RulesArgs,
     /// Worker threads (default: all cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
@@ -67,6 +71,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         max_line_bytes: args.max_line_bytes,
         header: args.header,
         top_hosts: args.top_hosts,
+        rules: args.rules.each_file()?,
     };
     let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
     let text = if args.json {
@@ -111,13 +116,19 @@ pub fn table(report: &Report) -> String {
                 text += &format!("      {}\n", escape_str(spelling));
             }
             for reason in &merge.joined_by {
-                text += &format!("    by: {reason}\n");
+                text += &format!("    by: {}\n", escape_str(reason));
             }
         }
     }
     text += "\nEach transform alone, over the scheme rung (distinct keys fewer):\n";
     for (transform, merges) in &report.attribution {
         text += &format!("  {:<22} {:>9}\n", transform.name(), merges);
+    }
+    if !report.rules_attribution.is_empty() {
+        text += "\nEach rules file alone, over the scheme rung (distinct keys fewer):\n";
+        for (file, merges) in &report.rules_attribution {
+            text += &format!("  {:<22} {:>9}\n", escape_str(file), merges);
+        }
     }
     text += &format!(
         "\n{} distinct hosts, {} distinct registrable domains (Public Suffix List)\n",
@@ -160,6 +171,11 @@ pub fn to_json(report: &Report) -> serde_json::Value {
         .iter()
         .map(|(t, merges)| json!({"transform": t.name(), "merges": merges}))
         .collect();
+    let rules_attribution: Vec<_> = report
+        .rules_attribution
+        .iter()
+        .map(|(file, merges)| json!({"rules": file, "merges": merges}))
+        .collect();
     let top_hosts: Vec<_> = report
         .top_hosts
         .iter()
@@ -172,6 +188,7 @@ pub fn to_json(report: &Report) -> serde_json::Value {
         "sample": report.sample,
         "steps": steps,
         "attribution": attribution,
+        "rules_attribution": rules_attribution,
         "hosts": report.hosts,
         "domains": report.domains,
         "top_hosts": top_hosts,

@@ -4,6 +4,7 @@ use clap::Args;
 use serde_json::json;
 use urinorm::domain::SuffixList;
 use urinorm::escape::escape_str;
+use urinorm::ladder::LadderRules;
 use urinorm::normalize::protocol::{Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{NeedsProtocolRung, Normalizer, Rung};
 use urinorm::pipeline::Mode;
@@ -36,14 +37,8 @@ pub struct RungArgs {
     /// (`prefix*` for a prefix), replacing the built-in list.
     #[arg(long, value_name = "FILE")]
     pub tracking_params: Option<std::path::PathBuf>,
-    /// Site rules in urinorm's format, one `HOST-PATTERN ACTION ARGS` per
-    /// line (repeatable; README, "Site rules"), applied after the transforms.
-    #[arg(long = "rules", value_name = "FILE")]
-    pub rules: Vec<std::path::PathBuf>,
-    /// ClearURLs' rules list (`data.min.json`) (repeatable), applied after
-    /// the transforms and before the --rules files.
-    #[arg(long = "rules-clearurls", value_name = "FILE")]
-    pub rules_clearurls: Vec<std::path::PathBuf>,
+    #[command(flatten)]
+    pub rules: RulesArgs,
     /// A newer Public Suffix List (`public_suffix_list.dat`) to use instead
     /// of the one built in (see `urinorm --version`), for strip-www and
     /// `--key domain`.
@@ -58,8 +53,7 @@ impl RungArgs {
             || !self.with.is_empty()
             || !self.without.is_empty()
             || self.tracking_params.is_some()
-            || !self.rules.is_empty()
-            || !self.rules_clearurls.is_empty()
+            || self.rules.given()
     }
 
     /// The rung the flags ask for.
@@ -91,7 +85,7 @@ impl RungArgs {
             Some(path) => Some(read_text(path)?),
             None => None,
         };
-        let rules = self.site_rules()?;
+        let rules = self.rules.site_rules()?;
         let options = ProtocolOptions {
             preset: self.preset,
             with: &self.with,
@@ -101,16 +95,37 @@ impl RungArgs {
         };
         Normalizer::from_options(self.rung, &options).map_err(usage)
     }
+}
 
-    /// The rules files compiled, ClearURLs' first: their providers apply
-    /// before the line rules.
-    fn site_rules(&self) -> Result<Option<SiteRules>, Error> {
+/// The site rules files, shared by every command that normalizes and the
+/// ladder.
+#[derive(Args, Debug, Default, Clone)]
+pub struct RulesArgs {
+    /// Site rules in urinorm's format, one `HOST-PATTERN ACTION ARGS` per
+    /// line (repeatable; README, "Site rules"), applied after the transforms.
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<std::path::PathBuf>,
+    /// ClearURLs' rules list (`data.min.json`) (repeatable), applied after
+    /// the transforms and before the --rules files.
+    #[arg(long = "rules-clearurls", value_name = "FILE")]
+    pub rules_clearurls: Vec<std::path::PathBuf>,
+}
+
+impl RulesArgs {
+    /// Whether any rules file is named.
+    pub fn given(&self) -> bool {
+        !self.rules.is_empty() || !self.rules_clearurls.is_empty()
+    }
+
+    /// Each file read, ClearURLs' first: their providers apply before the
+    /// line rules.
+    fn texts(&self) -> Result<Vec<RulesText>, Error> {
         let files = self
             .rules_clearurls
             .iter()
             .map(|path| (path, RulesFormat::ClearUrls))
             .chain(self.rules.iter().map(|path| (path, RulesFormat::Lines)));
-        let texts = files
+        files
             .map(|(path, format)| {
                 Ok(RulesText {
                     name: path.display().to_string(),
@@ -118,11 +133,33 @@ impl RungArgs {
                     text: read_text(path)?,
                 })
             })
-            .collect::<Result<Vec<_>, Error>>()?;
+            .collect()
+    }
+
+    /// The files compiled together, if any is named.
+    pub fn site_rules(&self) -> Result<Option<SiteRules>, Error> {
+        let texts = self.texts()?;
         if texts.is_empty() {
             return Ok(None);
         }
         SiteRules::compile(&texts).map(Some).map_err(Error::Rules)
+    }
+
+    /// The files compiled together and each alone, by name, for the ladder.
+    pub fn each_file(&self) -> Result<Option<LadderRules>, Error> {
+        let texts = self.texts()?;
+        if texts.is_empty() {
+            return Ok(None);
+        }
+        let compile = |texts: &[RulesText]| SiteRules::compile(texts).map_err(Error::Rules);
+        let files = texts
+            .iter()
+            .map(|text| Ok((text.name.clone(), compile(std::slice::from_ref(text))?)))
+            .collect::<Result<_, Error>>()?;
+        Ok(Some(LadderRules {
+            all: compile(&texts)?,
+            files,
+        }))
     }
 }
 
