@@ -182,13 +182,13 @@ pub fn steps(options: &Options) -> Vec<Step> {
             normalizer: Normalizer::new(rung),
         })
         .collect();
-    for preset in PRESETS {
+    for preset in ladder_presets() {
         steps.push(Step {
             kind: StepKind::Preset(preset),
             normalizer: Normalizer::with_protocol(Protocol::from(*preset)),
         });
     }
-    if let (Some(t), Some(last)) = (options.with, PRESETS.last()) {
+    if let (Some(t), Some(last)) = (options.with, ladder_presets().last()) {
         let mut protocol = Protocol::from(*last);
         protocol.add(t);
         steps.push(Step {
@@ -247,11 +247,16 @@ impl Alone {
 /// steps start from the last.
 const RFC_RUNGS: [Rung; 3] = [Rung::String, Rung::Syntax, Rung::Scheme];
 
-/// The transforms whose merges are attributed: every one in a preset.
+/// The presets that are steps: not the compatibility ones (`ia`).
+fn ladder_presets() -> impl DoubleEndedIterator<Item = &'static Preset> {
+    PRESETS.iter().filter(|p| p.ladder)
+}
+
+/// The transforms whose merges are attributed: every one in a step's preset.
 fn attributed() -> Vec<Transform> {
     Transform::ALL
         .into_iter()
-        .filter(|t| PRESETS.iter().any(|p| p.transforms().any(|u| u == *t)))
+        .filter(|t| ladder_presets().any(|p| p.transforms().any(|u| u == *t)))
         .collect()
 }
 

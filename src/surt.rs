@@ -7,13 +7,45 @@
 //! without a host is its own key. What else merges is the rung's business:
 //! the key is made from the canonical form, byte for byte.
 //!
+//! Under the `cdx-spelling` transform (in the `ia` preset) keys are spelled
+//! as the Internet Archive's CDX indexes spell them: what the canonical form
+//! must keep encoded to be a URI and IA writes raw, raw; hex digits in lower
+//! case; IPv4 addresses reversed like names.
+//!
 //! It knows the key's layout; what the canonical form is, is the normalizer's.
 
 use std::cell::RefCell;
 
 use crate::error::InvalidUri;
+use crate::normalize::protocol::Transform;
 use crate::normalize::{Changes, Normalizer};
+use crate::table::{Table, hex_value};
 use crate::uri::{HostKind, UriRef};
+
+/// How a key writes the canonical form's bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spelling {
+    /// As the canonical URI has them.
+    Uri,
+    /// As CDX indexes have them (the `cdx-spelling` transform).
+    Cdx,
+}
+
+impl Spelling {
+    /// The spelling `normalizer`'s keys get.
+    pub fn of(normalizer: &Normalizer) -> Spelling {
+        match normalizer.protocol() {
+            Some(p) if p.contains(Transform::CdxSpelling) => Spelling::Cdx,
+            _ => Spelling::Uri,
+        }
+    }
+}
+
+/// What IA writes raw that a URI path cannot hold (IA's minimal escape
+/// leaves 0x21–0x7E alone but `#` and `%`).
+const CDX_RAW_IN_PATH: Table = Table::of(b"\"<>[\\]^`{|}?");
+/// The same in a query, where `?` is already raw.
+const CDX_RAW_IN_QUERY: Table = Table::of(b"\"<>[\\]^`{|}");
 
 thread_local! {
     /// The canonical form a key is made from: reused, so that no key allocates.
@@ -40,7 +72,7 @@ pub fn normalize_surt_into(
         canonical.clear();
         let changes = normalizer.normalize_into(input, canonical)?;
         let uri = UriRef::parse_bytes(canonical).expect("canonical forms are valid references");
-        write_surt(&uri, out);
+        write_surt_as(&uri, Spelling::of(normalizer), out);
         Ok(changes)
     })
 }
@@ -58,6 +90,20 @@ pub fn normalize_surt_into(
 /// # Ok::<(), urinorm::InvalidUri>(())
 /// ```
 pub fn write_surt(uri: &UriRef<'_>, out: &mut Vec<u8>) {
+    write_surt_as(uri, Spelling::Uri, out);
+}
+
+/// Appends the SURT key of `uri` to `out` in `spelling`.
+///
+/// ```
+/// use urinorm::{UriRef, surt::{Spelling, write_surt_as}};
+/// let uri = UriRef::parse("http://10.0.0.1/caf%C3%A9%3F?a%5B%5D=1")?;
+/// let mut out = Vec::new();
+/// write_surt_as(&uri, Spelling::Cdx, &mut out);
+/// assert_eq!(out, b"1,0,0,10)/caf%c3%a9??a[]=1");
+/// # Ok::<(), urinorm::InvalidUri>(())
+/// ```
+pub fn write_surt_as(uri: &UriRef<'_>, spelling: Spelling, out: &mut Vec<u8>) {
     let (Some(host), Some(kind)) = (uri.host(), uri.host_kind()) else {
         out.extend_from_slice(uri.as_str().as_bytes());
         return;
@@ -66,12 +112,15 @@ pub fn write_surt(uri: &UriRef<'_>, out: &mut Vec<u8>) {
         out.extend_from_slice(uri.as_str().as_bytes());
         return;
     }
-    if kind == HostKind::RegName {
+    // IA's SURT reverses IPv4 addresses too (`reverse_ipaddr`).
+    let reversed = kind == HostKind::RegName
+        || (spelling == Spelling::Cdx && matches!(kind, HostKind::Ipv4(_)));
+    if reversed {
         for (i, label) in host.rsplit('.').enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(label.as_bytes());
+            push_spelled(out, label.as_bytes(), spelling, &Table::of(b""));
         }
     } else {
         out.extend_from_slice(host.as_bytes());
@@ -81,13 +130,40 @@ pub fn write_surt(uri: &UriRef<'_>, out: &mut Vec<u8>) {
         out.extend_from_slice(port.as_bytes());
     }
     out.push(b')');
-    out.extend_from_slice(uri.path().as_bytes());
+    push_spelled(out, uri.path().as_bytes(), spelling, &CDX_RAW_IN_PATH);
     if let Some(query) = uri.query() {
         out.push(b'?');
-        out.extend_from_slice(query.as_bytes());
+        push_spelled(out, query.as_bytes(), spelling, &CDX_RAW_IN_QUERY);
     }
     if let Some(fragment) = uri.fragment() {
         out.push(b'#');
         out.extend_from_slice(fragment.as_bytes());
+    }
+}
+
+/// Appends `bytes`; in the CDX spelling, `%XX` of what `raw` holds as the
+/// character and every other `%XX` with lower-case hex (IA lower-cases the
+/// whole path and query after escaping).
+fn push_spelled(out: &mut Vec<u8>, bytes: &[u8], spelling: Spelling, raw: &Table) {
+    if spelling == Spelling::Uri || memchr::memchr(b'%', bytes).is_none() {
+        out.extend_from_slice(bytes);
+        return;
+    }
+    let mut at = 0;
+    while at < bytes.len() {
+        let triplet = match bytes.get(at..at + 3) {
+            Some([b'%', hi, lo]) => hex_value(*hi).zip(hex_value(*lo)).map(|(h, l)| h << 4 | l),
+            _ => None,
+        };
+        match triplet {
+            Some(value) if raw.allows(value) => out.push(value),
+            Some(_) => out.extend(bytes[at..at + 3].iter().map(u8::to_ascii_lowercase)),
+            None => {
+                out.push(bytes[at]);
+                at += 1;
+                continue;
+            }
+        }
+        at += 3;
     }
 }

@@ -5,6 +5,7 @@
 //! normalizer walks the components once, in §5.3 order, writing each in its
 //! canonical form; it knows nothing of files or threads.
 
+mod ia;
 pub mod protocol;
 pub mod scheme;
 pub mod syntax;

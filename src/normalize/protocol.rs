@@ -12,6 +12,7 @@ use std::str::FromStr;
 
 use std::cell::RefCell;
 
+use super::ia;
 use super::scheme::{self, Scheme, lowercase_outside_triplets};
 use super::syntax::decode_triplets;
 use crate::rules::SiteRules;
@@ -37,17 +38,28 @@ pub enum Transform {
     CollapseSlashes,
     DecodeSafe,
     LowercasePath,
+    HostDots,
+    StripWwwDigits,
+    DecodeRepeatedly,
+    IaSessionIds,
+    LowercaseQuery,
+    SortQueryPairs,
+    CdxSpelling,
 }
 
 impl Transform {
     /// Every transform, in the order they apply.
-    pub const ALL: [Transform; 17] = [
+    pub const ALL: [Transform; 24] = [
         Transform::DropUserinfo,
         Transform::HostTrailingDot,
+        Transform::HostDots,
         Transform::StripWww,
+        Transform::StripWwwDigits,
         Transform::Ipv4Numeric,
         Transform::HttpsUpgrade,
+        Transform::DecodeRepeatedly,
         Transform::DropSessionIds,
+        Transform::IaSessionIds,
         Transform::CollapseSlashes,
         Transform::DropIndexFile,
         Transform::TrailingSlashAdd,
@@ -56,9 +68,12 @@ impl Transform {
         Transform::DecodeSafe,
         Transform::DropTrackingParams,
         Transform::DropEmptyParams,
+        Transform::LowercaseQuery,
         Transform::SortQuery,
+        Transform::SortQueryPairs,
         Transform::DropEmptyQuery,
         Transform::DropFragment,
+        Transform::CdxSpelling,
     ];
 
     /// The transform's stable name on the command line.
@@ -81,6 +96,13 @@ impl Transform {
             Transform::CollapseSlashes => "collapse-slashes",
             Transform::DecodeSafe => "decode-safe",
             Transform::LowercasePath => "lowercase-path",
+            Transform::HostDots => "host-dots",
+            Transform::StripWwwDigits => "strip-www-digits",
+            Transform::DecodeRepeatedly => "decode-repeatedly",
+            Transform::IaSessionIds => "ia-session-ids",
+            Transform::LowercaseQuery => "lowercase-query",
+            Transform::SortQueryPairs => "sort-query-pairs",
+            Transform::CdxSpelling => "cdx-spelling",
         }
     }
 
@@ -134,7 +156,28 @@ impl Transform {
                 "decode %XX of characters harmless where they stand (e.g. %40 in a path), never & = + ; # / % in a query; low"
             }
             Transform::LowercasePath => {
-                "lower-case the path; high: only for hosts known to be case-insensitive (off in every preset)"
+                "lower-case the path; high: only for hosts known to be case-insensitive (ia only)"
+            }
+            Transform::HostDots => {
+                "collapse runs of '.' in a host name and drop leading and trailing ones (IA); low: no DNS name has empty labels"
+            }
+            Transform::StripWwwDigits => {
+                "drop leading 'www' and 'www'+digits labels (www2., www34.) whatever remains, no Public Suffix List (IA); high: www2.x.com is often another server"
+            }
+            Transform::DecodeRepeatedly => {
+                "decode %XX in path and query again and again (%2525 is %), then encode only what a URI cannot hold raw (IA); high: %2F becomes a path '/', %26 a query '&'"
+            }
+            Transform::IaSessionIds => {
+                "IA's session ids: jsessionid=, phpsessid= or sid= and 32 letters or digits, aspsessionid*, cfid+cftoken, ASP.NET (...) segments before an .aspx page; medium: 'sid=' matches inside any name ('xsid=…' leaves 'x')"
+            }
+            Transform::LowercaseQuery => {
+                "lower-case the query (IA); high: parameter values are case-sensitive"
+            }
+            Transform::SortQueryPairs => {
+                "sort query parameters by name, then value, byte by byte (IA); low, and repeated names lose their order"
+            }
+            Transform::CdxSpelling => {
+                "write --key surt keys as CDX indexes do: %XX of characters IA leaves raw (\"<>[\\]^`{|} and a path's ?) as themselves, hex in lower case, IPv4 hosts reversed; the canonical form is unchanged (IA)"
             }
         }
     }
@@ -170,6 +213,10 @@ pub struct Preset {
     pub extends: &'static [Transform],
     /// The transforms it adds.
     pub adds: &'static [Transform],
+    /// Whether it is a step of the ladder, each one merging more than the
+    /// one before; a compatibility preset (`ia`) is another canonicalizer's
+    /// choices, not a step up.
+    pub ladder: bool,
 }
 
 impl Preset {
@@ -190,13 +237,15 @@ const SAFE: &[Transform] = &[
 ];
 
 /// The presets. `safe` holds what is never a false merge for http(s);
-/// `aggressive` adds what crawlers commonly accept.
+/// `aggressive` adds what crawlers commonly accept; `ia` is the Internet
+/// Archive's canonicalization, for keys that match its CDX indexes.
 pub const PRESETS: &[Preset] = &[
     Preset {
         name: "safe",
         doc: "what is never a false merge for http(s)",
         extends: &[],
         adds: SAFE,
+        ladder: true,
     },
     Preset {
         name: "aggressive",
@@ -212,6 +261,29 @@ pub const PRESETS: &[Preset] = &[
             Transform::DropUserinfo,
             Transform::CollapseSlashes,
         ],
+        ladder: true,
+    },
+    Preset {
+        name: "ia",
+        doc: "the Internet Archive's canonicalization (surt, CDX indexes): with --key surt, their keys",
+        extends: &[],
+        adds: &[
+            Transform::DropFragment,
+            Transform::DropUserinfo,
+            Transform::HostDots,
+            Transform::StripWwwDigits,
+            Transform::Ipv4Numeric,
+            Transform::DecodeRepeatedly,
+            Transform::IaSessionIds,
+            Transform::CollapseSlashes,
+            Transform::TrailingSlashRemove,
+            Transform::LowercasePath,
+            Transform::LowercaseQuery,
+            Transform::SortQueryPairs,
+            Transform::DropEmptyQuery,
+            Transform::CdxSpelling,
+        ],
+        ladder: false,
     },
 ];
 
@@ -491,8 +563,17 @@ impl Protocol {
                 if on(Transform::HostTrailingDot) {
                     note(Transform::HostTrailingDot, drop_root_dot(out, host_start));
                 }
+                if on(Transform::HostDots) {
+                    note(Transform::HostDots, ia::host_dots(out, host_start));
+                }
                 if on(Transform::StripWww) {
                     note(Transform::StripWww, strip_www(out, host_start));
+                }
+                if on(Transform::StripWwwDigits) {
+                    note(
+                        Transform::StripWwwDigits,
+                        ia::strip_www_digits(out, host_start),
+                    );
                 }
                 // After strip-www: `www.0.0` is numeric only without its `www.`.
                 if on(Transform::Ipv4Numeric) {
@@ -558,8 +639,20 @@ impl Protocol {
         note: &mut impl FnMut(Transform, bool),
         has_authority: bool,
     ) {
+        if self.contains(Transform::DecodeRepeatedly) {
+            note(
+                Transform::DecodeRepeatedly,
+                ia::decode_repeatedly(out, start, ia::Component::Path),
+            );
+        }
         if self.contains(Transform::DropSessionIds) {
             note(Transform::DropSessionIds, drop_path_session_ids(out, start));
+        }
+        if self.contains(Transform::IaSessionIds) {
+            note(
+                Transform::IaSessionIds,
+                ia::drop_path_session_ids(out, start),
+            );
         }
         if self.contains(Transform::CollapseSlashes) && has_authority {
             note(Transform::CollapseSlashes, collapse_slashes(out, start));
@@ -616,8 +709,26 @@ impl Protocol {
         QUERY.with_borrow_mut(|decoded| {
             decoded.clear();
             decoded.extend_from_slice(query);
+            if self.contains(Transform::DecodeRepeatedly) {
+                note(
+                    Transform::DecodeRepeatedly,
+                    ia::decode_repeatedly(decoded, 0, ia::Component::Query),
+                );
+            }
+            if self.contains(Transform::IaSessionIds) {
+                note(
+                    Transform::IaSessionIds,
+                    ia::drop_query_session_ids(decoded, 0),
+                );
+            }
             if self.contains(Transform::DecodeSafe) {
                 note(Transform::DecodeSafe, decode_safe(decoded, 0, QUERY_SAFE));
+            }
+            if self.contains(Transform::LowercaseQuery) {
+                note(
+                    Transform::LowercaseQuery,
+                    lowercase_outside_triplets(decoded),
+                );
             }
             self.write_params(decoded, out, note);
         });
@@ -658,6 +769,13 @@ impl Protocol {
                 // A stable sort: parameters with one name keep their order.
                 params.sort_by_key(|p| param_name(param(p)));
                 note(Transform::SortQuery, !sorted);
+            }
+            if self.contains(Transform::SortQueryPairs) && params.len() > 1 {
+                let order =
+                    |a: &(usize, usize), b: &(usize, usize)| ia::pair_order(param(a), param(b));
+                let sorted = params.is_sorted_by(|a, b| order(a, b).is_le());
+                params.sort_by(order);
+                note(Transform::SortQueryPairs, !sorted);
             }
             for (i, p) in params.iter().enumerate() {
                 if i > 0 {
@@ -903,7 +1021,7 @@ fn strip_www(out: &mut Vec<u8>, host_start: usize) -> bool {
 /// use urinorm::normalize::protocol::{Transform, candidates};
 /// let uri = UriRef::parse("https://example.com/a.html?q=1")?;
 /// let may: Vec<Transform> = candidates(&uri).collect();
-/// assert_eq!(may, [Transform::DropSessionIds, Transform::DropTrackingParams, Transform::DropEmptyParams]);
+/// assert_eq!(may, [Transform::DropSessionIds, Transform::IaSessionIds, Transform::DropTrackingParams, Transform::DropEmptyParams]);
 /// # Ok::<(), urinorm::InvalidUri>(())
 /// ```
 pub fn candidates<'a>(uri: &'a UriRef<'_>) -> impl Iterator<Item = Transform> + 'a {
@@ -925,6 +1043,18 @@ pub fn candidates<'a>(uri: &'a UriRef<'_>) -> impl Iterator<Item = Transform> + 
             Transform::TrailingSlashAdd => wants_trailing_slash(path),
             Transform::TrailingSlashRemove => path.len() > 1 && path.ends_with(b"/"),
             Transform::LowercasePath => crate::swar::has_ascii_uppercase(path),
+            Transform::HostDots => {
+                host.starts_with(b".")
+                    || host.ends_with(b".")
+                    || host.windows(2).any(|w| w == b"..")
+            }
+            Transform::StripWwwDigits => host.starts_with(b"www"),
+            Transform::DecodeRepeatedly => uri.has_percent_encoding(),
+            Transform::IaSessionIds => has_params || path.contains(&b'('),
+            Transform::LowercaseQuery => query.is_some_and(crate::swar::has_ascii_uppercase),
+            Transform::SortQueryPairs => query.is_some_and(|q| q.contains(&b'&')),
+            // It spells keys; the canonical form never changes.
+            Transform::CdxSpelling => false,
             Transform::DecodeSafe => uri.has_percent_encoding(),
             Transform::DropTrackingParams | Transform::DropEmptyParams => has_params,
             Transform::SortQuery => query.is_some_and(|q| q.contains(&b'&')),

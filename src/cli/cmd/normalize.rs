@@ -24,7 +24,7 @@ pub struct RungArgs {
     /// (the default) or protocol (the default with --preset or --with).
     #[arg(long, value_name = "RUNG")]
     pub rung: Option<Rung>,
-    /// Protocol-rung transforms by preset name: safe or aggressive (default safe).
+    /// Protocol-rung transforms by preset name: safe, aggressive or ia (default safe).
     #[arg(long, value_name = "PRESET")]
     pub preset: Option<Preset>,
     /// Add one protocol-rung transform (repeatable; see `urinorm transforms`).
