@@ -22,9 +22,10 @@
 
 use std::fmt;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
-use regex_syntax::hir::{Hir, HirKind};
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
+use regex_syntax::hir::{Class, Hir, HirKind};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
@@ -44,36 +45,72 @@ pub(super) struct Providers {
 
 /// The providers a URI may match: most patterns require a literal
 /// (`…amazon(?:\.[a-z]{2,})…` requires `amazon`), and one Aho-Corasick pass
-/// over the URI finds every such literal at once (without regard to ASCII
-/// case, as the patterns match); only the providers whose literal is there,
-/// and those whose pattern requires none (`.*`), are tried.
+/// finds every such literal at once (without regard to ASCII case, as the
+/// patterns match); only the providers whose literal is there, and those
+/// whose pattern requires none (`.*`), are tried. A literal the pattern
+/// requires within the authority (`^https?:\/\/(?:[a-z0-9-]+\.)*?amazon…`,
+/// the form of nearly every provider) is looked for there only.
 struct Prefilter {
-    literals: AhoCorasick,
-    /// The provider of each literal.
-    owners: Vec<usize>,
+    in_authority: Literals,
+    anywhere: Literals,
     always: Vec<usize>,
+}
+
+/// Literals and the provider each belongs to.
+struct Literals {
+    /// None when there are none.
+    automaton: Option<AhoCorasick>,
+    owners: Vec<usize>,
+}
+
+impl Literals {
+    fn new(pairs: Vec<(Vec<u8>, usize)>) -> Result<Literals, String> {
+        let (literals, owners): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+        // A full DFA: one transition a byte, where the default (an NFA)
+        // follows failure links, which an overlapping search of a few
+        // hundred literals does at nearly every byte.
+        let automaton = match literals.is_empty() {
+            true => None,
+            false => Some(
+                AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .kind(Some(AhoCorasickKind::DFA))
+                    .build(&literals)
+                    .map_err(|e| e.to_string())?,
+            ),
+        };
+        Ok(Literals { automaton, owners })
+    }
+
+    /// The owners of the literals in `haystack`, appended to `owners`.
+    fn find(&self, haystack: &[u8], owners: &mut Vec<usize>) {
+        if let Some(automaton) = &self.automaton {
+            owners.extend(
+                automaton
+                    .find_overlapping_iter(haystack)
+                    .map(|m| self.owners[m.pattern().as_usize()]),
+            );
+        }
+    }
 }
 
 impl Prefilter {
     fn new(list: &[Provider]) -> Result<Prefilter, String> {
-        let (mut literals, mut owners, mut always) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut in_authority, mut anywhere, mut always) = (Vec::new(), Vec::new(), Vec::new());
         for (i, provider) in list.iter().enumerate() {
-            match required_literal(provider.pattern.as_str()) {
-                Some(literal) => {
-                    literals.push(literal);
-                    owners.push(i);
-                }
-                None => always.push(i),
+            let pattern = provider.pattern.as_str();
+            if let Some(literal) = authority_literal(pattern) {
+                in_authority.push((literal, i));
+            } else if let Some(literal) = required_literal(pattern) {
+                anywhere.push((literal, i));
+            } else {
+                always.push(i);
             }
         }
-        let literals = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .build(&literals)
-            .map_err(|e| e.to_string())?;
         Ok(Prefilter {
-            literals,
-            owners,
+            in_authority: Literals::new(in_authority)?,
+            anywhere: Literals::new(anywhere)?,
             always,
         })
     }
@@ -82,13 +119,85 @@ impl Prefilter {
     fn candidates(&self, uri: &[u8], candidates: &mut Vec<usize>) {
         candidates.clear();
         candidates.extend_from_slice(&self.always);
-        candidates.extend(
-            self.literals
-                .find_overlapping_iter(uri)
-                .map(|m| self.owners[m.pattern().as_usize()]),
-        );
+        self.in_authority.find(authority(uri), candidates);
+        self.anywhere.find(uri, candidates);
         candidates.sort_unstable();
         candidates.dedup();
+    }
+}
+
+/// The authority of a web URI (`//` then up to the first `/`, `?` or `#`),
+/// or nothing.
+fn authority(uri: &[u8]) -> &[u8] {
+    let Some(after) = memchr::memmem::find(uri, b"://").map(|at| &uri[at + 3..]) else {
+        return &[];
+    };
+    &after[..memchr::memchr3(b'/', b'?', b'#', after).unwrap_or(after.len())]
+}
+
+/// What may end an authority: a literal holding none of these, reached
+/// from `://` through pieces that match none of them, lies in it.
+const AUTHORITY_ENDS: &[u8] = b"/?#";
+
+/// The longest literal (three bytes or more) of a pattern of the form
+/// `^https?:\/\/…` that every match holds within the authority: a piece
+/// of the top-level concatenation after the scheme, with no piece before
+/// it able to match past the authority.
+fn authority_literal(pattern: &str) -> Option<Vec<u8>> {
+    let hir = parse_pattern(pattern.strip_prefix(r"^https?:\/\/")?)?;
+    let mut best: Option<Vec<u8>> = None;
+    for piece in top_level_pieces(&hir) {
+        if let HirKind::Literal(literal) = piece.kind() {
+            let longer = best.as_ref().is_none_or(|b| literal.0.len() > b.len());
+            if literal.0.len() >= 3 && longer && !may_end_authority(piece) {
+                best = Some(literal.0.to_vec());
+            }
+        }
+        if may_end_authority(piece) {
+            break;
+        }
+    }
+    best
+}
+
+/// Whether `hir` can match a byte that ends an authority.
+fn may_end_authority(hir: &Hir) -> bool {
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => false,
+        HirKind::Literal(literal) => literal.0.iter().any(|b| AUTHORITY_ENDS.contains(b)),
+        HirKind::Class(Class::Bytes(class)) => class.ranges().iter().any(|r| {
+            AUTHORITY_ENDS
+                .iter()
+                .any(|&b| (r.start()..=r.end()).contains(&b))
+        }),
+        HirKind::Class(Class::Unicode(class)) => class.ranges().iter().any(|r| {
+            AUTHORITY_ENDS
+                .iter()
+                .any(|&b| (r.start()..=r.end()).contains(&char::from(b)))
+        }),
+        HirKind::Repetition(repetition) => may_end_authority(&repetition.sub),
+        HirKind::Capture(capture) => may_end_authority(&capture.sub),
+        HirKind::Concat(pieces) | HirKind::Alternation(pieces) => {
+            pieces.iter().any(may_end_authority)
+        }
+    }
+}
+
+/// A pattern as the prefilters read it: bytes, case as written.
+fn parse_pattern(pattern: &str) -> Option<Hir> {
+    regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .ok()
+}
+
+/// The pieces of a top-level concatenation: each is in every match.
+fn top_level_pieces(hir: &Hir) -> &[Hir] {
+    match hir.kind() {
+        HirKind::Concat(pieces) => pieces.as_slice(),
+        _ => std::slice::from_ref(hir),
     }
 }
 
@@ -97,17 +206,8 @@ impl Prefilter {
 /// top-level concatenation (each piece is in every match), leaving out
 /// pieces of `https://`, which every web URI holds and so tell nothing.
 fn required_literal(pattern: &str) -> Option<Vec<u8>> {
-    let hir: Hir = regex_syntax::ParserBuilder::new()
-        .unicode(false)
-        .utf8(false)
-        .build()
-        .parse(pattern)
-        .ok()?;
-    let pieces = match hir.kind() {
-        HirKind::Concat(pieces) => pieces.as_slice(),
-        _ => std::slice::from_ref(&hir),
-    };
-    pieces
+    let hir = parse_pattern(pattern)?;
+    top_level_pieces(&hir)
         .iter()
         .filter_map(|piece| match piece.kind() {
             HirKind::Literal(literal) => Some(literal.0.to_vec()),
@@ -128,12 +228,71 @@ struct Provider {
     label: String,
     file: usize,
     pattern: Regex,
+    /// Whether the pattern is `.*` or empty (`globalRules`): no need to run it.
+    matches_every_uri: bool,
     exceptions: Option<Regex>,
     redirections: Option<Regex>,
     complete: bool,
     raw_rules: Vec<Regex>,
     /// `rules` and `referralMarketing`, as one whole-name expression.
     fields: Option<Regex>,
+    /// How a name the expression matches starts, when that is known.
+    field_starts: Option<NameStarts>,
+}
+
+/// The first bytes every name a whole-name expression matches starts
+/// with (lower-cased; the expressions ignore case): most parameter names
+/// (`q`, `id`, `page`) start with none of them and are passed without
+/// running the expression. Known when every alternative begins with a
+/// literal (`utm_[a-z]+` with `utm_`, `[?&]gclid` with `?g` or `&g`).
+struct NameStarts {
+    /// Starts of one byte: a bit per byte value.
+    single: [u64; 4],
+    /// The first two bytes of longer starts, sorted.
+    pairs: Vec<[u8; 2]>,
+}
+
+impl NameStarts {
+    fn of(texts: &[&str]) -> Option<NameStarts> {
+        let alternatives: Vec<String> = texts.iter().map(|t| format!("(?:{t})")).collect();
+        // Parsed with case as written: the literals are lower-cased below.
+        let hir = parse_pattern(&alternatives.join("|"))?;
+        let prefixes = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+        let mut starts = NameStarts {
+            single: [0; 4],
+            pairs: Vec::new(),
+        };
+        for literal in prefixes.literals()? {
+            match *literal.as_bytes() {
+                [] => return None,
+                [only] => {
+                    let only = only.to_ascii_lowercase();
+                    starts.single[usize::from(only >> 6)] |= 1 << (only & 63);
+                }
+                [first, second, ..] => starts
+                    .pairs
+                    .push([first.to_ascii_lowercase(), second.to_ascii_lowercase()]),
+            }
+        }
+        starts.pairs.sort_unstable();
+        starts.pairs.dedup();
+        Some(starts)
+    }
+
+    /// Whether `name` may match: it starts with one of the starts.
+    fn may_match(&self, name: &[u8]) -> bool {
+        let Some(first) = name.first().map(u8::to_ascii_lowercase) else {
+            return false;
+        };
+        if self.single[usize::from(first >> 6)] & (1 << (first & 63)) != 0 {
+            return true;
+        }
+        name.get(1).is_some_and(|second| {
+            self.pairs
+                .binary_search(&[first, second.to_ascii_lowercase()])
+                .is_ok()
+        })
+    }
 }
 
 impl Providers {
@@ -196,17 +355,19 @@ impl Providers {
         Ok(())
     }
 
-    /// Applies every provider matching the URI at `out[start..]`, in order,
-    /// calling `fired` with each that changed it.
+    /// Applies every provider matching the URI at `out[start..]` (whose
+    /// parts are `parts`), in order, calling `fired` with each that changed
+    /// it; with the URI's parts after them, none if a provider took it apart.
     pub(super) fn apply(
         &self,
         out: &mut Vec<u8>,
         start: usize,
+        mut parts: WebParts,
         fired: &mut dyn FnMut(RuleId),
-    ) -> Events {
+    ) -> (Events, Option<WebParts>) {
         let mut events = Events::default();
         let Some(prefilter) = &self.prefilter else {
-            return events;
+            return (events, Some(parts));
         };
         CANDIDATES.with_borrow_mut(|candidates| {
             let mut next = 0;
@@ -219,20 +380,24 @@ impl Providers {
                 for &i in candidates.iter().filter(|&&i| i >= from) {
                     next = i + 1;
                     let provider = &self.list[i];
-                    if !provider.pattern.is_match(&out[start..]) {
+                    if !provider.matches_every_uri && !provider.pattern.is_match(&out[start..]) {
                         continue;
                     }
-                    let (changed, happened) = provider.apply(out, start);
+                    let (changed, happened) = provider.apply(out, start, &parts);
                     events.add(happened);
                     if changed {
                         fired(RuleId(self.first_id + i as u32));
+                        match WebParts::of(&out[start..]) {
+                            Some(moved) => parts = moved,
+                            None => return (events, None),
+                        }
                         continue 'matching;
                     }
                 }
                 break;
             }
-        });
-        events
+            (events, Some(parts))
+        })
     }
 }
 
@@ -260,11 +425,13 @@ impl Provider {
             }
         };
         // The minified list leaves out an empty pattern, which matches every URI.
-        let pattern = match fields.get("urlPattern") {
-            None | Some(Value::Null) => expression("urlPattern", "")?,
-            Some(Value::String(pattern)) => expression("urlPattern", pattern)?,
+        let pattern_text = match fields.get("urlPattern") {
+            None | Some(Value::Null) => "",
+            Some(Value::String(pattern)) => pattern.as_str(),
             Some(_) => return Err("'urlPattern' is not a string".into()),
         };
+        let pattern = expression("urlPattern", pattern_text)?;
+        let matches_every_uri = matches!(pattern_text, "" | ".*");
         let complete = match fields.get("completeProvider") {
             None | Some(Value::Null) => false,
             Some(Value::Bool(complete)) => *complete,
@@ -276,6 +443,7 @@ impl Provider {
             label: format!("{file_name} provider {name}"),
             file,
             pattern,
+            matches_every_uri,
             exceptions: any_of("exceptions", &strings("exceptions")?, false)?,
             redirections: any_of("redirections", &strings("redirections")?, false)?,
             complete,
@@ -285,12 +453,13 @@ impl Provider {
                 .map(|(i, raw)| expression(&format!("rawRules[{i}]"), raw))
                 .collect::<Result<_, _>>()?,
             fields: any_of("rules", &whole_names, true)?,
+            field_starts: NameStarts::of(&whole_names),
         })
     }
 
     /// Applies the provider to the URI at `out[start..]`, which its pattern
     /// matches: whether it changed it, and what else happened.
-    fn apply(&self, out: &mut Vec<u8>, start: usize) -> (bool, Events) {
+    fn apply(&self, out: &mut Vec<u8>, start: usize, parts: &WebParts) -> (bool, Events) {
         let uri = &out[start..];
         if self.exceptions.as_ref().is_some_and(|e| e.is_match(uri)) {
             return (false, Events::default());
@@ -312,21 +481,30 @@ impl Provider {
         let Some(fields) = &self.fields else {
             return (changed, Events::default());
         };
-        // The fragment first: removing it leaves the query where it was.
-        let Some(parts) = WebParts::of(&out[start..]) else {
-            return (changed, Events::default());
+        let is_field = |name: &[u8]| {
+            self.field_starts.as_ref().is_none_or(|s| s.may_match(name)) && fields.is_match(name)
         };
-        if let Some(fragment) = parts.fragment {
+        // The fragment first: removing it leaves the query where it was.
+        let moved;
+        let parts = match changed {
+            false => parts,
+            true => match WebParts::of(&out[start..]) {
+                Some(after_raw_rules) => {
+                    moved = after_raw_rules;
+                    &moved
+                }
+                None => return (changed, Events::default()),
+            },
+        };
+        if let Some(fragment) = parts.fragment.clone() {
             let fragment = start + fragment.start..start + fragment.end;
-            changed |= retain_params(out, fragment, |name| !fields.is_match(name));
+            changed |= retain_params(out, fragment, |name| !is_field(name));
         }
-        if let Some(query) = parts.query {
+        if let Some(query) = parts.query.clone() {
             // The add-on matches query names decoded, fragment names as written.
             let query = start + query.start..start + query.end;
             changed |= DECODED.with_borrow_mut(|decoded| {
-                retain_params(out, query, |name| {
-                    !fields.is_match(form_decoded(name, decoded))
-                })
+                retain_params(out, query, |name| !is_field(form_decoded(name, decoded)))
             });
         }
         (changed, Events::default())
@@ -469,5 +647,52 @@ mod tests {
             literal(r"^https?:\/\/(?:[a-z0-9-]+\.)*?bbc(?:\.[a-z]{2,}){1,}").as_deref(),
             Some("bbc")
         );
+    }
+
+    #[test]
+    fn authority_literals_are_in_the_authority_of_every_match() {
+        let literal = |p: &str| authority_literal(p).map(|l| String::from_utf8(l).unwrap());
+        let amazon = r"^https?:\/\/(?:[a-z0-9-]+\.)*?amazon(?:\.[a-z]{2,}){1,}";
+        assert_eq!(literal(amazon).as_deref(), Some("amazon"));
+        // After a piece that can pass the authority, a literal may be anywhere.
+        assert_eq!(literal(r"^https?:\/\/.*?amazon"), None);
+        assert_eq!(literal(r"^https?:\/\/[^?]*amazon"), None);
+        // A literal past the authority's end is not in it.
+        assert_eq!(
+            literal(r"^https?:\/\/(?:www\.)?google\.com\/url").as_deref(),
+            None
+        );
+        assert_eq!(literal(r"^https?:\/\/(?:www\.)?google\.com").as_deref(), Some("google.com"));
+        // Not anchored at a web scheme: no authority to look in.
+        assert_eq!(literal(r"amazon\.com"), None);
+        assert_eq!(authority(b"https://u@a.example:80/p?q"), b"u@a.example:80");
+        assert_eq!(authority(b"http://a?q/"), b"a");
+    }
+
+    /// The name starts never turn away a name the expression matches: the
+    /// benchmark list's field expressions against names that match them
+    /// and names that do not.
+    #[test]
+    fn name_starts_pass_every_name_that_matches() {
+        let texts = [
+            "utm_[a-z]+", "ref_?", "[?&]gclid", "wt_?z?mc", "vn(?:_[a-z]*)+", "si",
+            "hsCtaTracking", "__s", "action_(?:object|type|ref)_map",
+        ];
+        let starts = NameStarts::of(&texts).unwrap();
+        let fields = any_of("rules", &texts, true).unwrap().unwrap();
+        for name in [
+            "utm_source", "UTM_Medium", "ref", "ref_", "?gclid", "&GCLID", "wtmc", "wt_zmc",
+            "vn_a_b", "si", "hsctatracking", "__s", "action_type_map", "q", "id", "page",
+            "s", "", "gclid", "referrer", "sid",
+        ] {
+            if fields.is_match(name.as_bytes()) {
+                assert!(starts.may_match(name.as_bytes()), "{name}");
+            }
+        }
+        for name in ["q", "id", "page", "", "gclid", "x"] {
+            assert!(!starts.may_match(name.as_bytes()), "{name}");
+        }
+        // An alternative that starts with a class of many letters: unknown.
+        assert!(NameStarts::of(&["[a-z]+_id"]).is_none());
     }
 }

@@ -288,18 +288,18 @@ impl SiteRules {
     /// Any other URI is left as it is.
     pub fn apply(&self, out: &mut Vec<u8>, start: usize, fired: &mut dyn FnMut(RuleId)) -> Events {
         let mut events = Events::default();
-        if WebParts::of(&out[start..]).is_none() {
+        let Some(parts) = WebParts::of(&out[start..]) else {
             return events;
-        }
+        };
         let compiled = &*self.0;
         let mut note = |id: RuleId| {
             events.add(Events::CHANGED);
             fired(id);
         };
-        let provider_events = compiled.providers.apply(out, start, &mut note);
+        let (provider_events, parts) = compiled.providers.apply(out, start, parts, &mut note);
         // A provider's raw rule may have taken the URI apart: then it is
         // rejected as its doing, and no line rule sees it.
-        let Some(parts) = WebParts::of(&out[start..]) else {
+        let Some(parts) = parts else {
             events.add(provider_events);
             return events;
         };
