@@ -206,6 +206,11 @@ fn top_level_pieces(hir: &Hir) -> &[Hir] {
 /// top-level concatenation (each piece is in every match), leaving out
 /// pieces of `https://`, which every web URI holds and so tell nothing.
 fn required_literal(pattern: &str) -> Option<Vec<u8>> {
+    required_literal_besides(pattern, None)
+}
+
+/// The same, leaving out `known` too (a literal the URI is known to hold).
+fn required_literal_besides(pattern: &str, known: Option<&[u8]>) -> Option<Vec<u8>> {
     let hir = parse_pattern(pattern)?;
     top_level_pieces(&hir)
         .iter()
@@ -214,6 +219,7 @@ fn required_literal(pattern: &str) -> Option<Vec<u8>> {
             _ => None,
         })
         .filter(|literal| literal.len() >= 3 && !in_every_web_uri(literal))
+        .filter(|literal| known.is_none_or(|k| !k.eq_ignore_ascii_case(literal)))
         .max_by_key(Vec::len)
 }
 
@@ -223,6 +229,47 @@ fn in_every_web_uri(literal: &[u8]) -> bool {
         .any(|w| w.eq_ignore_ascii_case(literal))
 }
 
+/// Expressions on the whole URI behind a cheaper test: when each requires a
+/// literal (other than its provider's pattern's, which the URI has), one
+/// Aho-Corasick search for those literals comes first, and most URIs stop
+/// there (`\/login`, `.cgi`).
+struct Guarded {
+    expression: Regex,
+    literals: Option<AhoCorasick>,
+}
+
+impl Guarded {
+    /// Any of `texts`, guarded when every one requires a literal other
+    /// than the provider's `pattern`'s.
+    fn any_of(field: &str, texts: &[&str], pattern: &str) -> Result<Option<Guarded>, String> {
+        let Some(expression) = any_of(field, texts, false)? else {
+            return Ok(None);
+        };
+        let known = required_literal(pattern);
+        let literals: Option<Vec<Vec<u8>>> = texts
+            .iter()
+            .map(|text| required_literal_besides(text, known.as_deref()))
+            .collect();
+        let literals = match literals {
+            Some(literals) => Some(
+                AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .build(&literals)
+                    .map_err(|e| e.to_string())?,
+            ),
+            None => None,
+        };
+        Ok(Some(Guarded {
+            expression,
+            literals,
+        }))
+    }
+
+    fn is_match(&self, uri: &[u8]) -> bool {
+        self.literals.as_ref().is_none_or(|l| l.is_match(uri)) && self.expression.is_match(uri)
+    }
+}
+
 struct Provider {
     /// `data.min.json provider amazon`.
     label: String,
@@ -230,8 +277,8 @@ struct Provider {
     pattern: Regex,
     /// Whether the pattern is `.*` or empty (`globalRules`): no need to run it.
     matches_every_uri: bool,
-    exceptions: Option<Regex>,
-    redirections: Option<Regex>,
+    exceptions: Option<Guarded>,
+    redirections: Option<Guarded>,
     complete: bool,
     raw_rules: Vec<Regex>,
     /// `rules` and `referralMarketing`, as one whole-name expression.
@@ -444,8 +491,8 @@ impl Provider {
             file,
             pattern,
             matches_every_uri,
-            exceptions: any_of("exceptions", &strings("exceptions")?, false)?,
-            redirections: any_of("redirections", &strings("redirections")?, false)?,
+            exceptions: Guarded::any_of("exceptions", &strings("exceptions")?, pattern_text)?,
+            redirections: Guarded::any_of("redirections", &strings("redirections")?, pattern_text)?,
             complete,
             raw_rules: strings("rawRules")?
                 .iter()
