@@ -709,7 +709,10 @@ mod tests {
             literal(r"^https?:\/\/(?:www\.)?google\.com\/url").as_deref(),
             None
         );
-        assert_eq!(literal(r"^https?:\/\/(?:www\.)?google\.com").as_deref(), Some("google.com"));
+        assert_eq!(
+            literal(r"^https?:\/\/(?:www\.)?google\.com").as_deref(),
+            Some("google.com")
+        );
         // Not anchored at a web scheme: no authority to look in.
         assert_eq!(literal(r"amazon\.com"), None);
         assert_eq!(authority(b"https://u@a.example:80/p?q"), b"u@a.example:80");
@@ -722,15 +725,40 @@ mod tests {
     #[test]
     fn name_starts_pass_every_name_that_matches() {
         let texts = [
-            "utm_[a-z]+", "ref_?", "[?&]gclid", "wt_?z?mc", "vn(?:_[a-z]*)+", "si",
-            "hsCtaTracking", "__s", "action_(?:object|type|ref)_map",
+            "utm_[a-z]+",
+            "ref_?",
+            "[?&]gclid",
+            "wt_?z?mc",
+            "vn(?:_[a-z]*)+",
+            "si",
+            "hsCtaTracking",
+            "__s",
+            "action_(?:object|type|ref)_map",
         ];
         let starts = NameStarts::of(&texts).unwrap();
         let fields = any_of("rules", &texts, true).unwrap().unwrap();
         for name in [
-            "utm_source", "UTM_Medium", "ref", "ref_", "?gclid", "&GCLID", "wtmc", "wt_zmc",
-            "vn_a_b", "si", "hsctatracking", "__s", "action_type_map", "q", "id", "page",
-            "s", "", "gclid", "referrer", "sid",
+            "utm_source",
+            "UTM_Medium",
+            "ref",
+            "ref_",
+            "?gclid",
+            "&GCLID",
+            "wtmc",
+            "wt_zmc",
+            "vn_a_b",
+            "si",
+            "hsctatracking",
+            "__s",
+            "action_type_map",
+            "q",
+            "id",
+            "page",
+            "s",
+            "",
+            "gclid",
+            "referrer",
+            "sid",
         ] {
             if fields.is_match(name.as_bytes()) {
                 assert!(starts.may_match(name.as_bytes()), "{name}");
