@@ -130,7 +130,7 @@ def test_the_syntax_rung_keeps_a_large_port():
     ("kwargs", "message"),
     [
         ({"rung": "schema"}, "unknown rung 'schema' (choose string, syntax, scheme or protocol)"),
-        ({"preset": "wild"}, "unknown preset 'wild' (choose safe or aggressive)"),
+        ({"preset": "wild"}, "unknown preset 'wild' (choose safe, aggressive or ia)"),
         ({"with_": "strip_www"}, "unknown transform 'strip_www' (see `urinorm transforms`)"),
         ({"without": ["drop-fragment", "x"]}, "unknown transform 'x' (see `urinorm transforms`)"),
         (
@@ -158,10 +158,18 @@ def test_text_that_is_not_utf8_is_a_caller_error():
 
 def test_constants_describe_the_ladder():
     assert urinorm.RUNGS == ("string", "syntax", "scheme", "protocol")
-    assert len(urinorm.TRANSFORMS) == 17
-    assert set(urinorm.PRESETS) == {"safe", "aggressive"}
+    assert len(urinorm.TRANSFORMS) == 24
+    assert set(urinorm.PRESETS) == {"safe", "aggressive", "ia"}
     assert set(urinorm.PRESETS["safe"]) < set(urinorm.PRESETS["aggressive"])
     assert set(urinorm.PRESETS["aggressive"]) <= set(urinorm.TRANSFORMS)
+    assert set(urinorm.PRESETS["ia"]) <= set(urinorm.TRANSFORMS)
+
+
+def test_surt_with_the_ia_preset_gives_cdx_keys():
+    # The Internet Archive's own vectors (urlcanon's defaultIASurt).
+    assert urinorm.surt("http://www.archive.org/", preset="ia") == "org,archive)/"
+    assert urinorm.surt("http://archive.org/goo/?a=2&b&a=1", preset="ia") == "org,archive)/goo?a=1&a=2&b"
+    assert urinorm.surt("http://www.archive.org/", preset="ia", without=["cdx-spelling", "strip-www-digits"]) == "org,archive,www)/"
     assert urinorm.__version__ == "0.1.0"
 
 

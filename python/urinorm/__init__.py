@@ -18,8 +18,9 @@ the line ``urinorm normalize`` prints, and :func:`surt` the line of
 Options, in every function: ``rung`` is ``"string"``, ``"syntax"``,
 ``"scheme"`` or ``"protocol"`` (RFC 3986 §6.2); ``None`` means scheme, or
 protocol when a preset, a transform, a tracking list or site rules are
-given, as on the command line. ``preset`` is ``"safe"`` or
-``"aggressive"``; ``with_`` and ``without`` name protocol-rung transforms
+given, as on the command line. ``preset`` is ``"safe"``,
+``"aggressive"`` or ``"ia"`` (the Internet Archive's canonicalization:
+``surt(uri, preset="ia")`` is a CDX key); ``with_`` and ``without`` name protocol-rung transforms
 to add to or remove from it (one name or several); ``tracking_params``
 replaces the parameter names ``drop-tracking-params`` removes
 (``"prefix*"`` for a prefix).

@@ -297,7 +297,11 @@ impl FromStr for Preset {
             .find(|p| p.name == s)
             .ok_or_else(|| {
                 let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
-                format!("unknown preset '{s}' (choose {})", names.join(" or "))
+                let (last, others) = names.split_last().expect("there are presets");
+                format!(
+                    "unknown preset '{s}' (choose {} or {last})",
+                    others.join(", ")
+                )
             })
     }
 }
