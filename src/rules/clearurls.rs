@@ -676,6 +676,69 @@ impl<'de> de::Deserialize<'de> for InOrder {
 mod tests {
     use super::*;
 
+    /// The same providers with every shortcut off: each provider tried,
+    /// its pattern run, every name and URI given to the expressions.
+    fn naive(providers: &mut Providers) {
+        let every = providers.list.len();
+        let prefilter = providers.prefilter.as_mut().unwrap();
+        prefilter.always = (0..every).collect();
+        prefilter.in_authority = Literals::new(Vec::new()).unwrap();
+        prefilter.anywhere = Literals::new(Vec::new()).unwrap();
+        for provider in &mut providers.list {
+            provider.matches_every_uri = false;
+            provider.field_starts = None;
+            for guarded in [&mut provider.exceptions, &mut provider.redirections]
+                .into_iter()
+                .flatten()
+            {
+                guarded.literals = None;
+            }
+        }
+    }
+
+    /// The benchmark list on the sample's lines, and on each with a
+    /// parameter of every rule name appended: the shortcuts change nothing.
+    #[test]
+    fn shortcuts_agree_with_trying_every_provider() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let list = std::fs::read_to_string(root.join("rules/bench-clearurls.json")).unwrap();
+        let sample = std::fs::read_to_string(root.join("sample/urls.txt")).unwrap();
+        let compile = || {
+            let mut providers = Providers::default();
+            providers.add("list", &list, 0).unwrap();
+            providers.finish(0).unwrap();
+            providers
+        };
+        let (fast, mut slow) = (compile(), compile());
+        naive(&mut slow);
+        let scheme = crate::normalize::Normalizer::new(crate::normalize::Rung::Scheme);
+        let mut checked = 0;
+        for line in sample.lines() {
+            let Ok(uri) = scheme.normalize(line) else {
+                continue;
+            };
+            let joint = if uri.contains('?') { '&' } else { '?' };
+            for uri in [
+                uri.clone(),
+                format!("{uri}{joint}utm_x=1&ref=2&si=3&gclid=4&q=5"),
+            ] {
+                let Some(parts) = WebParts::of(uri.as_bytes()) else {
+                    continue;
+                };
+                let run = |providers: &Providers| {
+                    let mut out = uri.as_bytes().to_vec();
+                    let mut fired = Vec::new();
+                    let (events, _) =
+                        providers.apply(&mut out, 0, parts.clone(), &mut |id| fired.push(id));
+                    (out, fired, events)
+                };
+                assert_eq!(run(&fast), run(&slow), "{uri}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 7964);
+    }
+
     #[test]
     fn required_literals_are_in_every_match() {
         let literal = |p: &str| required_literal(p).map(|l| String::from_utf8(l).unwrap());
