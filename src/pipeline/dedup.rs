@@ -20,11 +20,13 @@ use rayon::prelude::*;
 use std::collections::HashSet;
 
 use super::caps::{Caps, NO_SITE};
+use super::chunks::ChunkBytes;
 use super::hash::key_hasher;
+use super::place::Place;
 use super::seen::{Classes, Live, SeenMode};
 use super::set::{DedupSet, Key, SHARDS, prefetch, shard_of};
 use super::spill::{Order, Spill, SpillError, SpillStats, Survivor};
-use super::worker::{Accepted, Processed};
+use super::worker::{Accepted, Processed, Span};
 use super::{Emit, Options, RunError};
 use crate::seen::{Asked, StoreError};
 
@@ -59,21 +61,79 @@ impl Fate {
 /// One chunk's accepted lines grouped by shard, and the fate of each.
 #[derive(Default)]
 pub(crate) struct Fates {
-    /// Indices into the chunk's accepted lines grouped by shard, in input
-    /// order within each shard; shard `s` has
-    /// `by_shard[shard_starts[s]..shard_starts[s + 1]]`.
-    by_shard: Vec<u32>,
+    /// What the dedup loop needs of each accepted line, grouped by shard, in
+    /// input order within each shard; shard `s` has
+    /// `lookups[shard_starts[s]..shard_starts[s + 1]]`. Copied out of the
+    /// accepted lines while the chunk is in the cache, so that each shard's
+    /// loop reads its lines in sequence rather than across the chunk.
+    lookups: Vec<Lookup>,
     shard_starts: Vec<u32>,
     /// Each accepted line's [`Fate`] (as its `u8`), set by one shard's task.
     fate: Vec<AtomicU8>,
 }
 
+/// An accepted line as its shard looks it up: 24 bytes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Lookup {
+    hash: u64,
+    /// The key's bytes: in the chunk's arena with [`IN_ARENA`] set in
+    /// `line`, else in the chunk itself.
+    key: Span,
+    /// The line's index among the chunk's accepted lines, and [`IN_ARENA`].
+    line: u32,
+}
+
+/// Set in [`Lookup::line`] when the key lies in the chunk's arena.
+const IN_ARENA: u32 = 1 << 31;
+
+impl Lookup {
+    fn of(i: usize, accepted: &Accepted) -> Lookup {
+        let (key, in_arena) = match accepted.key {
+            Some(span) => (span, IN_ARENA),
+            None => (accepted.line, 0),
+        };
+        Lookup {
+            hash: accepted.hash,
+            key,
+            line: i as u32 | in_arena,
+        }
+    }
+
+    /// The index of the line among the chunk's accepted lines.
+    fn index(&self) -> usize {
+        (self.line & !IN_ARENA) as usize
+    }
+
+    /// The key, in `p` (the line's chunk), and where it lies for the whole
+    /// run when it is the line itself in a mapped input (so it need not be
+    /// copied).
+    fn key<'p>(&self, p: &'p Processed<'_>) -> Key<'p> {
+        if self.line & IN_ARENA != 0 {
+            return Key {
+                bytes: self.key.of(&p.arena),
+                in_input: None,
+            };
+        }
+        let in_input = match p.chunk.bytes {
+            ChunkBytes::Borrowed(_) => {
+                Place::in_input(p.chunk.source, p.chunk.offset + self.key.start as usize).ok()
+            }
+            ChunkBytes::Owned(_) => None,
+        };
+        Key {
+            bytes: self.key.of(&p.chunk.bytes),
+            in_input,
+        }
+    }
+}
+
 impl Fates {
     /// Groups `accepted` by shard (a counting sort, input order kept in
     /// each), reusing these vectors; every fate starts as a duplicate.
+    /// Accepted lines are fewer than 2^31 (a chunk holds under 4 GiB).
     pub(crate) fn group(mut self, accepted: &[Accepted]) -> Fates {
-        let (by_shard, starts) = (&mut self.by_shard, &mut self.shard_starts);
-        by_shard.clear();
+        let (lookups, starts) = (&mut self.lookups, &mut self.shard_starts);
+        lookups.clear();
         starts.clear();
         starts.resize(SHARDS + 1, 0);
         for a in accepted {
@@ -84,10 +144,10 @@ impl Fates {
         }
         let mut next = [0u32; SHARDS];
         next.copy_from_slice(&starts[..SHARDS]);
-        by_shard.resize(accepted.len(), 0);
+        lookups.resize(accepted.len(), Lookup::default());
         for (i, a) in accepted.iter().enumerate() {
             let slot = &mut next[shard_of(a.hash)];
-            by_shard[*slot as usize] = i as u32;
+            lookups[*slot as usize] = Lookup::of(i, a);
             *slot += 1;
         }
         self.fate.clear();
@@ -108,9 +168,9 @@ impl Fates {
         self.fate[i].store(fate as u8, Ordering::Relaxed);
     }
 
-    /// The indices of shard `s`'s lines.
-    fn of_shard(&self, s: usize) -> &[u32] {
-        &self.by_shard[self.shard_starts[s] as usize..self.shard_starts[s + 1] as usize]
+    /// Shard `s`'s lines.
+    fn of_shard(&self, s: usize) -> &[Lookup] {
+        &self.lookups[self.shard_starts[s] as usize..self.shard_starts[s + 1] as usize]
     }
 }
 
@@ -623,9 +683,10 @@ const _: () = assert!(SHARDS <= LEFT_OUT as usize && (LEFT_OUT as usize).is_mult
 
 /// Marks the first line of every class in the batch, all shards at once:
 /// each shard takes its lines chunk by chunk, in input order. Before it looks
-/// up a line, it asks for the table slot of the line 2 × [`PREFETCH_AHEAD`]
-/// places on, and for the key bytes that slot points to for the line
-/// [`PREFETCH_AHEAD`] places on, so the cache misses of a large set overlap.
+/// up a line, it asks for the table slot and the key bytes of the line
+/// 2 × [`PREFETCH_AHEAD`] places on, and for the stored key that slot points
+/// to for the line [`PREFETCH_AHEAD`] places on, so the cache misses of a
+/// large set overlap.
 ///
 /// A `full` set takes no new key: a line whose class it does not hold is
 /// [`Fate::Spilled`].
@@ -636,27 +697,24 @@ fn dedup_batch(set: &mut DedupSet, batch: &[Decided<'_>], maps: &[&[u8]], full: 
         .for_each_init(Vec::new, |run, (s, shard)| {
             run.clear();
             for (c, (_, fates)) in batch.iter().enumerate() {
-                run.extend(fates.of_shard(s).iter().map(|&i| (c, i as usize)));
+                run.extend(fates.of_shard(s).iter().map(|&lookup| (c, lookup)));
             }
-            for (k, &(c, i)) in run.iter().enumerate() {
-                if let Some(&(c_ahead, i_ahead)) = run.get(k + 2 * PREFETCH_AHEAD) {
-                    shard.prefetch(batch[c_ahead].0.accepted[i_ahead].hash);
+            for (k, &(c, lookup)) in run.iter().enumerate() {
+                if let Some(&(c_ahead, ahead)) = run.get(k + 2 * PREFETCH_AHEAD) {
+                    shard.prefetch(ahead.hash);
+                    prefetch(ahead.key(&batch[c_ahead].0).bytes.as_ptr());
                 }
-                if let Some(&(c_ahead, i_ahead)) = run.get(k + PREFETCH_AHEAD) {
-                    shard.prefetch_key(batch[c_ahead].0.accepted[i_ahead].hash, maps);
+                if let Some(&(_, ahead)) = run.get(k + PREFETCH_AHEAD) {
+                    shard.prefetch_key(ahead.hash, maps);
                 }
                 let (p, fates) = &batch[c];
-                let accepted = &p.accepted[i];
-                let key = Key {
-                    bytes: p.key(accepted),
-                    in_input: p.key_in_input(accepted),
-                };
+                let key = lookup.key(p);
                 let fate = match full {
-                    false if shard.insert(accepted.hash, key, maps) => Fate::First,
-                    true if !shard.count_if_present(accepted.hash, key, maps) => Fate::Spilled,
+                    false if shard.insert(lookup.hash, key, maps) => Fate::First,
+                    true if !shard.count_if_present(lookup.hash, key, maps) => Fate::Spilled,
                     _ => Fate::Duplicate,
                 };
-                fates.set(i, fate);
+                fates.set(lookup.index(), fate);
             }
         });
 }

@@ -6,15 +6,14 @@
 //! (written, deduplicated) is decided downstream.
 
 use super::caps::{NO_SITE, SiteNumbers};
-use super::chunks::{Chunk, ChunkBytes};
+use super::chunks::Chunk;
 use super::input::{BOM, strip_cr};
-use super::place::Place;
 use super::{Emit, Invalid, LineMapper, Mode, Options};
 use crate::error::{ErrorKind, InvalidUri};
 use crate::fingerprint::fingerprint;
 
 /// A byte range in a chunk or in its arena.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Span {
     pub start: u32,
     pub len: u32,
@@ -145,19 +144,6 @@ impl Processed<'_> {
     /// The bytes of a line.
     pub fn line(&self, span: Span) -> &[u8] {
         span.of(&self.chunk.bytes)
-    }
-
-    /// Where an accepted line's key lies for the whole run, when it is the
-    /// line itself in a mapped input (so it need not be copied).
-    pub fn key_in_input(&self, accepted: &Accepted) -> Option<Place> {
-        match (&self.chunk.bytes, accepted.key) {
-            (ChunkBytes::Borrowed(_), None) => Place::in_input(
-                self.chunk.source,
-                self.chunk.offset + accepted.line.start as usize,
-            )
-            .ok(),
-            _ => None,
-        }
     }
 }
 
