@@ -24,7 +24,7 @@ use super::chunks::ChunkBytes;
 use super::hash::key_hasher;
 use super::place::Place;
 use super::seen::{Classes, Live, SeenMode};
-use super::set::{DedupSet, Key, SHARDS, prefetch, shard_of};
+use super::set::{DedupSet, Key, SHARDS, prefetch, prefetch_bytes, shard_of};
 use super::spill::{Order, Spill, SpillError, SpillStats, Survivor};
 use super::worker::{Accepted, Processed, Span};
 use super::{Emit, Options, RunError};
@@ -702,7 +702,7 @@ fn dedup_batch(set: &mut DedupSet, batch: &[Decided<'_>], maps: &[&[u8]], full: 
             for (k, &(c, lookup)) in run.iter().enumerate() {
                 if let Some(&(c_ahead, ahead)) = run.get(k + 2 * PREFETCH_AHEAD) {
                     shard.prefetch(ahead.hash);
-                    prefetch(ahead.key(&batch[c_ahead].0).bytes.as_ptr());
+                    prefetch_bytes(ahead.key(&batch[c_ahead].0).bytes);
                 }
                 if let Some(&(_, ahead)) = run.get(k + PREFETCH_AHEAD) {
                     shard.prefetch_key(ahead.hash, maps);

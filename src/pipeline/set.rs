@@ -134,6 +134,14 @@ pub(crate) fn prefetch(address: *const u8) {
     let _ = address;
 }
 
+/// Starts loading the first and the last cache line of `bytes`: a key
+/// rarely spans more than two.
+#[inline(always)]
+pub(crate) fn prefetch_bytes(bytes: &[u8]) {
+    prefetch(bytes.as_ptr());
+    prefetch(bytes.as_ptr().wrapping_add(bytes.len().saturating_sub(1)));
+}
+
 /// One shard: a table over its classes. Only when counting does it also keep
 /// the classes in first-seen order with their sizes.
 pub(crate) struct Shard {
@@ -182,8 +190,8 @@ impl Shard {
     pub(crate) fn prefetch_key(&self, hash: u64, maps: &[&[u8]]) {
         let slot = self.slots.slots[hash as u32 as usize & self.slots.mask()];
         if slot.len_plus_one != 0 && slot.hash == hash as u32 {
-            let (bytes, start) = self.place_of(slot.data).locate(&self.arena, maps);
-            prefetch(bytes[start..].as_ptr());
+            let len = slot.len_plus_one as usize - 1;
+            prefetch_bytes(self.place_of(slot.data).bytes(len, &self.arena, maps));
         }
     }
 
