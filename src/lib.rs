@@ -50,6 +50,7 @@ pub mod resolve;
 pub mod rules;
 pub mod scope;
 pub mod seen;
+mod simd;
 pub mod surt;
 mod swar;
 pub mod table;

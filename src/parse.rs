@@ -12,8 +12,15 @@ use memchr::memchr;
 
 use crate::error::{Component, ErrorKind, InvalidUri};
 use crate::host::{is_ipvfuture, parse_ipv4, parse_ipv6};
-use crate::table::{ALPHA, PATH, QUERY, REG_NAME, SCHEME, Table, USERINFO, hex_value};
+use crate::simd::Class;
+use crate::table::{ALPHA, PATH, QUERY, REG_NAME, SCHEME, USERINFO, hex_value};
 use crate::uri::{AuthorityPos, HostKind, UriRef};
+
+/// The component classes, as the scans read them.
+static PATH_CLASS: Class = Class::new(PATH);
+static QUERY_CLASS: Class = Class::new(QUERY);
+static REG_NAME_CLASS: Class = Class::new(REG_NAME);
+static USERINFO_CLASS: Class = Class::new(USERINFO);
 
 /// Parses `bytes` as a `URI-reference` (§4.1).
 pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
@@ -38,7 +45,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
     };
 
     let path_start = i;
-    i = scan(bytes, i, &PATH, &mut saw_percent)?;
+    i = scan(bytes, i, &PATH_CLASS, &mut saw_percent)?;
     let path = (path_start, i);
     if scheme_end.is_none() && authority.is_none() {
         check_first_segment(bytes, path)?;
@@ -47,12 +54,12 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
     let mut query_start = None;
     if bytes.get(i) == Some(&b'?') {
         query_start = Some(i + 1);
-        i = scan(bytes, i + 1, &QUERY, &mut saw_percent)?;
+        i = scan(bytes, i + 1, &QUERY_CLASS, &mut saw_percent)?;
     }
     let mut fragment_start = None;
     if bytes.get(i) == Some(&b'#') {
         fragment_start = Some(i + 1);
-        i = scan(bytes, i + 1, &QUERY, &mut saw_percent)?;
+        i = scan(bytes, i + 1, &QUERY_CLASS, &mut saw_percent)?;
     }
     if i < bytes.len() {
         let component = match (query_start, fragment_start) {
@@ -102,7 +109,7 @@ fn parse_authority(
     }
     let host_start = match userinfo_end {
         Some(at) => {
-            let stop = scan(bytes, start, &USERINFO, saw_percent)?;
+            let stop = scan(bytes, start, &USERINFO_CLASS, saw_percent)?;
             if stop != at {
                 return Err(unexpected(bytes, stop, Component::Userinfo));
             }
@@ -114,7 +121,7 @@ fn parse_authority(
     let (host_end, host_kind) = if bytes.get(host_start) == Some(&b'[') {
         parse_ip_literal(bytes, host_start, end)?
     } else {
-        let host_end = scan(bytes, host_start, &REG_NAME, saw_percent)?;
+        let host_end = scan(bytes, host_start, &REG_NAME_CLASS, saw_percent)?;
         let host = &bytes[host_start..host_end];
         // Most names end in a letter: only one ending in a digit can be IPv4.
         let kind = match host
@@ -190,18 +197,18 @@ fn check_first_segment(bytes: &[u8], (start, end): (usize, usize)) -> Result<(),
     }
 }
 
-/// Scans from `i` over bytes that `table` allows and valid `pct-encoded`
-/// triplets (§2.1). Returns the index of the first byte that is neither, and
-/// notes in `saw_percent` whether it met a triplet.
+/// Scans from `i` over bytes of `class` and valid `pct-encoded` triplets
+/// (§2.1). Returns the index of the first byte that is neither, and notes in
+/// `saw_percent` whether it met a triplet.
 #[inline]
 fn scan(
     bytes: &[u8],
     mut i: usize,
-    table: &Table,
+    class: &Class,
     saw_percent: &mut bool,
 ) -> Result<usize, InvalidUri> {
     loop {
-        i += allowed_run(&bytes[i..], table);
+        i += class.run_len(&bytes[i..]);
         if bytes.get(i) != Some(&b'%') {
             return Ok(i);
         }
@@ -212,24 +219,6 @@ fn scan(
         *saw_percent = true;
         i += 3;
     }
-}
-
-/// How many bytes from the start of `bytes` the table allows. Eight at a time
-/// while all eight pass (eight lookups ANDed, one branch), then one by one:
-/// most components are runs of allowed bytes far longer than eight.
-#[inline(always)]
-fn allowed_run(bytes: &[u8], table: &Table) -> usize {
-    let mut n = 0;
-    for group in bytes.chunks_exact(8) {
-        if !group.iter().fold(true, |all, &b| all & table.allows(b)) {
-            break;
-        }
-        n += 8;
-    }
-    n + bytes[n..]
-        .iter()
-        .position(|&b| !table.allows(b))
-        .unwrap_or(bytes.len() - n)
 }
 
 /// The error for a byte that cannot stand at `i` in `component`.

@@ -264,8 +264,11 @@ pub fn process<'a>(
                     None => line,
                 };
                 let hash = hash(key_bytes);
-                for (bit, count) in notes.iter_mut().enumerate() {
-                    *count += u64::from(mapped.notes >> bit & 1);
+                // Most lines have no notes: their bits are not walked.
+                let mut bits = mapped.notes;
+                while bits != 0 {
+                    notes[bits.trailing_zeros() as usize] += 1;
+                    bits &= bits - 1;
                 }
                 accepted.push(Accepted {
                     hash,
