@@ -8,7 +8,7 @@
 //!
 //! It knows the grammar only: nothing of normalization, files or threads.
 
-use memchr::memchr;
+use memchr::{memchr, memchr3};
 
 use crate::error::{Component, ErrorKind, InvalidUri};
 use crate::host::{is_ipvfuture, parse_ipv4, parse_ipv6};
@@ -93,20 +93,9 @@ fn parse_authority(
     saw_percent: &mut bool,
 ) -> Result<(AuthorityPos, usize), InvalidUri> {
     // §3.2: the authority ends at the next `/`, `?` or `#`, or the end; `@`
-    // cannot appear in userinfo, so the first one ends it. Authorities are
-    // short: one plain loop finds both.
-    let mut end = bytes.len();
-    let mut userinfo_end = None;
-    for (i, &b) in bytes.iter().enumerate().skip(start) {
-        match b {
-            b'/' | b'?' | b'#' => {
-                end = i;
-                break;
-            }
-            b'@' if userinfo_end.is_none() => userinfo_end = Some(i),
-            _ => {}
-        }
-    }
+    // cannot appear in userinfo, so the first one before that ends it.
+    let end = memchr3(b'/', b'?', b'#', &bytes[start..]).map_or(bytes.len(), |n| start + n);
+    let userinfo_end = memchr(b'@', &bytes[start..end]).map(|n| start + n);
     let host_start = match userinfo_end {
         Some(at) => {
             let stop = scan(bytes, start, &USERINFO_CLASS, saw_percent)?;
