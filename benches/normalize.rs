@@ -3,11 +3,19 @@
 //! what one core does before any threading; and the aggressive preset with
 //! site rules (testdata/rules/bench-*, made by scripts/make-rules): 500 line
 //! rules, a 200-provider ClearURLs file, both.
+//!
+//! With `URINORM_BENCH_CORPUS=FILE`, also `per_corpus_line`: the scheme rung
+//! and the aggressive preset on the first 100,000 lines of FILE (the 14M
+//! benchmark corpus, say), as the engine maps each line (the line mapper,
+//! which leaves a line already canonical unwritten).
 
 use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
 use urinorm::UriRef;
+use urinorm::key::KeyFormat;
+use urinorm::mapper::{Columns, NormalizeLines};
 use urinorm::normalize::protocol::{PRESETS, Protocol};
 use urinorm::normalize::{Normalizer, Rung};
+use urinorm::pipeline::LineMapper;
 use urinorm::pipeline::input::lines;
 use urinorm::rules::{RulesFormat, RulesText, SiteRules};
 
@@ -102,5 +110,42 @@ fn site_rules(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, rungs, site_rules);
+/// How many of the corpus's lines `per_corpus_line` takes.
+const CORPUS_LINES: usize = 100_000;
+
+fn corpus_lines(c: &mut Criterion) {
+    let Some(path) = std::env::var_os("URINORM_BENCH_CORPUS") else {
+        return;
+    };
+    let bytes = std::fs::read(&path).expect("URINORM_BENCH_CORPUS names a readable file");
+    let lines: Vec<&[u8]> = lines(&bytes)
+        .map(|(_, line)| line)
+        .take(CORPUS_LINES)
+        .collect();
+    let mut group = c.benchmark_group("per_corpus_line");
+    group.throughput(Throughput::Elements(lines.len() as u64));
+    let normalizers = [
+        ("scheme", Normalizer::new(Rung::Scheme)),
+        (
+            "protocol-aggressive",
+            Normalizer::with_protocol(Protocol::from(PRESETS[1])),
+        ),
+    ];
+    for (name, normalizer) in normalizers {
+        let mapper = NormalizeLines::new(normalizer, KeyFormat::Canonical, Columns::default());
+        let mut out = Vec::with_capacity(1 << 20);
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                out.clear();
+                lines
+                    .iter()
+                    .filter(|line| mapper.map_line(black_box(line), &mut out).is_ok())
+                    .count()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, rungs, site_rules, corpus_lines);
 criterion_main!(benches);

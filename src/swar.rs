@@ -22,15 +22,40 @@ fn eq_mask(word: u64, byte: u8) -> u64 {
 #[inline(always)]
 fn words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
     let chunks = bytes.chunks_exact(8);
-    let tail = chunks.remainder();
-    let last = (!tail.is_empty()).then(|| {
-        let mut padded = [0u8; 8];
-        padded[..tail.len()].copy_from_slice(tail);
-        u64::from_le_bytes(padded)
+    let tail = chunks.remainder().len();
+    let last = (tail > 0).then(|| match bytes.len() {
+        // The last eight bytes, shifted down past those already read: the
+        // tail in the low bytes, zeros above (no copy of a variable length).
+        8.. => word(&bytes[bytes.len() - 8..]) >> (8 * (8 - tail)),
+        _ => short_word(bytes),
     });
-    chunks
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-        .chain(last)
+    chunks.map(word).chain(last)
+}
+
+/// Eight bytes as a little-endian word.
+#[inline(always)]
+fn word(eight: &[u8]) -> u64 {
+    u64::from_le_bytes(eight.try_into().unwrap_or([0; 8]))
+}
+
+/// One to seven bytes as a little-endian word padded with zeros: from two
+/// overlapping halves (or three single bytes) ORed, where a byte read twice
+/// lands on itself.
+#[inline(always)]
+fn short_word(bytes: &[u8]) -> u64 {
+    let n = bytes.len();
+    debug_assert!((1..8).contains(&n));
+    let at = |i: usize| u64::from(bytes[i]) << (8 * i);
+    if n >= 4 {
+        let half = |i: usize| {
+            u64::from(u32::from_le_bytes(
+                bytes[i..i + 4].try_into().unwrap_or([0; 4]),
+            ))
+        };
+        half(0) | half(n - 4) << (8 * (n - 4))
+    } else {
+        at(0) | at(n / 2) | at(n - 1)
+    }
 }
 
 /// Whether ASCII `bytes` hold a letter `A`–`Z`. Bytes above 0x7F must not occur.
@@ -83,6 +108,24 @@ mod tests {
                 "{s:?}"
             );
             assert_eq!(has_slash_dot(s), s.windows(2).any(|w| w == b"/."), "{s:?}");
+        }
+    }
+
+    /// Every length up to 24: the words are the bytes, zero-padded.
+    #[test]
+    fn words_are_the_bytes_padded_with_zeros() {
+        let bytes: Vec<u8> = (1..=24).collect();
+        for len in 0..=24 {
+            let s = &bytes[..len];
+            let naive: Vec<u64> = s
+                .chunks(8)
+                .map(|c| {
+                    let mut padded = [0u8; 8];
+                    padded[..c.len()].copy_from_slice(c);
+                    u64::from_le_bytes(padded)
+                })
+                .collect();
+            assert_eq!(words(s).collect::<Vec<_>>(), naive, "{len}");
         }
     }
 
