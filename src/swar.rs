@@ -70,16 +70,26 @@ pub fn has_ascii_uppercase(bytes: &[u8]) -> bool {
 /// Whether `bytes` hold a `/` immediately followed by a `.`.
 #[inline]
 pub fn has_slash_dot(bytes: &[u8]) -> bool {
+    find_pair(bytes, b'/', b'.').is_some()
+}
+
+/// Where `bytes` first hold `first` immediately followed by `second`
+/// (neither of them 0), like `bytes.windows(2).position(|w| w == [first, second])`.
+#[inline]
+pub fn find_pair(bytes: &[u8], first: u8, second: u8) -> Option<usize> {
+    debug_assert!(first != 0 && second != 0, "the padding is zeros");
     let mut carry = 0;
-    for w in words(bytes) {
-        let slash = eq_mask(w, b'/');
-        // Little-endian: the byte after byte i sits 8 bits higher.
-        if ((slash << 8) | carry) & eq_mask(w, b'.') != 0 {
-            return true;
+    for (i, w) in words(bytes).enumerate() {
+        let firsts = eq_mask(w, first);
+        // Little-endian: the byte after byte i sits 8 bits higher; a pair
+        // across two words has its second byte at bit 7 of the later one.
+        let pairs = ((firsts << 8) | carry) & eq_mask(w, second);
+        if pairs != 0 {
+            return Some(i * 8 + pairs.trailing_zeros() as usize / 8 - 1);
         }
-        carry = slash >> 56;
+        carry = firsts >> 56;
     }
-    false
+    None
 }
 
 #[cfg(test)]
@@ -108,6 +118,10 @@ mod tests {
                 "{s:?}"
             );
             assert_eq!(has_slash_dot(s), s.windows(2).any(|w| w == b"/."), "{s:?}");
+            for (a, b) in [(b'/', b'/'), (b'/', b'.'), (b'.', b'/'), (b'a', b'Z')] {
+                let naive = s.windows(2).position(|w| w == [a, b]);
+                assert_eq!(find_pair(s, a, b), naive, "{s:?}");
+            }
         }
     }
 

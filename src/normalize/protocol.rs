@@ -16,6 +16,7 @@ use super::ia;
 use super::scheme::{self, Scheme, lowercase_outside_triplets};
 use super::syntax::decode_triplets;
 use crate::rules::SiteRules;
+use crate::swar;
 use crate::uri::{HostKind, UriRef};
 
 /// One named transform of the protocol rung.
@@ -877,7 +878,7 @@ fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
     }
     // `/(…)/` segments: each segment that opens with `(` is looked at once.
     let mut from = start;
-    while let Some(at) = memchr::memmem::find(&out[from..], b"/(").map(|n| from + n) {
+    while let Some(at) = swar::find_pair(&out[from..], b'/', b'(').map(|n| from + n) {
         let segment_end = out[at + 1..]
             .iter()
             .position(|&b| b == b'/')
@@ -942,9 +943,14 @@ fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// Writes each run of `/`s in the path as one.
 fn collapse_slashes(out: &mut Vec<u8>, start: usize) -> bool {
+    // Most paths have no `//`: they are searched, not rewritten.
+    let Some(first) = swar::find_pair(&out[start..], b'/', b'/') else {
+        return false;
+    };
     let before = out.len();
-    let mut write = start;
-    for read in start..out.len() {
+    let after_first = start + first + 1;
+    let mut write = after_first;
+    for read in after_first..out.len() {
         let byte = out[read];
         if byte == b'/' && write > start && out[write - 1] == b'/' {
             continue;
