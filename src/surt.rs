@@ -46,6 +46,8 @@ impl Spelling {
 const CDX_RAW_IN_PATH: Table = Table::of(b"\"<>[\\]^`{|}?");
 /// The same in a query, where `?` is already raw.
 const CDX_RAW_IN_QUERY: Table = Table::of(b"\"<>[\\]^`{|}");
+/// A host name, whose encoded bytes stay encoded.
+const CDX_RAW_IN_HOST: Table = Table::of(b"");
 
 thread_local! {
     /// The canonical form a key is made from: reused, so that no key allocates.
@@ -120,7 +122,7 @@ pub fn write_surt_as(uri: &UriRef<'_>, spelling: Spelling, out: &mut Vec<u8>) {
             if i > 0 {
                 out.push(b',');
             }
-            push_spelled(out, label.as_bytes(), spelling, &Table::of(b""));
+            push_spelled(out, label.as_bytes(), spelling, &CDX_RAW_IN_HOST);
         }
     } else {
         out.extend_from_slice(host.as_bytes());

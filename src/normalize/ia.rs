@@ -16,7 +16,9 @@ use std::sync::OnceLock;
 
 use regex::bytes::Regex;
 
+use super::protocol::find_ignore_case;
 use super::syntax::decode_triplets;
+use crate::swar;
 use crate::table::{self, HEX_UPPER, Table};
 
 /// Collapses each run of `.` in the host at `out[host_start..]` to one and
@@ -24,11 +26,7 @@ use crate::table::{self, HEX_UPPER, Table};
 /// `www.example.com`), unless nothing would remain.
 pub(super) fn host_dots(out: &mut Vec<u8>, host_start: usize) -> bool {
     let host = &out[host_start..];
-    if !(host.starts_with(b".")
-        || host.ends_with(b".")
-        || memchr::memmem::find(host, b"..").is_some())
-        || host.iter().all(|&b| b == b'.')
-    {
+    if !has_extra_dots(host) || host.iter().all(|&b| b == b'.') {
         return false;
     }
     let mut write = host_start;
@@ -46,6 +44,12 @@ pub(super) fn host_dots(out: &mut Vec<u8>, host_start: usize) -> bool {
     }
     out.truncate(write);
     true
+}
+
+/// Whether a host has a dot `host-dots` removes: leading, trailing or
+/// doubled.
+pub(super) fn has_extra_dots(host: &[u8]) -> bool {
+    host.starts_with(b".") || host.ends_with(b".") || swar::find_pair(host, b'.', b'.').is_some()
 }
 
 /// Drops leading `www.` and `www` + digits labels (`www2.`, `www34.`) from
@@ -169,7 +173,7 @@ fn session_id_expressions() -> &'static [Vec<Regex>; 2] {
 /// Removes IA's path session ids from `out[start..]`.
 pub(super) fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
     let path = &out[start..];
-    if memchr::memchr(b'(', path).is_none() || !contains_ignore_case(path, b".aspx") {
+    if memchr::memchr(b'(', path).is_none() || find_ignore_case(path, b".aspx").is_none() {
         return false;
     }
     strip_repeatedly(out, start, &session_id_expressions()[0])
@@ -180,7 +184,7 @@ pub(super) fn drop_query_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
     let query = &out[start..];
     if !["jsessionid=", "sid=", "aspsessionid", "cftoken="]
         .iter()
-        .any(|needle| contains_ignore_case(query, needle.as_bytes()))
+        .any(|needle| find_ignore_case(query, needle.as_bytes()).is_some())
     {
         return false;
     }
@@ -209,12 +213,6 @@ fn strip_repeatedly(out: &mut Vec<u8>, start: usize, expressions: &[Regex]) -> b
         }
         changed = true;
     }
-}
-
-fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 /// IA's query order: by name, then by what follows it (`a` before `a=`

@@ -935,7 +935,8 @@ fn is_asp_session_segment(segment: &[u8], last: bool) -> bool {
     parts > 0 && (session || all_tokens)
 }
 
-fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+/// Where `needle` first stands in `haystack`, ASCII case aside.
+pub(super) fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack
         .windows(needle.len())
         .position(|w| w.eq_ignore_ascii_case(needle))
@@ -952,7 +953,7 @@ fn collapse_slashes(out: &mut Vec<u8>, start: usize) -> bool {
     let mut write = after_first;
     for read in after_first..out.len() {
         let byte = out[read];
-        if byte == b'/' && write > start && out[write - 1] == b'/' {
+        if byte == b'/' && out[write - 1] == b'/' {
             continue;
         }
         out[write] = byte;
@@ -1053,11 +1054,7 @@ pub fn candidates<'a>(uri: &'a UriRef<'_>) -> impl Iterator<Item = Transform> + 
             Transform::TrailingSlashAdd => wants_trailing_slash(path),
             Transform::TrailingSlashRemove => path.len() > 1 && path.ends_with(b"/"),
             Transform::LowercasePath => crate::swar::has_ascii_uppercase(path),
-            Transform::HostDots => {
-                host.starts_with(b".")
-                    || host.ends_with(b".")
-                    || host.windows(2).any(|w| w == b"..")
-            }
+            Transform::HostDots => ia::has_extra_dots(host),
             Transform::StripWwwDigits => host.starts_with(b"www"),
             Transform::DecodeRepeatedly => uri.has_percent_encoding(),
             Transform::IaSessionIds => has_params || path.contains(&b'('),

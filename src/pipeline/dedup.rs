@@ -104,24 +104,25 @@ impl Lookup {
         (self.line & !IN_ARENA) as usize
     }
 
-    /// The key, in `p` (the line's chunk), and where it lies for the whole
-    /// run when it is the line itself in a mapped input (so it need not be
-    /// copied).
-    fn key<'p>(&self, p: &'p Processed<'_>) -> Key<'p> {
-        if self.line & IN_ARENA != 0 {
-            return Key {
-                bytes: self.key.of(&p.arena),
-                in_input: None,
-            };
+    /// The key's bytes, in `p` (the line's chunk).
+    fn bytes<'p>(&self, p: &'p Processed<'_>) -> &'p [u8] {
+        match self.line & IN_ARENA {
+            0 => self.key.of(&p.chunk.bytes),
+            _ => self.key.of(&p.arena),
         }
+    }
+
+    /// The key, and where it lies for the whole run when it is the line
+    /// itself in a mapped input (so it need not be copied).
+    fn key<'p>(&self, p: &'p Processed<'_>) -> Key<'p> {
         let in_input = match p.chunk.bytes {
-            ChunkBytes::Borrowed(_) => {
+            ChunkBytes::Borrowed(_) if self.line & IN_ARENA == 0 => {
                 Place::in_input(p.chunk.source, p.chunk.offset + self.key.start as usize).ok()
             }
-            ChunkBytes::Owned(_) => None,
+            _ => None,
         };
         Key {
-            bytes: self.key.of(&p.chunk.bytes),
+            bytes: self.bytes(p),
             in_input,
         }
     }
@@ -702,7 +703,7 @@ fn dedup_batch(set: &mut DedupSet, batch: &[Decided<'_>], maps: &[&[u8]], full: 
             for (k, &(c, lookup)) in run.iter().enumerate() {
                 if let Some(&(c_ahead, ahead)) = run.get(k + 2 * PREFETCH_AHEAD) {
                     shard.prefetch(ahead.hash);
-                    prefetch_bytes(ahead.key(&batch[c_ahead].0).bytes);
+                    prefetch_bytes(ahead.bytes(&batch[c_ahead].0));
                 }
                 if let Some(&(_, ahead)) = run.get(k + PREFETCH_AHEAD) {
                     shard.prefetch_key(ahead.hash, maps);

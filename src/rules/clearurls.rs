@@ -116,23 +116,14 @@ impl Prefilter {
     }
 
     /// The providers that may match `uri`, in order, into `candidates`.
-    fn candidates(&self, uri: &[u8], candidates: &mut Vec<usize>) {
+    fn candidates(&self, uri: &[u8], authority: &[u8], candidates: &mut Vec<usize>) {
         candidates.clear();
         candidates.extend_from_slice(&self.always);
-        self.in_authority.find(authority(uri), candidates);
+        self.in_authority.find(authority, candidates);
         self.anywhere.find(uri, candidates);
         candidates.sort_unstable();
         candidates.dedup();
     }
-}
-
-/// The authority of a web URI (`//` then up to the first `/`, `?` or `#`),
-/// or nothing.
-fn authority(uri: &[u8]) -> &[u8] {
-    let Some(after) = memchr::memmem::find(uri, b"://").map(|at| &uri[at + 3..]) else {
-        return &[];
-    };
-    &after[..memchr::memchr3(b'/', b'?', b'#', after).unwrap_or(after.len())]
 }
 
 /// What may end an authority: a literal holding none of these, reached
@@ -422,7 +413,8 @@ impl Providers {
             // again against the new one, as the add-on does, from the next
             // provider on.
             'matching: while next < self.list.len() {
-                prefilter.candidates(&out[start..], candidates);
+                let uri = &out[start..];
+                prefilter.candidates(uri, &uri[parts.authority.clone()], candidates);
                 let from = next;
                 for &i in candidates.iter().filter(|&&i| i >= from) {
                     next = i + 1;
@@ -778,6 +770,7 @@ mod tests {
         );
         // Not anchored at a web scheme: no authority to look in.
         assert_eq!(literal(r"amazon\.com"), None);
+        let authority = |uri: &'static [u8]| &uri[WebParts::of(uri).unwrap().authority];
         assert_eq!(authority(b"https://u@a.example:80/p?q"), b"u@a.example:80");
         assert_eq!(authority(b"http://a?q/"), b"a");
     }

@@ -334,6 +334,8 @@ thread_local! {
 /// rules rewrite one component at a time and look again.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct WebParts {
+    /// After `//`, up to the path: userinfo, host and port.
+    authority: std::ops::Range<usize>,
     host: std::ops::Range<usize>,
     path: std::ops::Range<usize>,
     /// The query without its `?`.
@@ -378,6 +380,7 @@ impl WebParts {
             }
         }
         Some(WebParts {
+            authority: authority..path_start,
             host: authority + host_start..authority + host_end,
             path: path_start..path_end,
             query: query_at.map(|q| q + 1..before_fragment),
@@ -394,6 +397,7 @@ mod tests {
     fn web_parts_split_as_appendix_b() {
         let uri = b"https://u:p@Ex.com:8080/a/b?c=1&d#e?f";
         let parts = WebParts::of(uri).unwrap();
+        assert_eq!(&uri[parts.authority.clone()], b"u:p@Ex.com:8080");
         assert_eq!(&uri[parts.host.clone()], b"Ex.com");
         assert_eq!(&uri[parts.path.clone()], b"/a/b");
         assert_eq!(&uri[parts.query.clone().unwrap()], b"c=1&d");
