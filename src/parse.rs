@@ -111,17 +111,7 @@ fn parse_authority(
         parse_ip_literal(bytes, host_start, end)?
     } else {
         let host_end = scan(bytes, host_start, &REG_NAME_CLASS, saw_percent)?;
-        let host = &bytes[host_start..host_end];
-        // Most names end in a letter: only one ending in a digit can be IPv4.
-        let kind = match host
-            .last()
-            .filter(|b| b.is_ascii_digit())
-            .and_then(|_| parse_ipv4(host))
-        {
-            Some(octets) => HostKind::Ipv4(octets),
-            None => HostKind::RegName,
-        };
-        (host_end, kind)
+        (host_end, reg_name_kind(&bytes[host_start..host_end]))
     };
 
     let port_start = match bytes.get(host_end) {
@@ -150,6 +140,20 @@ fn parse_authority(
         host_kind,
     };
     Ok((authority, end))
+}
+
+/// The kind of a host that is no IP literal: `IPv4address` when it reads
+/// as one, the first match winning over `reg-name` (§3.2.2).
+pub(crate) fn reg_name_kind(host: &[u8]) -> HostKind {
+    // Most names end in a letter: only one ending in a digit can be IPv4.
+    match host
+        .last()
+        .filter(|b| b.is_ascii_digit())
+        .and_then(|_| parse_ipv4(host))
+    {
+        Some(octets) => HostKind::Ipv4(octets),
+        None => HostKind::RegName,
+    }
 }
 
 /// Parses `IP-literal = "[" ( IPv6address / IPvFuture ) "]"` at `open`.

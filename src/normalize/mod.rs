@@ -17,7 +17,7 @@ use crate::error::{ErrorKind, InvalidUri};
 use crate::resolve::remove_dot_segments;
 use crate::rules::{Events, RuleId, SiteRules};
 use crate::swar;
-use crate::uri::{HostKind, UriRef};
+use crate::uri::{AuthorityPos, HostKind, UriRef};
 use protocol::{Protocol, ProtocolOptions, Transform};
 
 /// How far up the ladder of §6.2 to go.
@@ -466,48 +466,10 @@ impl Normalizer {
         self.write_traced(&UriRef::parse_bytes(input)?, out, Some(fired))
     }
 
-    /// A conservative, cheap test that no rule of the rung would change `uri`:
-    /// `true` only when that is certain. The common web URL (lower case, no
-    /// `%`, no dot segment, no port) passes it and is never rewritten.
+    /// A conservative, cheap test that no rule of the rung would change
+    /// `uri` (see [`is_canonical_at`]).
     fn is_canonical(&self, uri: &UriRef<'_>) -> bool {
-        match self.rung {
-            Rung::String => return true,
-            Rung::Protocol => return false,
-            Rung::Syntax | Rung::Scheme => {}
-        }
-        let no_upper = |s: &str| !swar::has_ascii_uppercase(s.as_bytes());
-        if uri.has_percent_encoding() || !uri.scheme().is_none_or(no_upper) {
-            return false;
-        }
-        let path = uri.path().as_bytes();
-        // A dot segment starts with `/.` (checked for only where dots are removed).
-        if uri.scheme().is_some() && path.starts_with(b"/") && swar::has_slash_dot(path) {
-            return false;
-        }
-        let by_scheme = self.rung >= Rung::Scheme;
-        let scheme = if by_scheme {
-            uri.scheme().and_then(|s| scheme::lookup(s.as_bytes()))
-        } else {
-            None
-        };
-        if scheme.is_some_and(|s| s.special != scheme::Special::None) {
-            return false;
-        }
-        let Some(host) = uri.host() else {
-            return true;
-        };
-        let host_ok = match uri.host_kind() {
-            Some(HostKind::RegName) => no_upper(host),
-            Some(HostKind::Ipv4(_)) => true,
-            _ => false,
-        };
-        let port_ok = match uri.port() {
-            None => true,
-            Some("") => false,
-            Some(_) => !by_scheme,
-        };
-        let path_ok = !(path.is_empty() && scheme.is_some_and(|s| s.empty_path_is_root));
-        host_ok && port_ok && path_ok
+        is_canonical_at(self.rung, uri)
     }
 
     /// Writes the canonical form; on error leaves `out` as it was.
@@ -550,13 +512,15 @@ impl Normalizer {
         out: &mut Vec<u8>,
         trace: Option<&mut Vec<RuleId>>,
     ) -> Result<(Changes, Option<RuleId>), InvalidUri> {
+        // Most lines are in the scheme rung's form already: transform them
+        // as they are, without writing that form and parsing it again.
+        if is_canonical_at(Rung::Scheme, uri) {
+            return Ok(self.transform_scheme_form(uri, out, Changes::default(), trace));
+        }
         SCHEME_FORM.with_borrow_mut(|scheme_form| {
             scheme_form.clear();
-            let changes = self.write(uri, scheme_form)?;
-            // Every rung's output is a valid reference (tested as a property).
-            let canonical =
-                UriRef::parse_bytes(scheme_form).expect("the scheme rung writes valid references");
-            Ok(self.transform_scheme_form(&canonical, out, changes, trace))
+            let (changes, layout) = self.write_laid_out(uri, scheme_form)?;
+            Ok(self.transform_scheme_form(&layout.uri(scheme_form), out, changes, trace))
         })
     }
 
@@ -624,15 +588,26 @@ impl Normalizer {
 
     /// Writes each component of `uri` in canonical form, in §5.3 order.
     fn write(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
+        self.write_laid_out(uri, out).map(|(changes, _)| changes)
+    }
+
+    /// [`Normalizer::write`], with where each component of the form went.
+    fn write_laid_out(
+        &self,
+        uri: &UriRef<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(Changes, Layout), InvalidUri> {
         let mut changes = Changes::default();
         let by_scheme = self.rung >= Rung::Scheme;
         let pct = uri.has_percent_encoding();
+        let start = out.len();
+        let mut layout = Layout::default();
 
         let mut scheme = None;
         if let Some(name) = uri.scheme() {
-            let start = out.len();
             syntax::push_scheme(out, name, &mut changes);
             scheme = by_scheme.then(|| scheme::lookup(&out[start..])).flatten();
+            layout.scheme_end = Some(out.len() - start);
             out.push(b':');
         }
 
@@ -640,8 +615,11 @@ impl Normalizer {
             (uri.authority, uri.host(), uri.host_kind())
         {
             out.extend_from_slice(b"//");
+            let authority_start = out.len();
+            let mut userinfo_end = None;
             if let Some(userinfo) = uri.userinfo() {
                 syntax::push_component(out, userinfo.as_bytes(), pct, &mut changes);
+                userinfo_end = Some(out.len() - start);
                 out.push(b'@');
             }
             let host_start = out.len();
@@ -650,6 +628,7 @@ impl Normalizer {
                 scheme::canonical_host(out, host_start, scheme, pct, &mut changes)
                     .map_err(|kind| InvalidUri::new(authority.host.0, kind))?;
             }
+            let host_end = out.len();
             match uri.port() {
                 None => {}
                 Some("") => changes.add(Rule::DropEmptyPort),
@@ -660,6 +639,17 @@ impl Normalizer {
                     out.extend_from_slice(port.as_bytes());
                 }
             }
+            layout.authority = Some(AuthorityPos {
+                start: authority_start - start,
+                userinfo_end,
+                host: (host_start - start, host_end - start),
+                port_start: (out.len() > host_end).then_some(host_end + 1 - start),
+                host_kind: match host_kind {
+                    // Decoding can make a name read as an address (`%31.2.3.4`).
+                    HostKind::RegName => crate::parse::reg_name_kind(&out[host_start..host_end]),
+                    literal => literal,
+                },
+            });
         }
 
         let path_start = out.len();
@@ -694,17 +684,95 @@ impl Normalizer {
             changes.add(Rule::KeepPathFromReadingAsAuthority);
             out.splice(path_start..path_start, *b"/.");
         }
+        layout.path = (path_start - start, out.len() - start);
 
         if let Some(query) = uri.query() {
             out.push(b'?');
+            layout.query_start = Some(out.len() - start);
             syntax::push_component(out, query.as_bytes(), pct, &mut changes);
         }
         if let Some(fragment) = uri.fragment() {
             out.push(b'#');
+            layout.fragment_start = Some(out.len() - start);
             syntax::push_component(out, fragment.as_bytes(), pct, &mut changes);
         }
-        Ok(changes)
+        // No rule writes a `%` the input lacked; decoding can take them all.
+        layout.has_percent = pct && memchr::memchr(b'%', &out[start..]).is_some();
+        Ok((changes, layout))
     }
+}
+
+/// Where [`Normalizer::write_laid_out`] put each component of the form it
+/// wrote: the form's [`UriRef`] without parsing it again.
+#[derive(Clone, Copy, Debug, Default)]
+struct Layout {
+    scheme_end: Option<usize>,
+    authority: Option<AuthorityPos>,
+    path: (usize, usize),
+    query_start: Option<usize>,
+    fragment_start: Option<usize>,
+    has_percent: bool,
+}
+
+impl Layout {
+    /// The reference `form` (what was written) with these positions.
+    fn uri(self, form: &[u8]) -> UriRef<'_> {
+        UriRef {
+            // Every rung writes ASCII (tested as a property); `from_utf8`
+            // checks it anyway, at the speed of a scan.
+            text: std::str::from_utf8(form).expect("the scheme rung writes ASCII"),
+            scheme_end: self.scheme_end,
+            authority: self.authority,
+            path: self.path,
+            query_start: self.query_start,
+            fragment_start: self.fragment_start,
+            has_percent: self.has_percent,
+        }
+    }
+}
+
+/// A conservative, cheap test that no rule of `rung` would change `uri`:
+/// `true` only when that is certain. The common web URL (lower case, no
+/// `%`, no dot segment, no port) passes it and is never rewritten.
+fn is_canonical_at(rung: Rung, uri: &UriRef<'_>) -> bool {
+    match rung {
+        Rung::String => return true,
+        Rung::Protocol => return false,
+        Rung::Syntax | Rung::Scheme => {}
+    }
+    let no_upper = |s: &str| !swar::has_ascii_uppercase(s.as_bytes());
+    if uri.has_percent_encoding() || !uri.scheme().is_none_or(no_upper) {
+        return false;
+    }
+    let path = uri.path().as_bytes();
+    // A dot segment starts with `/.` (checked for only where dots are removed).
+    if uri.scheme().is_some() && path.starts_with(b"/") && swar::has_slash_dot(path) {
+        return false;
+    }
+    let by_scheme = rung >= Rung::Scheme;
+    let scheme = if by_scheme {
+        uri.scheme().and_then(|s| scheme::lookup(s.as_bytes()))
+    } else {
+        None
+    };
+    if scheme.is_some_and(|s| s.special != scheme::Special::None) {
+        return false;
+    }
+    let Some(host) = uri.host() else {
+        return true;
+    };
+    let host_ok = match uri.host_kind() {
+        Some(HostKind::RegName) => no_upper(host),
+        Some(HostKind::Ipv4(_)) => true,
+        _ => false,
+    };
+    let port_ok = match uri.port() {
+        None => true,
+        Some("") => false,
+        Some(_) => !by_scheme,
+    };
+    let path_ok = !(path.is_empty() && scheme.is_some_and(|s| s.empty_path_is_root));
+    host_ok && port_ok && path_ok
 }
 
 thread_local! {
@@ -720,8 +788,83 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Everything a `UriRef` tells, to compare two of them.
+    fn components<'a>(
+        uri: &UriRef<'a>,
+    ) -> (
+        [Option<&'a str>; 7],
+        &'a str,
+        Option<HostKind>,
+        bool,
+        &'a str,
+    ) {
+        let parts = [
+            uri.scheme(),
+            uri.authority(),
+            uri.userinfo(),
+            uri.host(),
+            uri.port(),
+            uri.query(),
+            uri.fragment(),
+        ];
+        let path = uri.path();
+        (
+            parts,
+            path,
+            uri.host_kind(),
+            uri.has_percent_encoding(),
+            uri.as_str(),
+        )
+    }
+
+    /// The positions the writer keeps are those the parser finds in its output.
+    fn assert_layout_is_parsed(input: &[u8]) {
+        let Ok(uri) = UriRef::parse_bytes(input) else {
+            return;
+        };
+        for rung in [Rung::Syntax, Rung::Scheme] {
+            let mut form = Vec::new();
+            let Ok((_, layout)) = Normalizer::new(rung).write_laid_out(&uri, &mut form) else {
+                continue;
+            };
+            let parsed = UriRef::parse_bytes(&form).expect("a written form parses");
+            assert_eq!(
+                components(&layout.uri(&form)),
+                components(&parsed),
+                "{rung}"
+            );
+        }
+    }
+
+    #[test]
+    fn layout_is_parsed_on_the_sample_and_the_conformance_vectors() {
+        let sample = include_str!("../../testdata/sample/urls.txt");
+        let fluent = include_str!("../../testdata/conformance/fluent-uri/fluent_uri_normalize.tsv");
+        let vectors = fluent.lines().flat_map(|l| l.split('\t'));
+        let extra = [
+            "http://%31.2.3.4/",
+            "HTTP://u:p@EXAMPLE.com:80/a/./b?Q#F",
+            "http://[::FFFF:1.2.3.4]:/",
+            "file://localhost/etc",
+            "http://xn--n3h.example/%E2%98%83",
+            "http://%E2%98%83.example/",
+            "x://[v1.A]/",
+            "a:b//c/../d",
+            "//h:0080/p",
+            "http://h:/",
+        ];
+        for line in sample.lines().chain(vectors).chain(extra) {
+            assert_layout_is_parsed(line.as_bytes());
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(5000))]
+
+        #[test]
+        fn layout_is_parsed(input in "([hHfF][a-zA-Z]{0,4}:)?(//([a-z%0-9]{0,3}@)?([a-zA-Z0-9.%]{0,10}|\\[[0-9a-fA-F:.]{2,12}\\])(:[0-9]{0,3})?)?(/[a-zA-Z0-9.%]{0,4}){0,4}(\\?[a-zA-Z.=&%]{0,6})?(#[a-z%/]{0,3})?") {
+            assert_layout_is_parsed(input.as_bytes());
+        }
 
         /// The fast path never claims a URI is canonical when the full
         /// rewrite would change it.

@@ -420,6 +420,9 @@ fn builtin_sorted() -> impl Iterator<Item = &'static str> {
 pub struct Protocol {
     on: u32,
     tracking: Vec<String>,
+    /// The tracking names' first bytes, lower-cased, as a bitmap: most
+    /// parameters are ruled out by one test.
+    tracking_first: [u64; 4],
 }
 
 impl Default for Protocol {
@@ -431,9 +434,11 @@ impl Default for Protocol {
 
 impl From<Preset> for Protocol {
     fn from(preset: Preset) -> Self {
+        let tracking: Vec<String> = TRACKING_PARAMS.iter().map(|s| s.to_string()).collect();
         let mut p = Protocol {
             on: 0,
-            tracking: TRACKING_PARAMS.iter().map(|s| s.to_string()).collect(),
+            tracking_first: first_bytes(&tracking),
+            tracking,
         };
         preset.transforms().for_each(|t| p.add(t));
         p
@@ -483,6 +488,7 @@ impl Protocol {
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .map(str::to_string)
             .collect();
+        self.tracking_first = first_bytes(&self.tracking);
     }
 
     /// The tracking list in a few words, for records of how keys were
@@ -516,6 +522,12 @@ impl Protocol {
     }
 
     fn is_tracking(&self, name: &[u8]) -> bool {
+        if let Some(&first) = name.first() {
+            let first = first.to_ascii_lowercase();
+            if self.tracking_first[usize::from(first / 64)] & 1 << (first % 64) == 0 {
+                return false;
+            }
+        }
         self.tracking.iter().any(|t| match t.strip_suffix('*') {
             Some(prefix) => {
                 name.len() >= prefix.len()
@@ -800,6 +812,22 @@ thread_local! {
     static PARAMS: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
 }
 
+/// The first bytes of `tracking`'s names, lower-cased, as a bitmap; every
+/// byte for a bare `*`, which every name starts with.
+fn first_bytes(tracking: &[String]) -> [u64; 4] {
+    let mut bits = [0u64; 4];
+    for name in tracking {
+        match name.as_bytes() {
+            [] | [b'*'] => return [u64::MAX; 4],
+            [first, ..] => {
+                let first = first.to_ascii_lowercase();
+                bits[usize::from(first / 64)] |= 1 << (first % 64);
+            }
+        }
+    }
+    bits
+}
+
 /// A parameter's name: the bytes before its first `=`.
 fn param_name(param: &[u8]) -> &[u8] {
     &param[..param.iter().position(|&b| b == b'=').unwrap_or(param.len())]
@@ -937,9 +965,19 @@ fn is_asp_session_segment(segment: &[u8], last: bool) -> bool {
 
 /// Where `needle` first stands in `haystack`, ASCII case aside.
 pub(super) fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|w| w.eq_ignore_ascii_case(needle))
+    match needle.first() {
+        // A first byte without case is found by memchr, not tried everywhere.
+        Some(&first) if !first.is_ascii_alphabetic() => {
+            memchr::memchr_iter(first, haystack).find(|&at| {
+                haystack
+                    .get(at..at + needle.len())
+                    .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+            })
+        }
+        _ => haystack
+            .windows(needle.len())
+            .position(|w| w.eq_ignore_ascii_case(needle)),
+    }
 }
 
 /// Writes each run of `/`s in the path as one.
@@ -974,6 +1012,9 @@ const INDEX_FILES: &[&str] = &[
     "default.htm",
 ];
 
+/// The lengths of [`INDEX_FILES`]' names: a last segment of another length is none.
+const INDEX_FILE_LENGTHS: std::ops::RangeInclusive<usize> = 9..=12;
+
 fn drop_index_file(out: &mut Vec<u8>, start: usize) -> bool {
     let Some(slash) = index_file_slash(&out[start..]) else {
         return false;
@@ -984,8 +1025,11 @@ fn drop_index_file(out: &mut Vec<u8>, start: usize) -> bool {
 
 /// Where the `/` before a last segment that is an index file stands.
 fn index_file_slash(path: &[u8]) -> Option<usize> {
-    let slash = path.iter().rposition(|&b| b == b'/')?;
+    let slash = memchr::memrchr(b'/', path)?;
     let last = &path[slash + 1..];
+    if !(INDEX_FILE_LENGTHS.contains(&last.len())) {
+        return None;
+    }
     INDEX_FILES
         .iter()
         .any(|f| last.eq_ignore_ascii_case(f.as_bytes()))
@@ -1107,6 +1151,15 @@ fn ipv4_numeric(out: &mut Vec<u8>, host_start: usize) -> bool {
 /// assert_eq!(parse_numeric_ipv4(b"example.com"), None);
 /// ```
 pub fn parse_numeric_ipv4(host: &[u8]) -> Option<u32> {
+    // Every part, so the first, starts with a digit (`0x…`, `0…` or decimal).
+    host.first()
+        .is_some_and(u8::is_ascii_digit)
+        .then(|| address_of_parts(host))
+        .flatten()
+}
+
+/// [`parse_numeric_ipv4`] without its first test.
+fn address_of_parts(host: &[u8]) -> Option<u32> {
     let host = host.strip_suffix(b".").unwrap_or(host);
     let mut values = [0u64; 4];
     let mut count = 0;
@@ -1172,4 +1225,43 @@ const FRAGMENT_SAFE: &[u8] = b"!$&'()*+,;=:@?/";
 /// Decodes `%XX` triplets of `safe` characters in `out[start..]`.
 fn decode_safe(out: &mut Vec<u8>, start: usize, safe: &[u8]) -> bool {
     decode_triplets(out, start, |value| safe.contains(&value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn find_ignore_case_agrees_with_a_naive_search(haystack in "[a-zA-Z;=/.]{0,40}", needle in prop::sample::select(vec![";jsessionid=", ".aspx", "sid=", ";"])) {
+            let naive = haystack
+                .to_ascii_lowercase()
+                .find(&needle.to_ascii_lowercase());
+            prop_assert_eq!(find_ignore_case(haystack.as_bytes(), needle.as_bytes()), naive);
+        }
+
+        #[test]
+        fn the_tracking_filter_rules_out_no_tracking_name(list in prop::collection::vec("[a-zA-Z_*]{0,6}", 0..6), name in "[a-zA-Z_]{0,6}") {
+            let mut protocol = Protocol::default();
+            protocol.set_tracking_list(&list.join("\n"));
+            let mut unfiltered = protocol.clone();
+            unfiltered.tracking_first = [u64::MAX; 4];
+            prop_assert_eq!(protocol.is_tracking(name.as_bytes()), unfiltered.is_tracking(name.as_bytes()));
+        }
+
+        #[test]
+        fn the_numeric_ipv4_shortcut_rejects_no_address(host in "[0-9a-fA-FxX.]{0,12}") {
+            prop_assert_eq!(parse_numeric_ipv4(host.as_bytes()), address_of_parts(host.as_bytes()));
+        }
+    }
+
+    #[test]
+    fn index_file_lengths_hold_every_index_file() {
+        assert!(
+            INDEX_FILES
+                .iter()
+                .all(|f| INDEX_FILE_LENGTHS.contains(&f.len()))
+        );
+    }
 }

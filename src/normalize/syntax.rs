@@ -68,7 +68,11 @@ pub(crate) fn decode_triplets(
     decode: impl Fn(u8) -> bool,
 ) -> bool {
     let end = out.len();
-    let (mut read, mut write) = (start, start);
+    // Bytes before the first `%` stay where they are.
+    let Some(first) = memchr::memchr(b'%', &out[start..]) else {
+        return false;
+    };
+    let (mut read, mut write) = (start + first, start + first);
     while read < end {
         let value = match out.get(read..read + 3) {
             Some([b'%', hi, lo]) => hex_value(*hi).zip(hex_value(*lo)).map(|(h, l)| h << 4 | l),
