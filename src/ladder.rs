@@ -157,6 +157,8 @@ pub struct Report {
     /// The sampled fraction, when the report is an estimate.
     pub sample: Option<f64>,
     pub steps: Vec<StepReport>,
+    /// Why the scheme rung rejected lines, with how many: most first.
+    pub rejected_by_reason: Vec<(&'static str, u64)>,
     /// For each protocol transform: distinct keys fewer than the scheme rung
     /// with that transform alone.
     pub attribution: Vec<(Transform, i64)>,
@@ -380,6 +382,8 @@ struct ChunkPrints<'a> {
     lines: Vec<Range<u32>>,
     /// `prints[rung][line]`, in the order of [`RFC_RUNGS`].
     prints: [Vec<Print>; 3],
+    /// Why each line the scheme rung rejects was rejected.
+    rejected_by_reason: Vec<&'static str>,
     blank: u64,
     time: [Duration; 3],
 }
@@ -484,6 +488,7 @@ pub fn run(
         strings,
         tables: [syntax, scheme],
         rejected,
+        rejected_by_reason,
         seen,
         blank,
         ..
@@ -556,11 +561,14 @@ pub fn run(
         .zip(of_rules.iter().copied())
         .collect();
     let (hosts, domains, top_hosts) = sites(worked, options.top_hosts);
+    let mut rejected_by_reason: Vec<(&'static str, u64)> = rejected_by_reason.into_iter().collect();
+    rejected_by_reason.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     Ok(Report {
         lines: seen,
         blank,
         sample: options.sample,
         steps: reports,
+        rejected_by_reason,
         attribution,
         rules_attribution,
         hosts,
@@ -632,6 +640,7 @@ struct RungCounts {
     strings: HashSet<Print, PrintHasher>,
     tables: [Classes; 2],
     rejected: [u64; 3],
+    rejected_by_reason: HashMap<&'static str, u64>,
     time: [Duration; 3],
     seen: u64,
     blank: u64,
@@ -648,6 +657,9 @@ impl RungCounts {
         for chunk in printed {
             self.seen += chunk.lines.len() as u64;
             self.blank += chunk.blank;
+            for &reason in &chunk.rejected_by_reason {
+                *self.rejected_by_reason.entry(reason).or_default() += 1;
+            }
             for (t, d) in self.time.iter_mut().zip(chunk.time) {
                 *t += d;
             }
@@ -693,6 +705,7 @@ fn count_rungs<'a>(
         strings: HashSet::default(),
         tables: Default::default(),
         rejected: [0; 3],
+        rejected_by_reason: HashMap::new(),
         time: [Duration::ZERO; 3],
         seen: 0,
         blank: 0,
@@ -760,9 +773,9 @@ fn print_chunk<'a>(
     // The URIs: parsed from the lines as they are read when the lines are
     // the URIs; else prepared (a column, repaired, resolved) into one
     // buffer first, and parsed once it is complete.
-    let mut parsed: Vec<Option<UriRef<'_>>> = Vec::new();
+    let mut parsed: Vec<Result<UriRef<'_>, &'static str>> = Vec::new();
     let mut prepared = Vec::new();
-    let mut prepared_spans: Vec<Option<Range<usize>>> = Vec::new();
+    let mut prepared_spans: Vec<Result<Range<usize>, &'static str>> = Vec::new();
     let mut blank = 0;
     let skip_header = options.header && chunk.offset == 0;
     for (number, line) in lines_at(bytes, chunk.offset) {
@@ -775,19 +788,24 @@ fn print_chunk<'a>(
         }
         let too_long = line.len() > options.max_line_bytes;
         let from = prepared.len();
-        let span = if plain || too_long {
-            None
+        let span = if too_long {
+            Err(TOO_LONG)
+        } else if plain {
+            Ok(0..0)
         } else {
             reading
                 .with_uri(line, |uri| {
                     prepared.extend_from_slice(uri);
                     Ok(())
                 })
-                .ok()
                 .map(|()| from..prepared.len())
+                .map_err(|e| e.kind().reason())
         };
         if let Some(fraction) = options.sample {
-            let uri = span.as_ref().map_or(line, |r| &prepared[r.clone()]);
+            let uri = match &span {
+                Ok(r) if !plain => &prepared[r.clone()],
+                _ => line,
+            };
             if !sampled(uri, fraction, &reading.prints) {
                 prepared.truncate(from);
                 continue;
@@ -796,10 +814,7 @@ fn print_chunk<'a>(
         let start = line.as_ptr() as usize - bytes.as_ptr() as usize;
         lines.push(start as u32..(start + line.len()) as u32);
         if plain {
-            parsed.push(match too_long {
-                true => None,
-                false => UriRef::parse_bytes(line).ok(),
-            });
+            parsed.push(span.and_then(|_| parse(line)));
         } else {
             prepared_spans.push(span);
         }
@@ -807,9 +822,11 @@ fn print_chunk<'a>(
     if !plain {
         parsed = prepared_spans
             .into_iter()
-            .map(|span| span.and_then(|r| UriRef::parse_bytes(&prepared[r]).ok()))
+            .map(|span| span.and_then(|r| parse(&prepared[r])))
             .collect();
     }
+    let mut rejected_by_reason: Vec<&'static str> =
+        parsed.iter().filter_map(|uri| uri.err()).collect();
     let string_prints = parsed
         .iter()
         .map(|uri| {
@@ -826,8 +843,15 @@ fn print_chunk<'a>(
             .map(|uri| {
                 out.clear();
                 match uri.as_ref().map(|u| rungs[r].normalize_parsed(u, &mut out)) {
-                    Some(Ok(_)) => reading.prints.of(&out),
-                    _ => 0,
+                    Ok(Ok(_)) => reading.prints.of(&out),
+                    Ok(Err(e)) => {
+                        // The scheme rung's rejects hold the syntax rung's.
+                        if rungs[r].rung() == Rung::Scheme {
+                            rejected_by_reason.push(e.kind().reason());
+                        }
+                        0
+                    }
+                    Err(_) => 0,
                 }
             })
             .collect();
@@ -839,9 +863,18 @@ fn print_chunk<'a>(
         chunk,
         lines,
         prints: [string_prints, syntax, scheme],
+        rejected_by_reason,
         blank,
         time,
     })
+}
+
+/// Why a line longer than `--max-line-bytes` is rejected.
+const TOO_LONG: &str = "line longer than --max-line-bytes";
+
+/// Parses a URI, with the reason it is rejected.
+fn parse(uri: &[u8]) -> Result<UriRef<'_>, &'static str> {
+    UriRef::parse_bytes(uri).map_err(|e| e.kind().reason())
 }
 
 /// Counts one chunk's lines into rung `r`'s table, in input order.

@@ -852,6 +852,7 @@ mod tests {
             "a:b//c/../d",
             "//h:0080/p",
             "http://h:/",
+            "//:0",
         ];
         for line in sample.lines().chain(vectors).chain(extra) {
             assert_layout_is_parsed(line.as_bytes());

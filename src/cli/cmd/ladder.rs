@@ -1,6 +1,7 @@
 //! `urinorm ladder`: choose a rung on evidence, from the user's own lines.
 
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::json;
@@ -8,7 +9,9 @@ use urinorm::escape::escape_str;
 use urinorm::ladder::{self, Options, Report};
 use urinorm::normalize::protocol::Transform;
 use urinorm::pipeline::MAX_LINE_BYTES;
+use urinorm::pipeline::output::Output;
 
+use super::ladder_page;
 use super::normalize::{LineArgs, RulesArgs};
 use crate::cli::progress::Bar;
 use crate::cli::{Error, Outcome, open_inputs, thread_count};
@@ -29,6 +32,11 @@ pub struct LadderArgs {
     /// Write the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also write the report as one self-contained HTML page (charts, the
+    /// example merges with what differs marked, the run's facts) to FILE;
+    /// `-` writes it to standard output instead of the table.
+    #[arg(long, value_name = "FILE", conflicts_with = "json")]
+    pub html: Option<PathBuf>,
     /// How many example merges to show per step.
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub examples: usize,
@@ -74,19 +82,49 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         rules: args.rules.each_file()?,
     };
     let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
-    let text = if args.json {
-        format!("{:#}\n", to_json(&report))
-    } else {
-        table(&report)
+    let run = RunFacts {
+        inputs: inputs.iter().map(|i| i.name().to_string()).collect(),
+        threads: options.threads,
     };
-    io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(Error::stdout)?;
+    let json = to_json(&report, &run);
+    let to_stdout = |text: String| {
+        io::stdout()
+            .lock()
+            .write_all(text.as_bytes())
+            .map_err(Error::stdout)
+    };
+    match &args.html {
+        Some(path) if path == Path::new("-") => to_stdout(ladder_page::page(&json))?,
+        Some(path) => {
+            write_page(path, &ladder_page::page(&json))?;
+            to_stdout(table(&report))?;
+        }
+        None if args.json => to_stdout(format!("{json:#}\n"))?,
+        None => to_stdout(table(&report))?,
+    }
     Ok(Outcome {
         rejected: report.steps[0].rejected,
         ..Outcome::default()
     })
+}
+
+/// What the report does not hold about its run: enough, with it, to run it again.
+pub struct RunFacts {
+    /// The inputs' names, as given (`-` for standard input).
+    pub inputs: Vec<String>,
+    pub threads: usize,
+}
+
+/// Writes the page to `path` whole or not at all (a temporary file beside
+/// it, synced, then renamed).
+fn write_page(path: &Path, page: &str) -> Result<(), Error> {
+    let failed = |source| Error::Output {
+        name: path.display().to_string(),
+        source,
+    };
+    let mut output = Output::create(Some(path), None).map_err(failed)?;
+    output.writer().write_all(page.as_bytes()).map_err(failed)?;
+    output.finish().map_err(failed)
 }
 
 /// The report as a table for an 80-column terminal.
@@ -145,8 +183,8 @@ pub fn table(report: &Report) -> String {
     text
 }
 
-/// The report as JSON.
-pub fn to_json(report: &Report) -> serde_json::Value {
+/// The report as JSON, with the facts of its run.
+pub fn to_json(report: &Report, run: &RunFacts) -> serde_json::Value {
     let steps: Vec<_> = report
         .steps
         .iter()
@@ -181,17 +219,33 @@ pub fn to_json(report: &Report) -> serde_json::Value {
         .iter()
         .map(|(host, lines)| json!({"host": host, "lines": lines}))
         .collect();
+    // The program as `urinorm`, wherever it was run from.
+    let command: Vec<String> = ["urinorm".to_string()]
+        .into_iter()
+        .chain(std::env::args().skip(1))
+        .collect();
     json!({
         "lines": report.lines,
         "blank": report.blank,
         "estimate": report.sample.is_some(),
         "sample": report.sample,
         "steps": steps,
+        "rejected_by_reason": report
+            .rejected_by_reason
+            .iter()
+            .map(|(reason, lines)| json!({"reason": reason, "lines": lines}))
+            .collect::<Vec<_>>(),
         "attribution": attribution,
         "rules_attribution": rules_attribution,
         "hosts": report.hosts,
         "domains": report.domains,
         "top_hosts": top_hosts,
         "seconds": report.seconds,
+        "run": {
+            "version": env!("CARGO_PKG_VERSION"),
+            "command": command,
+            "inputs": run.inputs,
+            "threads": run.threads,
+        },
     })
 }

@@ -4,6 +4,7 @@ pub mod dedup;
 pub mod docs;
 pub mod explain;
 pub mod ladder;
+pub mod ladder_page;
 pub mod normalize;
 pub mod resolve;
 pub mod scope;

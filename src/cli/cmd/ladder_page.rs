@@ -1,0 +1,425 @@
+//! `ladder --html`: the report as one self-contained page (inline CSS and
+//! SVG; no script, no font or file from elsewhere), drawn from the JSON
+//! report, so the page and `--json` give the same numbers from one source.
+//!
+//! Every string from the input or the command line is escaped twice: for a
+//! reader's eye first (control and hiding characters as `\xNN`, as in every
+//! diagnostic), then for HTML (`&`, `<`, `>`, `"`, `'`), so no byte of a
+//! URL list can open an element or an attribute.
+
+use std::fmt::Write;
+
+use serde_json::Value;
+use similar::{ChangeTag, TextDiff};
+use urinorm::escape::escape;
+
+/// The page for `report`, the value `--json` prints.
+pub fn page(report: &Value) -> String {
+    let mut html = String::with_capacity(16 * 1024);
+    html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+    let _ = writeln!(
+        html,
+        "<title>urinorm ladder: {} lines</title>",
+        count(&report["lines"])
+    );
+    let _ = writeln!(html, "<style>{STYLE}</style>\n</head>\n<body>");
+    html += "<h1>Which rung? What each step of the ladder merges</h1>\n";
+    if report["estimate"].as_bool() == Some(true) {
+        let percent = report["sample"].as_f64().unwrap_or(0.0) * 100.0;
+        let _ = writeln!(
+            html,
+            "<p class=\"estimate\">ESTIMATE from a {percent:.1}% sample of hosts</p>"
+        );
+    }
+    let _ = writeln!(
+        html,
+        "<p class=\"lede\">{} lines, {} rejected at the scheme rung, {} blank skipped.</p>",
+        count(&report["lines"]),
+        count(&report["steps"][2]["rejected"]),
+        count(&report["blank"]),
+    );
+    distinct_chart(&mut html, report);
+    attribution_charts(&mut html, report);
+    examples(&mut html, report);
+    run_facts(&mut html, report);
+    html += "</body>\n</html>\n";
+    html
+}
+
+const STYLE: &str = "
+body { font: 15px/1.45 system-ui, sans-serif; color: #1d2330; margin: 2em auto; max-width: 62em; padding: 0 1.2em; }
+h1 { font-size: 1.5em; margin-bottom: .2em; }
+h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #d6dae3; padding-bottom: .2em; }
+h3 { font-size: 1.02em; margin: 1.4em 0 .4em; }
+.lede { color: #4a5366; margin-top: 0; }
+.estimate { background: #fff3cd; border: 1px solid #e6c65c; padding: .4em .7em; font-weight: 600; }
+.note { color: #4a5366; font-size: .92em; }
+svg { display: block; max-width: 100%; height: auto; }
+svg text { font: 13px system-ui, sans-serif; fill: #1d2330; }
+svg .label { text-anchor: end; }
+svg .value { fill: #4a5366; }
+svg .bar { fill: #4f7cc9; }
+svg .bar.merge { fill: #d9822b; }
+svg .bar.site { fill: #3f9c6d; }
+code { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
+.merge { border-left: 3px solid #d6dae3; padding: .1em 0 .1em .8em; margin: .7em 0; }
+.merge .key { margin: .2em 0; }
+.merge ul { margin: .2em 0; padding-left: 1.4em; }
+.merge .size { color: #4a5366; }
+mark { background: #ffd166; color: inherit; border-radius: 2px; }
+.gap { display: inline-block; width: 0; height: 1.1em; vertical-align: -0.2em; border-left: 2px solid #d9822b; margin: 0 1px; }
+.tag { display: inline-block; background: #eef1f6; border-radius: 3px; padding: 0 .4em; margin-right: .3em; font-size: .9em; }
+table { border-collapse: collapse; margin: .5em 0; }
+td, th { text-align: left; padding: .2em .8em .2em 0; vertical-align: top; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+";
+
+/// Distinct keys per step, with each step's collapse.
+fn distinct_chart(html: &mut String, report: &Value) {
+    html.push_str("<h2>Distinct keys per step</h2>\n");
+    let lines = report["lines"].as_u64().unwrap_or(0).max(1) as f64;
+    let rows: Vec<Row> = list(&report["steps"])
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let collapsed = step["collapsed"].as_i64().unwrap_or(0);
+            let note = if i == 0 {
+                "distinct as written".to_string()
+            } else {
+                format!(
+                    "−{} lines ({:.2}%)",
+                    thousands(collapsed),
+                    100.0 * collapsed as f64 / lines
+                )
+            };
+            Row {
+                label: str_of(&step["name"]),
+                value: step["distinct"].as_i64().unwrap_or(0),
+                note,
+            }
+        })
+        .collect();
+    bar_chart(html, "distinct", "", &rows);
+    html.push_str(
+        "<p class=\"note\">Each step's bar is its distinct keys; beside it, how many \
+         fewer than the step above (the lines it merged), as a share of all lines.</p>\n",
+    );
+}
+
+/// Merges each transform, each rules file and the sites account for.
+fn attribution_charts(html: &mut String, report: &Value) {
+    html.push_str("<h2>What does the merging</h2>\n");
+    html.push_str(
+        "<p class=\"note\">Each transform alone over the scheme rung: how many \
+         distinct keys fewer it makes.</p>\n",
+    );
+    let merges = |entries: &Value, name: &str| -> Vec<Row> {
+        list(entries)
+            .iter()
+            .map(|e| Row {
+                label: str_of(&e[name]),
+                value: e["merges"].as_i64().unwrap_or(0),
+                note: String::new(),
+            })
+            .collect()
+    };
+    bar_chart(
+        html,
+        "attribution",
+        "merge",
+        &merges(&report["attribution"], "transform"),
+    );
+    let rules = merges(&report["rules_attribution"], "rules");
+    if !rules.is_empty() {
+        html.push_str("<h3>Each rules file alone, over the scheme rung</h3>\n");
+        bar_chart(html, "rules_attribution", "merge", &rules);
+    }
+    html.push_str("<h3>Sites (scheme rung, Public Suffix List)</h3>\n");
+    let sites = ["hosts", "domains"].map(|name| Row {
+        label: format!("distinct {name}"),
+        value: report[name].as_i64().unwrap_or(0),
+        note: String::new(),
+    });
+    bar_chart(html, "sites", "site", &sites);
+    let top = list(&report["top_hosts"]);
+    if !top.is_empty() {
+        html.push_str("<table class=\"top-hosts\">\n<tr><th>host</th><th>lines</th></tr>\n");
+        for host in top {
+            let _ = writeln!(
+                html,
+                "<tr><td><code>{}</code></td><td class=\"n\">{}</td></tr>",
+                text(&str_of(&host["host"])),
+                count(&host["lines"])
+            );
+        }
+        html.push_str("</table>\n");
+    }
+}
+
+/// Per step, its largest new merges: the key, each spelling with what
+/// differs from the key marked, and what joined them.
+fn examples(html: &mut String, report: &Value) {
+    html.push_str("<h2>Example merges</h2>\n");
+    html.push_str(
+        "<p class=\"note\">The largest classes new at each step: the key, then two \
+         spellings that the step below kept apart, with the characters that \
+         differ from the key <mark>marked</mark> and a bar <span class=\"gap\"></span> \
+         where the key has characters the spelling lacks.</p>\n",
+    );
+    for step in list(&report["steps"]) {
+        let merges = list(&step["examples"]);
+        if merges.is_empty() {
+            continue;
+        }
+        let _ = writeln!(html, "<h3>{}</h3>", text(&str_of(&step["name"])));
+        for merge in merges {
+            let key = str_of(&merge["key"]);
+            let _ = writeln!(
+                html,
+                "<div class=\"merge\">\n<p class=\"key\"><span class=\"size\">{} lines →</span> <code>{}</code></p>\n<ul>",
+                count(&merge["size"]),
+                text(&key)
+            );
+            for spelling in list(&merge["spellings"]) {
+                let _ = writeln!(
+                    html,
+                    "<li><code>{}</code></li>",
+                    marked(&str_of(spelling), &key)
+                );
+            }
+            html.push_str("</ul>\n");
+            let by = list(&merge["joined_by"]);
+            if !by.is_empty() {
+                html.push_str("<p class=\"by\">joined by: ");
+                for reason in by {
+                    let _ = write!(html, "<span class=\"tag\">{}</span>", text(&str_of(reason)));
+                }
+                html.push_str("</p>\n");
+            }
+            html.push_str("</div>\n");
+        }
+    }
+}
+
+/// What was run, on what, and what it found wrong: enough to run it again.
+fn run_facts(html: &mut String, report: &Value) {
+    let run = &report["run"];
+    html.push_str("<h2>The run</h2>\n<table class=\"run\">\n");
+    let mut fact = |name: &str, value: String| {
+        let _ = writeln!(html, "<tr><th>{name}</th><td>{value}</td></tr>");
+    };
+    fact("urinorm", text(&str_of(&run["version"])));
+    let command: Vec<String> = list(&run["command"]).iter().map(str_of).collect();
+    fact(
+        "command",
+        format!("<code>{}</code>", text(&command.join(" "))),
+    );
+    let inputs: Vec<String> = list(&run["inputs"])
+        .iter()
+        .map(|i| format!("<code>{}</code>", text(&str_of(i))))
+        .collect();
+    fact("inputs", inputs.join("<br>"));
+    fact("threads", count(&run["threads"]));
+    fact("lines", count(&report["lines"]));
+    fact("blank lines skipped", count(&report["blank"]));
+    fact(
+        "time",
+        format!(
+            "<span class=\"time\">{:.2}</span> s",
+            report["seconds"].as_f64().unwrap_or(0.0)
+        ),
+    );
+    html.push_str("</table>\n");
+    let reasons = list(&report["rejected_by_reason"]);
+    let _ = writeln!(
+        html,
+        "<h3>Rejected lines: {}</h3>",
+        count(&report["steps"][2]["rejected"])
+    );
+    if reasons.is_empty() {
+        html.push_str("<p class=\"note\">None: every line is a URI reference.</p>\n");
+        return;
+    }
+    html.push_str("<table class=\"rejected\">\n<tr><th>reason</th><th>lines</th></tr>\n");
+    for reason in reasons {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td class=\"n\" data-lines=\"{}\">{}</td></tr>",
+            text(&str_of(&reason["reason"])),
+            reason["lines"].as_u64().unwrap_or(0),
+            count(&reason["lines"])
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+/// One bar of a chart.
+struct Row {
+    label: String,
+    value: i64,
+    note: String,
+}
+
+/// A horizontal bar chart; each bar carries its label and value as data
+/// attributes (what the tests read back).
+fn bar_chart(html: &mut String, chart: &str, class: &str, rows: &[Row]) {
+    const WIDTH: i64 = 760;
+    const LABEL: i64 = 200;
+    const BARS: i64 = 330;
+    const ROW: i64 = 26;
+    let max = rows.iter().map(|r| r.value).max().unwrap_or(0).max(1);
+    let height = ROW * rows.len() as i64 + 6;
+    let _ = writeln!(
+        html,
+        "<svg class=\"chart\" data-chart=\"{chart}\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" role=\"img\">"
+    );
+    for (i, row) in rows.iter().enumerate() {
+        let y = ROW * i as i64 + 4;
+        let width = (BARS * row.value.max(0) / max).max(i64::from(row.value > 0));
+        let label = text(&row.label);
+        let _ = writeln!(
+            html,
+            "<text class=\"label\" x=\"{}\" y=\"{}\">{label}</text>\
+             <rect class=\"bar {class}\" x=\"{LABEL}\" y=\"{y}\" width=\"{width}\" height=\"{}\" data-label=\"{label}\" data-value=\"{}\"><title>{label}: {}</title></rect>\
+             <text class=\"value\" x=\"{}\" y=\"{}\">{} {}</text>",
+            LABEL - 8,
+            y + 15,
+            ROW - 8,
+            row.value,
+            thousands(row.value),
+            LABEL + width + 6,
+            y + 15,
+            thousands(row.value),
+            text(&row.note),
+        );
+    }
+    html.push_str("</svg>\n");
+}
+
+/// `spelling`, escaped, with the characters that are not in `key` (by a
+/// character diff) marked, and a bar where `key` has characters it lacks.
+fn marked(spelling: &str, key: &str) -> String {
+    let (spelling, key) = (shown(spelling), shown(key));
+    let diff = TextDiff::from_chars(spelling.as_str(), key.as_str());
+    // Runs of one tag, so that a changed word is one mark.
+    let mut runs: Vec<(ChangeTag, String)> = Vec::new();
+    for change in diff.iter_all_changes() {
+        match runs.last_mut() {
+            Some((tag, run)) if *tag == change.tag() => run.push_str(change.value()),
+            _ => runs.push((change.tag(), change.value().to_string())),
+        }
+    }
+    // A deletion beside an insertion is a replacement: one mark, whose
+    // title tells what the key has instead.
+    let mut html = String::new();
+    for (i, (tag, run)) in runs.iter().enumerate() {
+        let tag_at = |j: Option<usize>| j.and_then(|j| runs.get(j)).map(|r| r.0);
+        let (before, after) = (tag_at(i.checked_sub(1)), tag_at(Some(i + 1)));
+        let run = html_escape(run);
+        let _ = match tag {
+            ChangeTag::Equal => write!(html, "{run}"),
+            ChangeTag::Delete => match [before, after]
+                .into_iter()
+                .position(|t| t == Some(ChangeTag::Insert))
+            {
+                Some(side) => {
+                    let instead = html_escape(&runs[if side == 0 { i - 1 } else { i + 1 }].1);
+                    write!(html, "<mark title=\"the key has {instead}\">{run}</mark>")
+                }
+                None => write!(html, "<mark>{run}</mark>"),
+            },
+            ChangeTag::Insert if before == Some(ChangeTag::Delete) => Ok(()),
+            ChangeTag::Insert if after == Some(ChangeTag::Delete) => Ok(()),
+            ChangeTag::Insert => write!(
+                html,
+                "<span class=\"gap\" title=\"the key has {run} here\"></span>"
+            ),
+        };
+    }
+    html
+}
+
+/// A string from the input or the user, as a reader may see it (see
+/// [`escape`]), whole.
+fn shown(s: &str) -> String {
+    escape(s.as_bytes(), usize::MAX)
+}
+
+/// [`shown`], then escaped for HTML text and attribute values.
+fn text(s: &str) -> String {
+    html_escape(&shown(s))
+}
+
+fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn list(value: &Value) -> &[Value] {
+    value.as_array().map_or(&[], Vec::as_slice)
+}
+
+fn str_of(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_string()
+}
+
+/// A JSON count with thousands separators.
+fn count(value: &Value) -> String {
+    thousands(value.as_i64().unwrap_or(0))
+}
+
+fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::from(if n < 0 { "-" } else { "" });
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_what_differs_from_the_key() {
+        assert_eq!(
+            marked("HTTP://Example.com:80/", "http://example.com/"),
+            "<mark title=\"the key has http\">HTTP</mark>://<mark title=\"the key has e\">E</mark>xample.com<mark>:80</mark>/"
+        );
+        assert_eq!(
+            marked("http://a/<b>", "http://a/"),
+            "http://a/<mark>&lt;b&gt;</mark>"
+        );
+        assert_eq!(
+            marked("http://a/", "https://a/"),
+            "http<span class=\"gap\" title=\"the key has s here\"></span>://a/"
+        );
+    }
+
+    #[test]
+    fn escapes_for_a_reader_then_for_html() {
+        assert_eq!(text("a\u{1b}<\"'&"), "a\\x1b&lt;&quot;&#39;&amp;");
+    }
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(-1000), "-1,000");
+    }
+}
