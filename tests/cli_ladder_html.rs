@@ -56,6 +56,18 @@ fn bars(page: &Html, chart: &str) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// The text of each element `selector` finds.
+fn texts(page: &Html, selector: &str) -> Vec<String> {
+    select(page, selector)
+        .iter()
+        .map(|e| e.text().collect())
+        .collect()
+}
+
+fn str_of(value: &Value) -> String {
+    value.as_str().unwrap().to_string()
+}
+
 fn pairs(list: &Value, label: &str, value: &str) -> Vec<(String, i64)> {
     list.as_array()
         .unwrap()
@@ -102,10 +114,7 @@ fn charts_and_counts_are_the_json_reports() {
         ]
     );
     // Each step's collapse, as written beside its bar.
-    let notes: Vec<String> = select(&page, "svg[data-chart=distinct] text.value")
-        .iter()
-        .map(|t| t.text().collect())
-        .collect();
+    let notes = texts(&page, "svg[data-chart=distinct] text.value");
     for (note, step) in notes.iter().zip(json["steps"].as_array().unwrap()).skip(1) {
         let collapsed = step["collapsed"].as_i64().unwrap();
         assert!(note.contains(&format!("−{collapsed} lines")), "{note}");
@@ -143,30 +152,23 @@ fn charts_and_counts_are_the_json_reports() {
     let total: i64 = expected.iter().map(|r| r.1).sum();
     assert_eq!(total, json["steps"][2]["rejected"].as_i64().unwrap());
     // The example merges: each key and its spellings, in order.
-    let keys: Vec<String> = select(&page, ".merge .key code")
-        .iter()
-        .map(|k| k.text().collect())
-        .collect();
-    let json_keys: Vec<String> = json["steps"]
+    let merges: Vec<&Value> = json["steps"]
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|s| s["examples"].as_array().unwrap())
-        .map(|m| m["key"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(keys, json_keys);
+    let keys = texts(&page, ".merge .key code");
     assert!(!keys.is_empty());
-    let spellings: Vec<String> = select(&page, ".merge li code")
+    assert_eq!(
+        keys,
+        merges.iter().map(|m| str_of(&m["key"])).collect::<Vec<_>>()
+    );
+    let spellings = texts(&page, ".merge li code");
+    let json_spellings: Vec<String> = merges
         .iter()
-        .map(|k| k.text().collect())
-        .collect();
-    let json_spellings: Vec<String> = json["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|s| s["examples"].as_array().unwrap())
         .flat_map(|m| m["spellings"].as_array().unwrap())
-        .map(|s| s.as_str().unwrap().to_string())
+        .map(str_of)
         .collect();
     assert_eq!(spellings, json_spellings, "the marks add no text");
 }

@@ -142,19 +142,11 @@ fn attribution_charts(html: &mut String, report: &Value) {
         note: String::new(),
     });
     bar_chart(html, "sites", "site", &sites);
-    let top = list(&report["top_hosts"]);
-    if !top.is_empty() {
-        html.push_str("<table class=\"top-hosts\">\n<tr><th>host</th><th>lines</th></tr>\n");
-        for host in top {
-            let _ = writeln!(
-                html,
-                "<tr><td><code>{}</code></td><td class=\"n\">{}</td></tr>",
-                text(&str_of(&host["host"])),
-                count(&host["lines"])
-            );
-        }
-        html.push_str("</table>\n");
-    }
+    let top = list(&report["top_hosts"]).iter().map(|host| {
+        let name = format!("<code>{}</code>", text(&str_of(&host["host"])));
+        (name, &host["lines"])
+    });
+    lines_table(html, "top-hosts", "host", top);
 }
 
 /// Per step, its largest new merges: the key, each spelling with what
@@ -241,14 +233,33 @@ fn run_facts(html: &mut String, report: &Value) {
         html.push_str("<p class=\"note\">None: every line is a URI reference.</p>\n");
         return;
     }
-    html.push_str("<table class=\"rejected\">\n<tr><th>reason</th><th>lines</th></tr>\n");
-    for reason in reasons {
+    let reasons = reasons
+        .iter()
+        .map(|reason| (text(&str_of(&reason["reason"])), &reason["lines"]));
+    lines_table(html, "rejected", "reason", reasons);
+}
+
+/// A table of names (already HTML) and their lines, the count also as a
+/// data attribute.
+fn lines_table<'a>(
+    html: &mut String,
+    class: &str,
+    what: &str,
+    rows: impl ExactSizeIterator<Item = (String, &'a Value)>,
+) {
+    if rows.len() == 0 {
+        return;
+    }
+    let _ = writeln!(
+        html,
+        "<table class=\"{class}\">\n<tr><th>{what}</th><th>lines</th></tr>"
+    );
+    for (name, lines) in rows {
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td class=\"n\" data-lines=\"{}\">{}</td></tr>",
-            text(&str_of(&reason["reason"])),
-            reason["lines"].as_u64().unwrap_or(0),
-            count(&reason["lines"])
+            "<tr><td>{name}</td><td class=\"n\" data-lines=\"{}\">{}</td></tr>",
+            lines.as_u64().unwrap_or(0),
+            count(lines)
         );
     }
     html.push_str("</table>\n");
