@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use crate::error::ErrorKind;
 use crate::key::Site;
 use crate::mapper::Columns;
 use crate::normalize::protocol::{PRESETS, Preset, Protocol, Transform, candidates};
@@ -789,7 +790,7 @@ fn print_chunk<'a>(
         let too_long = line.len() > options.max_line_bytes;
         let from = prepared.len();
         let span = if too_long {
-            Err(TOO_LONG)
+            Err(ErrorKind::LineTooLong.reason())
         } else if plain {
             Ok(0..0)
         } else {
@@ -868,9 +869,6 @@ fn print_chunk<'a>(
         time,
     })
 }
-
-/// Why a line longer than `--max-line-bytes` is rejected.
-const TOO_LONG: &str = "line longer than --max-line-bytes";
 
 /// Parses a URI, with the reason it is rejected.
 fn parse(uri: &[u8]) -> Result<UriRef<'_>, &'static str> {

@@ -419,10 +419,52 @@ fn builtin_sorted() -> impl Iterator<Item = &'static str> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Protocol {
     on: u32,
-    tracking: Vec<String>,
-    /// The tracking names' first bytes, lower-cased, as a bitmap: most
-    /// parameters are ruled out by one test.
-    tracking_first: [u64; 4],
+    tracking: TrackingList,
+}
+
+/// The names `drop-tracking-params` removes (`prefix*` for a prefix), with
+/// their first bytes, lower-cased, as a bitmap: most parameters are ruled
+/// out by one test.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct TrackingList {
+    names: Vec<String>,
+    first_bytes: [u64; 4],
+}
+
+impl TrackingList {
+    fn new(names: Vec<String>) -> TrackingList {
+        let mut first_bytes = [0u64; 4];
+        for name in &names {
+            match name.as_bytes() {
+                // Every name starts with the empty prefix.
+                [b'*'] => first_bytes = [u64::MAX; 4],
+                // Only the empty name, which the filter lets through.
+                [] => {}
+                [first, ..] => {
+                    let first = first.to_ascii_lowercase();
+                    first_bytes[usize::from(first / 64)] |= 1 << (first % 64);
+                }
+            }
+        }
+        TrackingList { names, first_bytes }
+    }
+
+    /// Whether a parameter named `name` is on the list, case aside.
+    fn contains(&self, name: &[u8]) -> bool {
+        if let Some(&first) = name.first() {
+            let first = first.to_ascii_lowercase();
+            if self.first_bytes[usize::from(first / 64)] & 1 << (first % 64) == 0 {
+                return false;
+            }
+        }
+        self.names.iter().any(|t| match t.strip_suffix('*') {
+            Some(prefix) => {
+                name.len() >= prefix.len()
+                    && name[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+            }
+            None => name.eq_ignore_ascii_case(t.as_bytes()),
+        })
+    }
 }
 
 impl Default for Protocol {
@@ -434,11 +476,9 @@ impl Default for Protocol {
 
 impl From<Preset> for Protocol {
     fn from(preset: Preset) -> Self {
-        let tracking: Vec<String> = TRACKING_PARAMS.iter().map(|s| s.to_string()).collect();
         let mut p = Protocol {
             on: 0,
-            tracking_first: first_bytes(&tracking),
-            tracking,
+            tracking: TrackingList::new(TRACKING_PARAMS.iter().map(|s| s.to_string()).collect()),
         };
         preset.transforms().for_each(|t| p.add(t));
         p
@@ -482,13 +522,13 @@ impl Protocol {
     /// Replaces the tracking list (one name per line, `prefix*` for a prefix;
     /// blank lines and `#` comments ignored).
     pub fn set_tracking_list(&mut self, text: &str) {
-        self.tracking = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(str::to_string)
-            .collect();
-        self.tracking_first = first_bytes(&self.tracking);
+        self.tracking = TrackingList::new(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_string)
+                .collect(),
+        );
     }
 
     /// The tracking list in a few words, for records of how keys were
@@ -508,6 +548,7 @@ impl Protocol {
     pub fn tracking_setting(&self) -> String {
         let mut names: Vec<String> = self
             .tracking
+            .names
             .iter()
             .map(|t| t.to_ascii_lowercase())
             .collect();
@@ -519,22 +560,6 @@ impl Protocol {
         let print = crate::fingerprint::fingerprint(names.join("\n").as_bytes());
         let hex: String = print[..8].iter().map(|b| format!("{b:02x}")).collect();
         format!("{} names, fingerprint {hex}", names.len())
-    }
-
-    fn is_tracking(&self, name: &[u8]) -> bool {
-        if let Some(&first) = name.first() {
-            let first = first.to_ascii_lowercase();
-            if self.tracking_first[usize::from(first / 64)] & 1 << (first % 64) == 0 {
-                return false;
-            }
-        }
-        self.tracking.iter().any(|t| match t.strip_suffix('*') {
-            Some(prefix) => {
-                name.len() >= prefix.len()
-                    && name[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
-            }
-            None => name.eq_ignore_ascii_case(t.as_bytes()),
-        })
     }
 
     /// Appends the protocol form of `uri` (which is in its scheme-rung form)
@@ -768,7 +793,7 @@ impl Protocol {
             let param = |&(from, to): &(usize, usize)| &query[from..to];
             let count = params.len();
             if self.contains(Transform::DropTrackingParams) {
-                params.retain(|p| !self.is_tracking(param_name(param(p))));
+                params.retain(|p| !self.tracking.contains(param_name(param(p))));
                 note(Transform::DropTrackingParams, params.len() != count);
             }
             let count = params.len();
@@ -810,22 +835,6 @@ thread_local! {
     /// The parameters of the query being rewritten, as ranges: reused, so
     /// that rewriting allocates nothing per URI.
     static PARAMS: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The first bytes of `tracking`'s names, lower-cased, as a bitmap; every
-/// byte for a bare `*`, which every name starts with.
-fn first_bytes(tracking: &[String]) -> [u64; 4] {
-    let mut bits = [0u64; 4];
-    for name in tracking {
-        match name.as_bytes() {
-            [] | [b'*'] => return [u64::MAX; 4],
-            [first, ..] => {
-                let first = first.to_ascii_lowercase();
-                bits[usize::from(first / 64)] |= 1 << (first % 64);
-            }
-        }
-    }
-    bits
 }
 
 /// A parameter's name: the bytes before its first `=`.
@@ -1012,8 +1021,19 @@ const INDEX_FILES: &[&str] = &[
     "default.htm",
 ];
 
-/// The lengths of [`INDEX_FILES`]' names: a last segment of another length is none.
-const INDEX_FILE_LENGTHS: std::ops::RangeInclusive<usize> = 9..=12;
+/// The lengths of [`INDEX_FILES`]' names, shortest to longest: a last
+/// segment of another length is none.
+const INDEX_FILE_LENGTHS: std::ops::RangeInclusive<usize> = {
+    let (mut shortest, mut longest) = (usize::MAX, 0);
+    let mut i = 0;
+    while i < INDEX_FILES.len() {
+        let len = INDEX_FILES[i].len();
+        shortest = if len < shortest { len } else { shortest };
+        longest = if len > longest { len } else { longest };
+        i += 1;
+    }
+    shortest..=longest
+};
 
 fn drop_index_file(out: &mut Vec<u8>, start: usize) -> bool {
     let Some(slash) = index_file_slash(&out[start..]) else {
@@ -1027,7 +1047,7 @@ fn drop_index_file(out: &mut Vec<u8>, start: usize) -> bool {
 fn index_file_slash(path: &[u8]) -> Option<usize> {
     let slash = memchr::memrchr(b'/', path)?;
     let last = &path[slash + 1..];
-    if !(INDEX_FILE_LENGTHS.contains(&last.len())) {
+    if !INDEX_FILE_LENGTHS.contains(&last.len()) {
         return None;
     }
     INDEX_FILES
@@ -1242,12 +1262,19 @@ mod tests {
         }
 
         #[test]
-        fn the_tracking_filter_rules_out_no_tracking_name(list in prop::collection::vec("[a-zA-Z_*]{0,6}", 0..6), name in "[a-zA-Z_]{0,6}") {
-            let mut protocol = Protocol::default();
-            protocol.set_tracking_list(&list.join("\n"));
-            let mut unfiltered = protocol.clone();
-            unfiltered.tracking_first = [u64::MAX; 4];
-            prop_assert_eq!(protocol.is_tracking(name.as_bytes()), unfiltered.is_tracking(name.as_bytes()));
+        fn the_tracking_filter_rules_out_no_tracking_name(list in prop::collection::vec("[a-zA-Z_]{0,5}\\*?", 0..6), name in "[a-zA-Z_]{0,6}") {
+            let filtered = TrackingList::new(list.clone());
+            let unfiltered = TrackingList { first_bytes: [u64::MAX; 4], ..filtered.clone() };
+            prop_assert_eq!(filtered.contains(name.as_bytes()), unfiltered.contains(name.as_bytes()));
+            // Each entry's own name (a prefix's, lengthened), in upper case:
+            // listed, and the filter lets it through.
+            for t in &list {
+                let listed = match t.strip_suffix('*') {
+                    Some(prefix) => format!("{prefix}X"),
+                    None => t.clone(),
+                };
+                prop_assert!(filtered.contains(listed.to_ascii_uppercase().as_bytes()), "{}", t);
+            }
         }
 
         #[test]

@@ -83,6 +83,11 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
     };
     let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
     let run = RunFacts {
+        // The program as `urinorm`, wherever it was run from.
+        command: ["urinorm".to_string()]
+            .into_iter()
+            .chain(std::env::args().skip(1))
+            .collect(),
         inputs: inputs.iter().map(|i| i.name().to_string()).collect(),
         threads: options.threads,
     };
@@ -110,6 +115,8 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
 
 /// What the report does not hold about its run: enough, with it, to run it again.
 pub struct RunFacts {
+    /// The command line.
+    pub command: Vec<String>,
     /// The inputs' names, as given (`-` for standard input).
     pub inputs: Vec<String>,
     pub threads: usize,
@@ -219,11 +226,6 @@ pub fn to_json(report: &Report, run: &RunFacts) -> serde_json::Value {
         .iter()
         .map(|(host, lines)| json!({"host": host, "lines": lines}))
         .collect();
-    // The program as `urinorm`, wherever it was run from.
-    let command: Vec<String> = ["urinorm".to_string()]
-        .into_iter()
-        .chain(std::env::args().skip(1))
-        .collect();
     json!({
         "lines": report.lines,
         "blank": report.blank,
@@ -243,7 +245,7 @@ pub fn to_json(report: &Report, run: &RunFacts) -> serde_json::Value {
         "seconds": report.seconds,
         "run": {
             "version": env!("CARGO_PKG_VERSION"),
-            "command": command,
+            "command": run.command,
             "inputs": run.inputs,
             "threads": run.threads,
         },

@@ -36,7 +36,7 @@ pub fn page(report: &Value) -> String {
         html,
         "<p class=\"lede\">{} lines, {} rejected at the scheme rung, {} blank skipped.</p>",
         count(&report["lines"]),
-        count(&report["steps"][2]["rejected"]),
+        count(scheme_rejected(report)),
         count(&report["blank"]),
     );
     distinct_chart(&mut html, report);
@@ -227,7 +227,7 @@ fn run_facts(html: &mut String, report: &Value) {
     let _ = writeln!(
         html,
         "<h3>Rejected lines: {}</h3>",
-        count(&report["steps"][2]["rejected"])
+        count(scheme_rejected(report))
     );
     if reasons.is_empty() {
         html.push_str("<p class=\"note\">None: every line is a URI reference.</p>\n");
@@ -375,6 +375,14 @@ fn html_escape(s: &str) -> String {
         }
     }
     out
+}
+
+/// The lines the scheme rung rejected: every line the report leaves out.
+fn scheme_rejected(report: &Value) -> &Value {
+    list(&report["steps"])
+        .iter()
+        .find(|step| step["name"] == "scheme")
+        .map_or(&Value::Null, |step| &step["rejected"])
 }
 
 fn list(value: &Value) -> &[Value] {
