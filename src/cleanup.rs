@@ -10,9 +10,10 @@
 //!
 //! It knows paths and one flag, not who made them or why.
 
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 static PATHS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static DEFERRING: AtomicUsize = AtomicUsize::new(0);
@@ -52,10 +53,18 @@ pub fn interrupted() -> bool {
 #[must_use = "the path is unregistered when this is dropped"]
 pub struct Registered(PathBuf);
 
-/// Puts `path` (a file or a directory) on the list.
-pub fn register(path: &Path) -> Registered {
-    lock().push(path.to_path_buf());
-    Registered(path.to_path_buf())
+/// Makes a temporary file or directory with `make` and puts its path (as
+/// `path` finds it) on the list, both under the list's lock: an interrupt
+/// removes it or comes before it exists, never between the two.
+pub fn create<T>(
+    make: impl FnOnce() -> io::Result<T>,
+    path: impl FnOnce(&T) -> &Path,
+) -> io::Result<(T, Registered)> {
+    let mut paths = lock();
+    let made = make()?;
+    let path = path(&made).to_path_buf();
+    paths.push(path.clone());
+    Ok((made, Registered(path)))
 }
 
 impl Drop for Registered {
@@ -68,14 +77,39 @@ impl Drop for Registered {
 }
 
 /// Removes every registered path, as far as it can: called from a signal
-/// handler, it has no one to report a failure to.
-pub fn remove_all() {
-    for path in lock().drain(..) {
-        let _ = match path.is_dir() {
-            true => std::fs::remove_dir_all(&path),
-            false => std::fs::remove_file(&path),
-        };
+/// handler, it has no one to report a failure to. The list stays locked
+/// while the result is held, so that no thread still running creates and
+/// registers a path after it (the handler exits holding it).
+pub fn remove_all() -> Closed {
+    let mut paths = lock();
+    for path in paths.drain(..) {
+        remove(&path);
     }
+    Closed { _paths: paths }
+}
+
+/// The list, locked by [`remove_all`].
+#[must_use = "new paths are kept off the list only while this is held"]
+pub struct Closed {
+    _paths: MutexGuard<'static, Vec<PathBuf>>,
+}
+
+fn remove(path: &Path) {
+    if !path.is_dir() {
+        let _ = std::fs::remove_file(path);
+        return;
+    }
+    // Renamed away first: threads still running name the directory by its
+    // path, so none can create a file in it while it is being removed
+    // (which would leave the directory behind, not empty).
+    let mut away = path.as_os_str().to_owned();
+    away.push(".removing");
+    let away = PathBuf::from(away);
+    let target = match std::fs::rename(path, &away) {
+        Ok(()) => &away,
+        Err(_) => path,
+    };
+    let _ = std::fs::remove_dir_all(target);
 }
 
 /// The list, even if a thread panicked while holding it (it stays a list).
@@ -97,11 +131,16 @@ mod tests {
         std::fs::write(&kept, b"x").unwrap();
         std::fs::create_dir(&removed).unwrap();
         std::fs::write(removed.join("inner"), b"x").unwrap();
-        let dropped = register(&kept);
-        let _held = register(&removed);
+        let (_, dropped) = create(|| Ok(kept.clone()), |p| p).unwrap();
+        let (_, _held) = create(|| Ok(removed.clone()), |p| p).unwrap();
         drop(dropped);
-        remove_all();
+        drop(remove_all());
         assert!(kept.exists());
         assert!(!removed.exists());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "nothing renamed is left"
+        );
     }
 }

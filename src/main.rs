@@ -25,7 +25,8 @@ fn main() -> ExitCode {
         if urinorm::cleanup::interrupt() {
             return;
         }
-        urinorm::cleanup::remove_all();
+        // Held until the exit: no temporary path is made after this.
+        let _closed = urinorm::cleanup::remove_all();
         eprintln!("urinorm: interrupted; temporary files removed");
         std::process::exit(130);
     });

@@ -169,7 +169,9 @@ impl Output {
         builder.prefix(".urinorm-");
         #[cfg(unix)]
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-        let temp = builder.tempfile_in(dir).map_err(in_directory)?;
+        let (temp, registered) =
+            crate::cleanup::create(|| builder.tempfile_in(dir), |temp| temp.path())
+                .map_err(in_directory)?;
         if let Ok(replaced) = std::fs::metadata(path) {
             temp.as_file().set_permissions(replaced.permissions())?;
             #[cfg(unix)]
@@ -185,7 +187,7 @@ impl Output {
             }
         }
         Ok(Output::File {
-            registered: crate::cleanup::register(temp.path()),
+            registered,
             writer: encoded(temp, compression)?,
             path: path.to_path_buf(),
         })
@@ -194,9 +196,14 @@ impl Output {
     /// Checks that files can be made in `dir` (by making and removing a
     /// directory there), so that a run never learns it halfway through.
     pub fn check_dir(dir: &Path) -> io::Result<()> {
-        let probe = tempfile::Builder::new()
-            .prefix(".urinorm-probe-")
-            .tempdir_in(dir);
+        let probe = crate::cleanup::create(
+            || {
+                tempfile::Builder::new()
+                    .prefix(".urinorm-probe-")
+                    .tempdir_in(dir)
+            },
+            |probe| probe.path(),
+        );
         probe.map(drop).map_err(in_directory)
     }
 

@@ -135,10 +135,14 @@ impl Spill {
     /// `expected_bytes / memory_limit` partitions, so that each one fits the
     /// limit when deduplicated.
     pub fn create(temp_dir: &Path, expected_bytes: u64, memory_limit: u64) -> io::Result<Spill> {
-        let dir = tempfile::Builder::new()
-            .prefix("urinorm-spill-")
-            .tempdir_in(temp_dir)?;
-        let registered = crate::cleanup::register(dir.path());
+        let (dir, registered) = crate::cleanup::create(
+            || {
+                tempfile::Builder::new()
+                    .prefix("urinorm-spill-")
+                    .tempdir_in(temp_dir)
+            },
+            |dir| dir.path(),
+        )?;
         let wanted = (expected_bytes / memory_limit.max(1)).saturating_mul(2) as usize;
         let count = wanted
             .next_power_of_two()
