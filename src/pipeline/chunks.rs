@@ -164,7 +164,9 @@ impl<'a> Chunks<'a> {
     /// lines that have arrived already.
     pub fn next_batch(&mut self, len: usize) -> Result<Vec<Chunk<'a>>, InputError> {
         let mut batch = Vec::with_capacity(len);
-        while batch.len() < len {
+        // A deferred interrupt ends every input here, mapped files too,
+        // not only a stream waiting for lines (see `receive`).
+        while batch.len() < len && !crate::cleanup::interrupted() {
             let wait = batch.is_empty() || !self.line_buffered;
             match self.next_chunk(wait)? {
                 Next::Chunk(chunk) => batch.push(chunk),

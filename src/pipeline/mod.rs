@@ -39,6 +39,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -430,12 +431,14 @@ pub fn run_on(
         && options.line_buffered
         && out_file.is_none();
     let committer = Committer::default();
+    let halt = Halt::default();
 
     let (result, dedup, committed) = std::thread::scope(|scope| {
         let (sender, receiver) = mpsc::sync_channel::<Result<Batch<'_>, RunError>>(1);
         let (recycle, recycled) = mpsc::channel::<(Buffers, Fates)>();
         let maps = &maps;
         let live = live.as_ref();
+        let halt = &halt;
         let producer = scope.spawn(move || {
             let producer = Producer {
                 pool,
@@ -445,6 +448,7 @@ pub fn run_on(
                 maps,
                 seen: seen_mode,
                 live,
+                halt,
             };
             producer.run(&sender, &recycled)
         });
@@ -453,7 +457,12 @@ pub fn run_on(
             .filter(|_| committing)
             .map(|live| scope.spawn(move || committer.run(live, options.commit_every)));
         let result = (|| {
-            for batch in receiver.iter() {
+            // Whatever ends this loop (the input's end, an error, a closed
+            // output), `receiver` goes with it and `halt` is raised on the
+            // way out: the producer, blocked on a full channel or between
+            // batches, sees the run is over and stops (#40).
+            let _halt_on_exit = halt.raise_on_drop();
+            for batch in receiver {
                 for (processed, fates) in batch? {
                     progress.advance(processed.chunk.input_bytes);
                     let fates_if_deduplicating = deduplicating.then_some(&fates);
@@ -473,8 +482,6 @@ pub fn run_on(
         })();
         committer.stop();
         let committed = committing.map(|c| c.join());
-        // The receiver is gone once the closure above returned: the producer
-        // stops at its next hand-over.
         (result, producer.join(), committed)
     });
     let dedup = dedup.map_err(|_| RunError::WorkerPanicked)?;
@@ -567,6 +574,30 @@ fn remove_held(
     Ok((verdicts.held(), written.map_err(RunError::Output)?))
 }
 
+/// The writer's word to the producer that the run is over, whichever way
+/// it ended: the producer looks before each batch (and the closed channel
+/// stops it at its next hand-over), so no thread waits for a writer that
+/// is gone.
+#[derive(Default)]
+struct Halt(AtomicBool);
+
+impl Halt {
+    fn raised(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// A guard that raises the halt when dropped, on any way out.
+    fn raise_on_drop(&self) -> impl Drop + '_ {
+        struct Raise<'h>(&'h Halt);
+        impl Drop for Raise<'_> {
+            fn drop(&mut self) {
+                self.0.0.store(true, Ordering::Release);
+            }
+        }
+        Raise(self)
+    }
+}
+
 /// The thread that commits a live store's admitted keys every so often,
 /// until told to stop.
 #[derive(Default)]
@@ -609,6 +640,8 @@ struct Producer<'r, 'a> {
     seen: SeenMode,
     /// A seen store consulted batch by batch.
     live: Option<&'r Live<'r>>,
+    /// Raised when the writer stopped: no further batch is made.
+    halt: &'r Halt,
 }
 
 impl<'a> Producer<'_, 'a> {
@@ -644,6 +677,9 @@ impl<'a> Producer<'_, 'a> {
         };
         let batch_len = options.threads.max(1) * CHUNKS_PER_THREAD;
         loop {
+            if self.halt.raised() {
+                return dedup;
+            }
             let chunks = match chunks.next_batch(batch_len) {
                 Ok(chunks) if chunks.is_empty() => return dedup,
                 Ok(chunks) => chunks,

@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use tempfile::NamedTempFile;
+use tempfile::TempPath;
 
 use super::stream::Format;
 use crate::error::InvalidUri;
@@ -20,9 +20,12 @@ const BUFFER_BYTES: usize = 1 << 20;
 /// The run's main output.
 pub enum Output {
     Stdout(Encoded<io::Stdout>),
-    /// A temporary file in the target's directory, renamed over it by [`Output::finish`].
+    /// A temporary file in the target's directory, renamed over it by
+    /// [`Output::finish`]. Written through the plain `File`, so that a
+    /// write error names no temporary path (the user named `path`).
     File {
-        writer: Encoded<NamedTempFile>,
+        writer: Encoded<File>,
+        temp: TempPath,
         path: PathBuf,
         /// Removed by the signal handler if the run is interrupted.
         registered: crate::cleanup::Registered,
@@ -186,9 +189,11 @@ impl Output {
                 );
             }
         }
+        let (file, temp) = temp.into_parts();
         Ok(Output::File {
             registered,
-            writer: encoded(temp, compression)?,
+            writer: encoded(file, compression)?,
+            temp,
             path: path.to_path_buf(),
         })
     }
@@ -221,7 +226,7 @@ impl Output {
     pub fn file(&self) -> io::Result<Option<File>> {
         match self {
             Output::File { writer, .. } => match writer.get_ref() {
-                Encoder::Plain(temp) => temp.as_file().try_clone().map(Some),
+                Encoder::Plain(file) => file.try_clone().map(Some),
                 _ => Ok(None),
             },
             _ => Ok(None),
@@ -236,11 +241,11 @@ impl Output {
             Output::Special(w) => finish_encoded(w).map(drop),
             Output::File {
                 writer,
+                temp,
                 path,
                 registered,
             } => {
-                let temp = finish_encoded(writer)?;
-                temp.as_file().sync_all()?;
+                finish_encoded(writer)?.sync_all()?;
                 temp.persist(&path).map_err(|e| e.error)?;
                 drop(registered);
                 Ok(())
