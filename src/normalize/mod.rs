@@ -480,16 +480,21 @@ impl Normalizer {
         trace: Option<&mut Vec<RuleId>>,
     ) -> Result<Changes, InvalidUri> {
         let start = out.len();
-        let written = if self.rung == Rung::Protocol {
-            self.write_protocol(uri, out, trace)
-                .and_then(|(changes, last_rule)| match last_rule {
+        let written = match self.rung {
+            Rung::Protocol => self.write_protocol(uri, out, trace).and_then(
+                |(changes, last_rule)| match last_rule {
                     Some(rule) => self
                         .check_fixed_point(rule, &out[start..])
                         .map(|()| changes),
                     None => Ok(changes),
-                })
-        } else {
-            self.write(uri, out)
+                },
+            ),
+            // §6.2.1: the characters as written, once they parse.
+            Rung::String => {
+                out.extend_from_slice(uri.as_str().as_bytes());
+                Ok(Changes::default())
+            }
+            Rung::Syntax | Rung::Scheme => self.write(uri, out),
         };
         if written.is_err() {
             out.truncate(start);
@@ -781,6 +786,19 @@ thread_local! {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn the_string_rung_keeps_the_reference_as_written_on_every_path() {
+        let input = "HTTP://User:pw@WWW.Example.COM:80/a/./b/../%7euser/?q=%2f#";
+        let string = Normalizer::new(Rung::String);
+        assert_eq!(string.normalize(input).unwrap(), input);
+        let (mut out, mut fired) = (Vec::new(), Vec::new());
+        string
+            .normalize_traced(input.as_bytes(), &mut out, &mut fired)
+            .unwrap();
+        assert_eq!(out, input.as_bytes());
+        assert!(string.normalize("http://a b/").is_err(), "still validated");
+    }
 
     /// Everything a `UriRef` tells, to compare two of them.
     fn components<'a>(

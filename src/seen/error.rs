@@ -103,6 +103,12 @@ impl fmt::Display for StoreError {
             StoreError::Locked { dir, holder } => {
                 write!(f, "the seen store '{}' is being written by ", shown(dir))?;
                 match holder {
+                    // The lock is per open file, not per process: a writer
+                    // this process opened earlier and has not closed.
+                    Some(pid) if *pid == std::process::id() => write!(
+                        f,
+                        "this process (process {pid}): a writer opened on it earlier is still open; close it first"
+                    )?,
                     Some(pid) => write!(f, "process {pid}")?,
                     None => f.write_str("another process")?,
                 }

@@ -66,8 +66,10 @@ mod tests {
         let held = WriterLock::acquire(dir.path(), false).unwrap();
         let e = WriterLock::acquire(dir.path(), false).unwrap_err();
         assert!(
-            e.to_string()
-                .contains(&format!("process {}", std::process::id())),
+            e.to_string().contains(&format!(
+                "this process (process {}): a writer opened on it earlier is still open",
+                std::process::id()
+            )),
             "{e}"
         );
         drop(held);
