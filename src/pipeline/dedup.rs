@@ -23,11 +23,12 @@ use super::caps::{Caps, NO_SITE};
 use super::chunks::ChunkBytes;
 use super::hash::key_hasher;
 use super::place::Place;
-use super::seen::{Classes, Live, SeenMode};
+use super::plan::Plan;
+use super::seen::{Classes, Live};
 use super::set::{DedupSet, Key, SHARDS, prefetch, prefetch_bytes, shard_of};
 use super::spill::{Order, Spill, SpillError, SpillStats, Survivor};
 use super::worker::{Accepted, Processed, Span};
-use super::{Emit, Options, RunError};
+use super::{Emit, Mode, Options, RunError};
 use crate::seen::{Asked, StoreError};
 
 /// What the dedup stage made of an accepted line.
@@ -225,33 +226,23 @@ pub(crate) struct Finished {
 }
 
 impl Dedup {
-    /// The stage for a run using a seen store as `seen`.
-    pub(crate) fn new(
-        emit: Emit,
-        seen: SeenMode,
-        options: &Options,
-        total_bytes: Option<u64>,
-    ) -> Dedup {
-        // The classes in order with their sizes: for counts, for the whole
-        // batch's join with a store, and to sort.
-        let counting = seen == SeenMode::Bulk || emit == Emit::Count || options.sort;
-        // Verdicts, and a store consulted batch by batch, decide each line
-        // as it is read: nothing spills, to be decided at the end. Nor do
-        // sorted classes under a cap, which is decided in input order.
-        let spills = emit != Emit::Verdict
-            && seen != SeenMode::Live
-            && !(options.sort && options.per_site_cap.is_some());
+    /// The stage for a run planned as `plan`.
+    pub(crate) fn new(plan: &Plan, options: &Options, total_bytes: Option<u64>) -> Dedup {
+        let emit = match plan.mode {
+            Mode::Dedup(emit) => emit,
+            Mode::Map => unreachable!("a mapping run has no dedup stage"),
+        };
+        let counting = plan.counting;
         let mut dedup = Dedup {
             set: DedupSet::new(counting),
             emit,
             counting,
-            outputs: (options.sort && matches!(emit, Emit::Canonical | Emit::First))
-                .then(Outputs::default),
+            outputs: plan.keeps_outputs.then(Outputs::default),
             order: Vec::new(),
             news: Vec::new(),
             caps: options.per_site_cap.map(Caps::new),
             sort: options.sort,
-            memory_limit: options.memory_limit.filter(|_| spills),
+            memory_limit: options.memory_limit.filter(|_| plan.spills),
             temp_dir: options.temp_dir.clone(),
             total_bytes,
             bytes_in: 0,
@@ -409,15 +400,8 @@ impl Dedup {
             let rest = self
                 .total_bytes
                 .map_or(0, |t| t.saturating_sub(self.bytes_in));
-            let spill =
-                Spill::create(&self.temp_dir, rest, self.spill_limit()).map_err(|error| {
-                    SpillError {
-                        dir: self.temp_dir.clone(),
-                        written: 0,
-                        needed: None,
-                        error,
-                    }
-                })?;
+            let spill = Spill::create(&self.temp_dir, rest, self.spill_limit())
+                .map_err(|error| SpillError::creating(&self.temp_dir, error))?;
             self.spill = Some(spill);
         }
         Ok(self.spill.as_mut().expect("made above"))

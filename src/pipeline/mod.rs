@@ -26,6 +26,7 @@ pub(crate) mod hash;
 pub mod input;
 pub mod output;
 pub(crate) mod place;
+mod plan;
 mod seen;
 mod set;
 mod sort;
@@ -49,10 +50,12 @@ use crate::error::InvalidUri;
 use crate::seen::{Store, StoreError};
 use caps::SiteNumbers;
 use chunks::Chunks;
-use dedup::{Decided, Dedup, Fates, FinishError};
+use dedup::{Decided, Dedup, Fates, FinishError, Finished};
 use hash::key_hasher;
 use input::{Input, InputError, total_bytes};
 use output::RejectSink;
+pub use plan::Refused;
+use plan::{OutputKind, Plan, StoreAccess};
 use seen::{Live, SeenMode, Spool};
 use spill::SpillError;
 use stats::Stats;
@@ -291,6 +294,10 @@ pub enum RunError {
     ThreadPool(rayon::ThreadPoolBuildError),
     /// A bug stopped a thread of the engine: no output can be trusted.
     WorkerPanicked,
+    /// The options ask for what the engine cannot do together.
+    Refused(Refused),
+    /// A bug: the counts do not account for every line read.
+    Unbalanced(Box<Stats>),
 }
 
 impl std::fmt::Display for RunError {
@@ -305,6 +312,12 @@ impl std::fmt::Display for RunError {
             RunError::WorkerPanicked => f.write_str(
                 "internal error: an engine thread stopped on a bug (please report it); the output is incomplete",
             ),
+            RunError::Refused(e) => e.fmt(f),
+            RunError::Unbalanced(stats) => write!(
+                f,
+                "internal error: the counts do not add up to the {} lines read (a bug: please report it): {stats:?}",
+                stats.lines
+            ),
         }
     }
 }
@@ -317,7 +330,8 @@ impl std::error::Error for RunError {
             RunError::Spill(e) => Some(e),
             RunError::Seen(e) => Some(e),
             RunError::ThreadPool(e) => Some(e),
-            RunError::WorkerPanicked => None,
+            RunError::Refused(e) => Some(e),
+            RunError::WorkerPanicked | RunError::Unbalanced(_) => None,
         }
     }
 }
@@ -357,10 +371,12 @@ pub fn run(
 /// [`run`] on a thread pool the caller keeps (`options.threads` then only
 /// sizes the batches), for callers that run the engine many times.
 ///
-/// Two threads of control: the producer reads a batch of chunks, maps them
-/// on the pool, decides their fates on the pool (shards in parallel), and
-/// hands the batch over; the caller's thread writes it while the next batch
-/// is being made.
+/// A run is planned once ([`Plan`]), then started (its sinks and its use
+/// of the store set up), drained (two threads of control: the producer
+/// reads a batch of chunks, maps them on the pool, decides their fates on
+/// the pool, shards in parallel, and hands the batch over; the caller's
+/// thread writes it while the next batch is being made) and finished (what
+/// only the end knows, the counts settled and checked).
 pub fn run_on(
     pool: &rayon::ThreadPool,
     inputs: &[Input],
@@ -369,177 +385,257 @@ pub fn run_on(
     sinks: Sinks<'_>,
 ) -> Result<Stats, RunError> {
     let started = Instant::now();
-    let Sinks {
-        out,
-        out_file,
-        rejects,
-        progress,
-        seen,
-    } = sinks;
-    let maps: Vec<&[u8]> = inputs
-        .iter()
-        .map(|i| i.bytes().unwrap_or_default())
-        .collect();
-    let deduplicating = matches!(options.mode, Mode::Dedup(_));
-    // Answers that cannot wait for the whole input (verdicts, lines
-    // written as they are read) consult the store batch by batch; others,
-    // counts among them (written at the end anyway), join it with the whole
-    // batch at the end.
-    // So do caps: a class the store holds must not use its site's budget.
-    let live_answers = match options.mode {
-        Mode::Dedup(Emit::Verdict) => true,
-        Mode::Dedup(_) if options.per_site_cap.is_some() => true,
-        // A sorted output is written once all is read: which classes the
-        // store holds is known by then either way, and deciding it batch by
-        // batch leaves the held ones out of the sort.
-        Mode::Dedup(_) if options.sort => true,
-        Mode::Dedup(Emit::Canonical | Emit::First) => options.line_buffered,
-        _ => false,
+    let access = match &sinks.seen {
+        None => StoreAccess::None,
+        Some(store) if store.is_writable() => StoreAccess::Writable,
+        Some(_) => StoreAccess::ReadOnly,
     };
-    let (bulk, live) = match seen.filter(|_| deduplicating) {
-        Some(store) if live_answers => (None, Some(Live::new(store))),
-        other => (other, None),
+    let output = match sinks.out_file {
+        Some(_) => OutputKind::File,
+        None => OutputKind::Stream,
     };
-    let seen_mode = match (&bulk, &live) {
-        (Some(_), _) => SeenMode::Bulk,
-        (_, Some(_)) => SeenMode::Live,
-        _ => SeenMode::Off,
-    };
-    let mut writer = Writer::new(inputs, options, mapper.note_names(), seen_mode);
-    // In bulk, the output waits for the join: in its own file when it is
-    // one, else in a spool.
-    let mut spool = match (&bulk, options.mode, &out_file) {
-        (Some(_), Mode::Dedup(emit), None) if emit != Emit::Nothing => {
-            Some(Spool::create(&options.temp_dir).map_err(|error| {
-                RunError::Spill(SpillError {
-                    dir: options.temp_dir.clone(),
-                    written: 0,
-                    needed: None,
-                    error,
-                })
-            })?)
-        }
-        _ => None,
-    };
-    let target: &mut dyn Write = match spool.as_mut() {
-        Some(spool) => spool,
-        None => &mut *out,
-    };
-    // Live and line by line to a stream, what is written is committed as
-    // it goes, at least every `commit_every`.
-    let committing = live.as_ref().is_some_and(|live| live.admits())
-        && options.line_buffered
-        && out_file.is_none();
-    let committer = Committer::default();
-    let halt = Halt::default();
+    let plan = Plan::new(options, access, output).map_err(RunError::Refused)?;
+    let mut run = Run::start(plan, inputs, mapper.note_names(), options, sinks)?;
+    let dedup = run.drain(pool, inputs, mapper, options)?;
+    let mut stats = run.finish(pool, dedup)?;
+    stats.seconds = started.elapsed().as_secs_f64();
+    Ok(stats)
+}
 
-    let (result, dedup, committed) = std::thread::scope(|scope| {
-        let (sender, receiver) = mpsc::sync_channel::<Result<Batch<'_>, RunError>>(1);
-        let (recycle, recycled) = mpsc::channel::<(Buffers, Fates)>();
-        let maps = &maps;
-        let live = live.as_ref();
-        let halt = &halt;
-        let producer = scope.spawn(move || {
-            let producer = Producer {
-                pool,
-                inputs,
-                mapper,
-                options,
-                maps,
-                seen: seen_mode,
-                live,
-                halt,
-            };
-            producer.run(&sender, &recycled)
-        });
-        let committer = &committer;
-        let committing = live
-            .filter(|_| committing)
-            .map(|live| scope.spawn(move || committer.run(live, options.commit_every)));
-        let result = (|| {
-            // Whatever ends this loop (the input's end, an error, a closed
-            // output), `receiver` goes with it and `halt` is raised on the
-            // way out: the producer, blocked on a full channel or between
-            // batches, sees the run is over and stops (#40).
-            let _halt_on_exit = halt.raise_on_drop();
-            for batch in receiver {
-                for (processed, fates) in batch? {
-                    progress.advance(processed.chunk.input_bytes);
-                    let fates_if_deduplicating = deduplicating.then_some(&fates);
-                    writer.write(&processed, fates_if_deduplicating, target, rejects)?;
-                    // The producer may have stopped; the buffers then just go.
-                    let _ = recycle.send((Buffers::from(processed), fates));
-                }
-                if options.line_buffered {
-                    writer.flush(target)?;
-                    target.flush().map_err(RunError::Output)?;
-                    if let (Some(live), Some(admitted)) = (live, writer.admitted_mut()) {
-                        live.admit(admitted);
+/// A run under way: its plan, where its results go, and what it keeps
+/// until the end.
+struct Run<'r, 'i> {
+    plan: Plan,
+    maps: Vec<&'i [u8]>,
+    writer: Writer<'i>,
+    out: &'r mut dyn Write,
+    out_file: Option<File>,
+    /// In bulk against a store, to a stream: the output until the join.
+    spool: Option<Spool>,
+    rejects: &'r mut dyn RejectSink,
+    progress: &'r dyn Progress,
+    /// A store joined with the whole run at the end.
+    bulk: Option<&'r mut Store>,
+    /// A store consulted batch by batch.
+    live: Option<Live<'r>>,
+}
+
+impl<'r, 'i> Run<'r, 'i> {
+    /// Sets up the sinks and the store as `plan` says.
+    fn start(
+        plan: Plan,
+        inputs: &'i [Input],
+        note_names: &'i [Note],
+        options: &Options,
+        sinks: Sinks<'r>,
+    ) -> Result<Run<'r, 'i>, RunError> {
+        let Sinks {
+            out,
+            out_file,
+            rejects,
+            progress,
+            seen,
+        } = sinks;
+        let (bulk, live) = match (plan.seen, seen) {
+            (SeenMode::Bulk, store) => (store, None),
+            (SeenMode::Live, Some(store)) => (None, Some(Live::new(store))),
+            _ => (None, None),
+        };
+        let spool = match plan.spools {
+            true => Some(
+                Spool::create(&options.temp_dir)
+                    .map_err(|e| RunError::Spill(SpillError::creating(&options.temp_dir, e)))?,
+            ),
+            false => None,
+        };
+        Ok(Run {
+            plan,
+            maps: inputs
+                .iter()
+                .map(|i| i.bytes().unwrap_or_default())
+                .collect(),
+            writer: Writer::new(inputs, options, note_names, plan.seen),
+            out,
+            out_file,
+            spool,
+            rejects,
+            progress,
+            bulk,
+            live,
+        })
+    }
+
+    /// Reads, maps and decides every batch on the pool (the producer's
+    /// thread) while this thread writes them; returns the dedup stage,
+    /// which still owes the writer its last classes.
+    fn drain(
+        &mut self,
+        pool: &rayon::ThreadPool,
+        inputs: &'i [Input],
+        mapper: &dyn LineMapper,
+        options: &Options,
+    ) -> Result<Option<Dedup>, RunError> {
+        let plan = self.plan;
+        let committer = Committer::default();
+        let halt = Halt::default();
+        let live = self.live.as_ref();
+        let maps = &self.maps;
+        let writer = &mut self.writer;
+        let target = target(&mut self.spool, &mut *self.out);
+        let rejects = &mut *self.rejects;
+        let progress = self.progress;
+        let (result, dedup, committed) = std::thread::scope(|scope| {
+            let (sender, receiver) = mpsc::sync_channel::<Result<Batch<'_>, RunError>>(1);
+            let (recycle, recycled) = mpsc::channel::<(Buffers, Fates)>();
+            let halt = &halt;
+            let producer = scope.spawn(move || {
+                let producer = Producer {
+                    pool,
+                    inputs,
+                    mapper,
+                    options,
+                    plan,
+                    maps,
+                    live,
+                    halt,
+                };
+                producer.run(&sender, &recycled)
+            });
+            let committer = &committer;
+            let committing = live
+                .filter(|_| plan.commits_as_it_goes)
+                .map(|live| scope.spawn(move || committer.run(live, options.commit_every)));
+            let result = (|| {
+                // Whatever ends this loop (the input's end, an error, a
+                // closed output), `receiver` goes with it and `halt` is
+                // raised on the way out: the producer, blocked on a full
+                // channel or between batches, sees the run is over and
+                // stops (#40).
+                let _halt_on_exit = halt.raise_on_drop();
+                for batch in receiver {
+                    for (processed, fates) in batch? {
+                        progress.advance(processed.chunk.input_bytes);
+                        let fates_if_deduplicating = plan.deduplicates().then_some(&fates);
+                        writer.write(&processed, fates_if_deduplicating, target, rejects)?;
+                        // The producer may have stopped; the buffers then just go.
+                        let _ = recycle.send((Buffers::from(processed), fates));
+                    }
+                    if options.line_buffered {
+                        writer.flush(target)?;
+                        target.flush().map_err(RunError::Output)?;
+                        if let (Some(live), Some(admitted)) = (live, writer.admitted_mut()) {
+                            live.admit(admitted);
+                        }
                     }
                 }
+                Ok(())
+            })();
+            committer.stop();
+            let committed = committing.map(|c| c.join());
+            (result, producer.join(), committed)
+        });
+        let dedup = dedup.map_err(|_| RunError::WorkerPanicked)?;
+        result?;
+        if let Some(committed) = committed {
+            committed
+                .map_err(|_| RunError::WorkerPanicked)?
+                .map_err(RunError::Seen)?;
+        }
+        Ok(dedup)
+    }
+
+    /// What only the end knows: the classes the dedup stage still owes, a
+    /// live store's last keys staged, a bulk store's join; then the counts,
+    /// settled.
+    fn finish(mut self, pool: &rayon::ThreadPool, dedup: Option<Dedup>) -> Result<Stats, RunError> {
+        let mut classes = self.writer.take_classes();
+        let target = target(&mut self.spool, &mut *self.out);
+        let finished = match dedup {
+            Some(dedup) => Some(
+                dedup
+                    .finish(pool, &self.maps, classes.as_mut(), |output, count| {
+                        self.writer.write_class(output, count, target)
+                    })
+                    .map_err(|e| match e {
+                        FinishError::Write(e) => e,
+                        FinishError::Spill(e) => RunError::Spill(e),
+                    })?,
+            ),
+            None => None,
+        };
+        self.writer.flush(target)?;
+        if let Some(live) = &self.live {
+            // What is left to commit goes in when the output is in place.
+            if let Some(admitted) = self.writer.admitted_mut() {
+                live.admit(admitted);
             }
-            Ok(())
-        })();
-        committer.stop();
-        let committed = committing.map(|c| c.join());
-        (result, producer.join(), committed)
-    });
-    let dedup = dedup.map_err(|_| RunError::WorkerPanicked)?;
-    result?;
-    if let Some(committed) = committed {
-        committed
-            .map_err(|_| RunError::WorkerPanicked)?
-            .map_err(RunError::Seen)?;
-    }
-    let mut classes = writer.take_classes();
-    if let Some(dedup) = dedup {
-        let finished = dedup
-            .finish(pool, &maps, classes.as_mut(), |output, count| {
-                writer.write_class(output, count, target)
-            })
-            .map_err(|e| match e {
-                FinishError::Write(e) => e,
-                FinishError::Spill(e) => RunError::Spill(e),
-            })?;
-        if let Some(spill) = finished.spill {
-            let stats = writer.stats_mut();
-            stats.unique += finished.survivors;
-            stats.capped += finished.capped;
-            stats.duplicates += spill.records - finished.survivors - finished.capped;
-            stats.spill = Some(spill);
+            live.stage_pending().map_err(RunError::Seen)?;
         }
+        let held = match (self.bulk, classes) {
+            (Some(store), Some(classes)) => {
+                let marks = self.writer.header_marks();
+                let (held, bytes_out) = remove_held(
+                    pool,
+                    store,
+                    classes,
+                    marks,
+                    self.spool,
+                    self.out,
+                    &self.out_file,
+                )?;
+                self.writer.stats_mut().bytes_out = bytes_out;
+                Some(held)
+            }
+            _ => None,
+        };
+        self.rejects.finish().map_err(RunError::Rejects)?;
+        let mut stats = self.writer.into_stats();
+        settle(&mut stats, finished, held, self.live.is_some())?;
+        Ok(stats)
     }
-    writer.flush(target)?;
-    if let Some(live) = &live {
-        // What is left to commit goes in when the output is in place.
-        if let Some(admitted) = writer.admitted_mut() {
-            live.admit(admitted);
-        }
-        live.stage_pending().map_err(RunError::Seen)?;
-        writer.stats_mut().seen.get_or_insert(0);
+}
+
+/// Where the writer writes: the spool when there is one, else the output.
+fn target<'t>(spool: &'t mut Option<Spool>, out: &'t mut dyn Write) -> &'t mut dyn Write {
+    match spool {
+        Some(spool) => spool,
+        None => out,
     }
-    if let (Some(store), Some(classes)) = (bulk, classes) {
-        let written = remove_held(
-            pool,
-            store,
-            classes,
-            writer.header_marks(),
-            spool,
-            out,
-            &out_file,
-        );
-        let (seen, bytes_out) = written?;
-        let stats = writer.stats_mut();
-        stats.unique -= seen.classes;
-        stats.duplicates -= seen.lines - seen.classes;
-        stats.seen = Some(seen.lines);
-        stats.bytes_out = bytes_out;
+}
+
+/// The counts only the end knows, in one place: the spill's survivors
+/// (unique) and the rest of its lines (duplicates or capped); the classes
+/// a store held in bulk, taken from unique and duplicates to seen. Then
+/// the invariant is checked: every line read is counted exactly once.
+fn settle(
+    stats: &mut Stats,
+    finished: Option<Finished>,
+    held: Option<seen::Held>,
+    live: bool,
+) -> Result<(), RunError> {
+    if let Some(Finished {
+        survivors,
+        capped,
+        spill: Some(spill),
+    }) = finished
+    {
+        stats.unique += survivors;
+        stats.capped += capped;
+        stats.duplicates += spill.records - survivors - capped;
+        stats.spill = Some(spill);
     }
-    rejects.finish().map_err(RunError::Rejects)?;
-    let mut stats = writer.into_stats();
-    stats.seconds = started.elapsed().as_secs_f64();
-    debug_assert!(stats.balances(), "{stats:?}");
-    Ok(stats)
+    if live {
+        stats.seen.get_or_insert(0);
+    }
+    if let Some(held) = held {
+        stats.unique -= held.classes;
+        stats.duplicates -= held.lines - held.classes;
+        stats.seen = Some(held.lines);
+    }
+    match stats.balances() {
+        true => Ok(()),
+        false => Err(RunError::Unbalanced(Box::new(stats.clone()))),
+    }
 }
 
 /// In bulk: joins the run's classes with the store, removes the lines of
@@ -630,21 +726,20 @@ impl Committer {
 }
 
 /// The producer's side of a run: chunks, mapped on the pool, then decided.
-struct Producer<'r, 'a> {
+struct Producer<'r, 'a, 's> {
     pool: &'r rayon::ThreadPool,
     inputs: &'a [Input],
     mapper: &'r dyn LineMapper,
     options: &'r Options,
+    plan: Plan,
     maps: &'r [&'a [u8]],
-    /// How the run uses a seen store.
-    seen: SeenMode,
     /// A seen store consulted batch by batch.
-    live: Option<&'r Live<'r>>,
+    live: Option<&'r Live<'s>>,
     /// Raised when the writer stopped: no further batch is made.
     halt: &'r Halt,
 }
 
-impl<'a> Producer<'_, 'a> {
+impl<'a> Producer<'_, 'a, '_> {
     /// Sends batches until the input ends, an error, or the writer stops;
     /// returns the dedup stage, which still owes the writer its last classes.
     fn run(
@@ -653,22 +748,17 @@ impl<'a> Producer<'_, 'a> {
         recycled: &mpsc::Receiver<(Buffers, Fates)>,
     ) -> Option<Dedup> {
         let options = self.options;
-        let mut dedup = match options.mode {
-            Mode::Dedup(emit) => Some(Dedup::new(
-                emit,
-                self.seen,
-                options,
-                total_bytes(self.inputs),
-            )),
-            Mode::Map => None,
-        };
+        let plan = self.plan;
+        let mut dedup = plan
+            .deduplicates()
+            .then(|| Dedup::new(&plan, options, total_bytes(self.inputs)));
         // Only deduplication needs hashes; mapping writes every line anyway.
         let hasher = key_hasher();
         let sites = SiteNumbers::new();
         let hashes = Hashes {
-            set: dedup.is_some().then_some(&hasher),
-            fingerprints: self.seen != SeenMode::Off,
-            sites: (options.per_site_cap.is_some() && dedup.is_some()).then_some(&sites),
+            set: plan.deduplicates().then_some(&hasher),
+            fingerprints: plan.seen != SeenMode::Off,
+            sites: plan.caps.then_some(&sites),
         };
         let hasher = hashes.set;
         let mut chunks = match options.line_buffered {

@@ -229,11 +229,6 @@ impl<'s> Live<'s> {
         pool.install(|| store.lookup(probes))
     }
 
-    /// Whether keys are admitted (the store was opened for writing).
-    pub(crate) fn admits(&self) -> bool {
-        self.store().is_writable()
-    }
-
     /// Takes `prints`, admitted and written out, to commit.
     pub(crate) fn admit(&self, prints: &mut Vec<u128>) {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());

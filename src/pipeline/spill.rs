@@ -108,6 +108,18 @@ pub struct SpillError {
     pub error: io::Error,
 }
 
+impl SpillError {
+    /// Nothing could be made in `dir` (a spill's directory, a spool).
+    pub(crate) fn creating(dir: &Path, error: io::Error) -> SpillError {
+        SpillError {
+            dir: dir.to_path_buf(),
+            written: 0,
+            needed: None,
+            error,
+        }
+    }
+}
+
 impl std::fmt::Display for SpillError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mib = |n: u64| n as f64 / (1 << 20) as f64;
