@@ -7,7 +7,7 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::cli::{urinorm, with_stats};
+use common::cli::{accounted, urinorm, with_stats};
 
 /// 300,000 lines over about 110,000 classes, spelled in ways the scheme
 /// rung merges: several batches at -j1, so that a small memory limit
@@ -49,9 +49,9 @@ fn c_sort(args: &[&str], text: &str) -> String {
 }
 
 fn dedup(args: &[&str], input: &[u8]) -> String {
-    let run = urinorm(&[&["dedup", "-q"], args].concat(), input);
-    assert!(run.code <= 1, "{args:?}: {}", run.stderr);
-    run.stdout
+    accounted(&[&["dedup", "-q"], args].concat(), input)
+        .0
+        .stdout
 }
 
 /// The memory limits a run is tried with: none (all in memory), and one

@@ -8,9 +8,8 @@ mod common;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use common::cli::urinorm;
+use common::cli::{urinorm, wait_until};
 use serde_json::Value;
 use urinorm::normalize::{Normalizer, Rung};
 
@@ -210,14 +209,7 @@ fn ctrl_c_removes_the_spill_and_the_unfinished_output() {
     // run waits for more, with its spill files on disk.
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&corpus()).unwrap();
-    let started = Instant::now();
-    while entries(spill_dir.path()).is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no spill appeared"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("a spill file", || !entries(spill_dir.path()).is_empty());
     assert!(
         entries(work.path())
             .iter()

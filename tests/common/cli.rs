@@ -52,6 +52,42 @@ pub fn with_stats(args: &[&str], stdin: &[u8]) -> (Run, serde_json::Value) {
     let mut args = args.to_vec();
     args.extend(["--stats", json.to_str().unwrap()]);
     let run = urinorm(&args, stdin);
-    let stats = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let written = std::fs::read(&json).unwrap_or_else(|e| {
+        panic!(
+            "{args:?} wrote no stats ({e}), exit {}: {}",
+            run.code, run.stderr
+        )
+    });
+    (run, serde_json::from_slice(&written).unwrap())
+}
+
+/// The exit code a run whose counts are `stats` must end with: 1 when it
+/// rejected lines, else 0 (never "0 or 1", which would hide a change).
+pub fn exit_code_of(stats: &serde_json::Value) -> i32 {
+    let rejected = stats["rejected"]
+        .as_u64()
+        .expect("rejected lines are counted");
+    i32::from(rejected > 0)
+}
+
+/// [`with_stats`], checking the exit code is exactly the one its counts make.
+pub fn accounted(args: &[&str], stdin: &[u8]) -> (Run, serde_json::Value) {
+    let (run, stats) = with_stats(args, stdin);
+    assert_eq!(run.code, exit_code_of(&stats), "{args:?}: {}", run.stderr);
     (run, stats)
+}
+
+/// Polls `ready` until it holds; past a deadline far above any wait here,
+/// fails naming `what`, so that a failure never hangs the suite (and no
+/// test sleeps a fixed time, then asserts: a loaded machine is slower).
+pub fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Duration::from_secs(60);
+    let started = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            started.elapsed() < deadline,
+            "waited {deadline:?} for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
