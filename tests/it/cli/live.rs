@@ -1,0 +1,261 @@
+//! Live use by a running crawler: `urinorm` as a coprocess, one line
+//! written, one answer read, against a seen store that commits as it goes
+//! and when interrupted.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use crate::common::cli::{store_keys, urinorm, wait_until};
+
+/// A coprocess: its input, and its output read line by line.
+struct Coprocess {
+    child: Child,
+    input: Option<ChildStdin>,
+    output: BufReader<ChildStdout>,
+}
+
+impl Coprocess {
+    fn start(args: &[&str]) -> Coprocess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Coprocess {
+            input: child.stdin.take(),
+            output: BufReader::new(child.stdout.take().unwrap()),
+            child,
+        }
+    }
+
+    /// `dedup --line-buffered` against the store in `store`, committing
+    /// every `every`.
+    fn frontier(store: &str, every: &str) -> Coprocess {
+        let args = [
+            "dedup",
+            "--line-buffered",
+            "--seen",
+            store,
+            "--commit-every",
+            every,
+        ];
+        Coprocess::start(&args)
+    }
+
+    /// Writes one line and reads the one answer.
+    fn ask(&mut self, line: &str) -> String {
+        let input = self.input.as_mut().unwrap();
+        writeln!(input, "{line}").unwrap();
+        input.flush().unwrap();
+        let mut answer = String::new();
+        self.output.read_line(&mut answer).unwrap();
+        assert!(answer.ends_with('\n'), "{line:?}: no answer ({answer:?})");
+        answer.pop();
+        answer
+    }
+
+    fn signal(&self, signal: &str) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args([signal, &pid]).status().unwrap();
+        assert!(sent.success());
+    }
+
+    /// Closes its input and waits for its exit code (none if killed).
+    fn finish(mut self) -> Option<i32> {
+        drop(self.input.take());
+        self.child.wait().unwrap().code()
+    }
+}
+
+fn store_in(dir: &tempfile::TempDir) -> String {
+    dir.path().join("store").display().to_string()
+}
+
+/// Thousands of lines in lockstep: each answer is the verdict a naive model
+/// gives (the store's keys, this run's keys so far), as soon as it is asked.
+#[test]
+fn a_coprocess_gets_each_verdict_as_soon_as_it_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(&dir);
+    let held: Vec<String> = (0..300).map(|i| format!("http://h{i}.example/")).collect();
+    let made = urinorm(
+        &["seen", "add", "-q", &store],
+        (held.join("\n") + "\n").as_bytes(),
+    );
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let mut coprocess = Coprocess::start(&[
+        "dedup",
+        "--line-buffered",
+        "--emit",
+        "verdict",
+        "--seen",
+        &store,
+    ]);
+    let mut this_run = HashSet::new();
+    let held: HashSet<String> = held.into_iter().collect();
+    for n in 0..3000u32 {
+        // Keys old and new, each in two spellings; some lines not URIs, some blank.
+        let key = format!("http://h{}.example/", (n * 7) % 600);
+        let (line, expected) = match n % 10 {
+            8 => ("not a uri".to_string(), None),
+            9 => (String::new(), Some("blank".to_string())),
+            odd => {
+                let line = match odd % 2 {
+                    0 => key.clone(),
+                    _ => key
+                        .replace("http://h", "HTTP://H")
+                        .replace(".example/", ".EXAMPLE:80/"),
+                };
+                let verdict = if held.contains(&key) {
+                    "seen"
+                } else if !this_run.insert(key.clone()) {
+                    "dup"
+                } else {
+                    "new"
+                };
+                (line, Some(format!("{verdict}\t{key}")))
+            }
+        };
+        let answer = coprocess.ask(&line);
+        match expected {
+            Some(expected) => assert_eq!(answer, expected, "line {n}: {line:?}"),
+            None => assert!(
+                answer.starts_with("rejected\tspace is not allowed"),
+                "{answer}"
+            ),
+        }
+    }
+    assert_eq!(coprocess.finish(), Some(1), "rejected lines: exit 1");
+    assert_eq!(store_keys(&store), 300 + this_run.len() as u64);
+}
+
+#[test]
+fn normalize_answers_line_by_line() {
+    let mut coprocess = Coprocess::start(&["normalize", "--line-buffered"]);
+    for n in 0..500 {
+        let answer = coprocess.ask(&format!("HTTP://Example.COM:80/a/./b/%7e{n}"));
+        assert_eq!(answer, format!("http://example.com/a/b/~{n}"));
+    }
+    assert_eq!(coprocess.finish(), Some(0));
+}
+
+/// Interrupted (SIGINT or SIGTERM), a coprocess commits what it answered
+/// before it exits with 130; a reader sees commits while it runs.
+#[test]
+fn an_interrupt_commits_what_was_answered() {
+    for signal in ["-INT", "-TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        // Commits so rare that only the interrupt's can count.
+        let mut coprocess = Coprocess::frontier(&store, "1h");
+        for n in 0..100 {
+            assert_eq!(
+                coprocess.ask(&format!("http://x/{n}")),
+                format!("http://x/{n}")
+            );
+        }
+        // A line begun and not finished is not a line.
+        write!(coprocess.input.as_mut().unwrap(), "http://x/unfinished").unwrap();
+        coprocess.signal(signal);
+        assert_eq!(
+            coprocess.child.wait().unwrap().code(),
+            Some(130),
+            "{signal}"
+        );
+        assert_eq!(store_keys(&store), 100, "{signal}");
+        assert_eq!(urinorm(&["seen", "verify", &store], b"").code, 0);
+    }
+}
+
+/// Killed outright, a coprocess loses at most what it answered in the last
+/// `--commit-every`, and the store is never damaged.
+#[test]
+fn a_kill_loses_at_most_the_last_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(&dir);
+    let mut coprocess = Coprocess::frontier(&store, "50ms");
+    for n in 0..200 {
+        coprocess.ask(&format!("http://y/{n}"));
+    }
+    // Within a few intervals a reader sees every key, the writer still running.
+    wait_until("the first 200 keys committed", || store_keys(&store) == 200);
+    for n in 200..400 {
+        coprocess.ask(&format!("http://y/{n}"));
+    }
+    coprocess.child.kill().unwrap(); // SIGKILL, at once
+    coprocess.child.wait().unwrap();
+    assert_eq!(urinorm(&["seen", "verify", &store], b"").code, 0);
+    let after = store_keys(&store);
+    assert!((200..=400).contains(&after), "{after}");
+    // The next run takes over where the store is.
+    let next = urinorm(&["dedup", "--seen", &store], b"http://y/0\nhttp://y/399\n");
+    let expected = if after == 400 { "" } else { "http://y/399\n" };
+    assert_eq!(next.stdout, expected);
+    assert!(Path::new(&store).join("MANIFEST").exists());
+}
+
+/// Verdicts are the same read in bulk from a file or line by line from a
+/// pipe, one per input line, with and without a store.
+#[test]
+fn verdicts_in_bulk_are_the_verdicts_line_by_line() {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sample/urls.txt");
+    let text = std::fs::read(&sample).unwrap();
+    let lines = text.split(|&b| b == b'\n').count() - 1;
+    let sample = sample.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for with_store in [false, true] {
+        let verdicts = |name: &str, line_buffered: bool| {
+            let store = dir.path().join(name).display().to_string();
+            let seeded = urinorm(&["seen", "add", "-q", &store], &text[..text.len() / 3]);
+            assert_eq!(seeded.code, 1, "{}", seeded.stderr);
+            let mut args = vec!["dedup", "-q", "--emit", "verdict"];
+            if with_store {
+                args.extend(["--seen", &store]);
+            }
+            let run = match line_buffered {
+                true => urinorm(&[&args[..], &["--line-buffered"]].concat(), &text),
+                false => urinorm(&[&args[..], &[sample]].concat(), b""),
+            };
+            assert_eq!(run.code, 1, "{}", run.stderr);
+            run.stdout
+        };
+        let name = |s: &str| format!("{s}-{with_store}");
+        let bulk = verdicts(&name("bulk"), false);
+        assert_eq!(bulk.lines().count(), lines);
+        assert_eq!(bulk.lines().any(|l| l.starts_with("seen\t")), with_store);
+        assert_eq!(bulk, verdicts(&name("live"), true));
+    }
+}
+
+/// Line-buffered against a store, what the store holds stays out whatever
+/// else is asked: counts (written at the end, from the whole batch's
+/// join), and a memory limit (a store consulted line by line keeps every
+/// key in memory: a spilled line would be decided too late).
+#[test]
+fn line_buffered_counts_and_memory_limits_keep_held_keys_out() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, flags, expected) in [
+        ("count", &["--emit", "count"][..], "1\thttp://b/\n"),
+        ("limit", &["--memory-limit", "1"], "http://b/\nhttp://c/\n"),
+    ] {
+        let store = dir.path().join(name).display().to_string();
+        assert_eq!(
+            urinorm(&["seen", "add", "-q", &store], b"http://a/\n").code,
+            0
+        );
+        let mut args = vec!["dedup", "-q", "--line-buffered", "--seen", &store];
+        args.extend_from_slice(flags);
+        let lines: &[u8] = match name {
+            "count" => b"http://a/\nhttp://b/\nhttp://a/\n",
+            _ => b"http://a/\nhttp://b/\nhttp://c/\n",
+        };
+        let run = urinorm(&args, lines);
+        assert_eq!(run.stdout, expected, "{name}: {}", run.stderr);
+        let held = if name == "count" { 2 } else { 3 };
+        assert_eq!(store_keys(&store), held, "{name}: the new keys admitted");
+    }
+}

@@ -1,0 +1,25 @@
+//! The built binary run as a user runs it, one module per command or feature: real files, standard input, exit codes, every run's counts.
+
+mod aligned;
+mod columns;
+mod compressed;
+mod dedup;
+mod docs;
+mod domains;
+mod ends;
+mod escape;
+mod explain;
+mod hostile;
+mod ia;
+mod ladder;
+mod ladder_html;
+mod live;
+mod offsets;
+mod outputs;
+mod readme;
+mod resolve;
+mod rules;
+mod scope;
+mod seen;
+mod sort;
+mod spill;

@@ -1,0 +1,110 @@
+//! Output paths: each one is checked before any input is read (a bad one
+//! is exit 2 naming it, and nothing else is written), and a file that `-o`
+//! replaces keeps its permission bits.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use crate::common::cli::urinorm;
+
+const INPUT: &[u8] = b"http://a/\nHTTP://A/\nnot a uri\n";
+
+/// Every file left in `dir`, by name.
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn every_output_path_is_checked_before_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.txt");
+    let rejects = dir.path().join("rejects.tsv");
+    let stats = dir.path().join("stats.json");
+    let missing = "/nonexistent-urinorm-dir";
+    let (out, rejects, stats) = (
+        out.to_str().unwrap(),
+        rejects.to_str().unwrap(),
+        stats.to_str().unwrap(),
+    );
+    let bad_stats = format!("{missing}/x.json");
+    let bad_rejects = format!("{missing}/r.tsv");
+    let bad_out = format!("{missing}/o.txt");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["-o", out, "--rejects", rejects, "--stats", &bad_stats],
+            &bad_stats,
+        ),
+        (
+            &["-o", out, "--stats", stats, "--rejects", &bad_rejects],
+            &bad_rejects,
+        ),
+        (
+            &["--rejects", rejects, "--stats", stats, "-o", &bad_out],
+            &bad_out,
+        ),
+        (
+            &["-o", out, "--stats", stats, "--temp-dir", missing],
+            missing,
+        ),
+    ];
+    for (flags, bad) in cases {
+        let mut args = vec!["dedup"];
+        args.extend_from_slice(flags);
+        let run = urinorm(&args, INPUT);
+        assert_eq!(run.code, 2, "{flags:?}: {}", run.stderr);
+        assert_eq!(
+            run.stderr,
+            format!("urinorm: cannot write '{bad}': no such directory\n"),
+            "{flags:?}"
+        );
+        assert_eq!(run.stdout, "", "{flags:?}");
+        assert_eq!(files_in(dir.path()), Vec::<String>::new(), "{flags:?}");
+    }
+    // All good: each file appears, complete.
+    let run = urinorm(
+        &["dedup", "-o", out, "--rejects", rejects, "--stats", stats],
+        INPUT,
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        files_in(dir.path()),
+        ["out.txt", "rejects.tsv", "stats.json"]
+    );
+    assert_eq!(std::fs::read_to_string(out).unwrap(), "http://a/\n");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
+    assert_eq!(json["rejected"], 1);
+    assert!(
+        std::fs::read_to_string(rejects)
+            .unwrap()
+            .ends_with("\tnot a uri\n")
+    );
+}
+
+#[test]
+fn a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask() {
+    let dir = tempfile::tempdir().unwrap();
+    let private = dir.path().join("private.txt");
+    std::fs::write(&private, "old\n").unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let fresh = dir.path().join("fresh.txt");
+    for path in [&private, &fresh] {
+        let run = urinorm(&["dedup", "-q", "-o", path.to_str().unwrap()], INPUT);
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        assert_eq!(std::fs::read_to_string(path).unwrap(), "http://a/\n");
+    }
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&private), 0o600);
+    // The test process's umask is the binary's: 0666 less it.
+    let umask = {
+        let probe = dir.path().join("probe");
+        std::fs::write(&probe, "").unwrap();
+        0o666 & !mode(&probe)
+    };
+    assert_eq!(mode(&fresh), 0o666 & !umask);
+}

@@ -1,0 +1,494 @@
+//! `dedup --seen DIR` and `urinorm seen`, run as a crawler frontier runs
+//! them: batch after batch of the shipped sample, against one store.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::common::cli::{Run, accounted, store_keys, urinorm, wait_until};
+use serde_json::Value;
+
+const SAMPLE: &str = "testdata/sample/urls.txt";
+
+fn sample_lines() -> Vec<String> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(SAMPLE)).unwrap();
+    text.lines().map(str::to_string).collect()
+}
+
+/// Two overlapping batches of the sample, as files in `dir`: lines
+/// 1–3000 and 2001–5000, with a few spellings of the first batch's URIs
+/// and a rejected line added to the second.
+fn batches(dir: &Path) -> (String, String) {
+    let lines = sample_lines();
+    let first = dir.join("batch1.txt");
+    let second = dir.join("batch2.txt");
+    std::fs::write(&first, lines[..3000].join("\n") + "\n").unwrap();
+    let mut more: Vec<String> = lines[2000..].to_vec();
+    more.extend([
+        "HTTP://EXAMPLE.COM:80/".into(),
+        "http://example.com/".into(),
+        "not a uri".into(),
+        "".into(),
+    ]);
+    std::fs::write(&second, more.join("\n") + "\n").unwrap();
+    (first.display().to_string(), second.display().to_string())
+}
+
+/// A directory with the two batches, and the path of a store in it.
+fn setup() -> (tempfile::TempDir, String, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = batches(dir.path());
+    let store = path_in(&dir, "store");
+    (dir, first, second, store)
+}
+
+/// The path of `name` in `dir`, as an argument.
+fn path_in(dir: &tempfile::TempDir, name: &str) -> String {
+    dir.path().join(name).display().to_string()
+}
+
+fn run(args: &[&str]) -> Run {
+    urinorm(args, b"")
+}
+
+/// A run that reads lines (`dedup`, `seen add`): its exit code exactly the
+/// one its counts make (the batches hold lines that are not URIs).
+fn ok(args: &[&str]) -> Run {
+    accounted(args, b"").0
+}
+
+/// A command on the store alone (`seen verify`, `seen compact`): exit 0.
+fn done(args: &[&str]) -> Run {
+    let run = run(args);
+    assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+    run
+}
+
+fn lines(text: &str) -> Vec<&str> {
+    text.lines().collect()
+}
+
+fn stats(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn keys_of(file: &str) -> HashSet<String> {
+    lines(&ok(&["dedup", "-q", file]).stdout)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Each `--emit`: the second batch against a store holding the first gives
+/// exactly the second batch's dedup less the first's keys, in order; the
+/// same bytes with one thread or two, spilled or not, from a file or from
+/// standard input.
+#[test]
+fn the_second_batch_is_its_dedup_less_the_first_batchs_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = batches(dir.path());
+    let first_keys = keys_of(&first);
+    let canonical = ok(&["dedup", "-q", &second]).stdout;
+    let firsts = ok(&["dedup", "-q", "--emit", "first", &second]).stdout;
+    let counts = ok(&["dedup", "-q", "--emit", "count", &second]).stdout;
+    let unheld = |key: &&str| !first_keys.contains(*key);
+    let expected_canonical: Vec<&str> = lines(&canonical).into_iter().filter(unheld).collect();
+    let expected_first: Vec<&str> = lines(&canonical)
+        .into_iter()
+        .zip(lines(&firsts))
+        .filter(|(key, _)| unheld(key))
+        .map(|(_, first)| first)
+        .collect();
+    let expected_count: Vec<&str> = lines(&counts)
+        .into_iter()
+        .filter(|line| unheld(&line.split_once('\t').unwrap().1))
+        .collect();
+    assert!(
+        expected_canonical.len() < lines(&canonical).len() - 900,
+        "the batches overlap"
+    );
+    assert!(!expected_canonical.is_empty());
+    let seen_lines = lines(&ok(&["normalize", "-q", &second]).stdout)
+        .into_iter()
+        .filter(|key| first_keys.contains(*key))
+        .count() as u64;
+
+    let store = dir.path().join("made");
+    ok(&["dedup", "-q", "--seen", store.to_str().unwrap(), &first]);
+    for (emit, expected) in [
+        ("canonical", &expected_canonical),
+        ("first", &expected_first),
+        ("count", &expected_count),
+    ] {
+        for flags in [&["-j", "1"][..], &["-j", "2"], &["--memory-limit", "1"]] {
+            // Each way in (a file, standard input), each way out (standard
+            // output, spooled; a file, whose held lines go in place).
+            for (stdin, to_file) in [(false, false), (true, false), (false, true), (true, true)] {
+                // A copy of the store for each run: each one commits.
+                let copy = dir.path().join("copy");
+                let _ = std::fs::remove_dir_all(&copy);
+                std::fs::create_dir(&copy).unwrap();
+                for entry in std::fs::read_dir(&store).unwrap() {
+                    let entry = entry.unwrap();
+                    std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+                }
+                let json = dir.path().join("stats.json");
+                let mut args = vec![
+                    "dedup",
+                    "-q",
+                    "--emit",
+                    emit,
+                    "--seen",
+                    copy.to_str().unwrap(),
+                ];
+                args.extend_from_slice(flags);
+                args.extend(["--stats", json.to_str().unwrap()]);
+                let out = dir.path().join("out.txt");
+                if to_file {
+                    args.extend(["-o", out.to_str().unwrap()]);
+                }
+                let mut got = if stdin {
+                    urinorm(&args, &std::fs::read(&second).unwrap())
+                } else {
+                    args.push(&second);
+                    run(&args)
+                };
+                if to_file {
+                    got.stdout = std::fs::read_to_string(&out).unwrap();
+                }
+                let what = format!("--emit {emit} {flags:?} stdin={stdin} -o={to_file}");
+                assert_eq!(got.code, 1, "{what}: one line is rejected; {}", got.stderr);
+                assert_eq!(&lines(&got.stdout), expected, "{what}");
+                let s = stats(&json);
+                assert_eq!(s["seen"], seen_lines, "{what}");
+                assert_eq!(s["unique"], expected.len() as u64, "{what}");
+                let sum: u64 = ["unique", "duplicates", "seen", "rejected", "blank"]
+                    .iter()
+                    .map(|k| s[k].as_u64().unwrap())
+                    .sum();
+                assert_eq!(s["lines"].as_u64(), Some(sum), "{what}: the invariant");
+                assert_eq!(s["seen_store"]["admitted"], expected.len() as u64, "{what}");
+                let now = first_keys.len() + expected.len();
+                assert_eq!(s["seen_store"]["keys"], now as u64, "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_committed_batch_run_again_writes_nothing_and_readonly_commits_nothing() {
+    let (_dir, first, second, store) = setup();
+    let store = store.as_str();
+    let made = ok(&["dedup", "--seen", store, &first]);
+    assert!(made.stderr.contains("new keys admitted"), "{}", made.stderr);
+    let again = ok(&["dedup", "--seen", store, &first]);
+    assert_eq!(again.stdout, "");
+    assert!(
+        again.stderr.contains(" = 0 unique + 0 duplicates + "),
+        "{}",
+        again.stderr
+    );
+    let before = store_keys(store);
+    assert_eq!(before, keys_of(&first).len() as u64);
+    let readonly = ok(&["dedup", "--seen", store, "--seen-readonly", &second]);
+    assert!(!readonly.stdout.is_empty());
+    assert!(
+        readonly.stderr.contains("read, not written"),
+        "{}",
+        readonly.stderr
+    );
+    assert_eq!(store_keys(store), before, "a readonly run commits nothing");
+    // What the readonly run wrote is what a writer writes, and admits.
+    let written = ok(&["dedup", "--seen", store, &second]);
+    assert_eq!(written.stdout, readonly.stdout);
+    assert_eq!(
+        store_keys(store),
+        before + lines(&written.stdout).len() as u64
+    );
+    done(&["seen", "verify", store]);
+}
+
+#[test]
+fn seen_add_admits_what_dedup_would_have() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = batches(dir.path());
+    let (by_dedup, by_add) = (path_in(&dir, "by-dedup"), path_in(&dir, "by-add"));
+    let (by_dedup, by_add) = (by_dedup.as_str(), by_add.as_str());
+    let safe = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--preset", "safe"]);
+        ok(&all)
+    };
+    safe(&["dedup", "-q", "--seen", by_dedup, &first]);
+    let added = safe(&["seen", "add", by_add, &first]);
+    assert!(added.stdout.is_empty(), "seen add writes no output");
+    let a = safe(&["dedup", "-q", "--seen", by_dedup, &second]);
+    let b = safe(&["dedup", "-q", "--seen", by_add, &second]);
+    assert_eq!(a.stdout, b.stdout);
+    let compacted = done(&["seen", "compact", by_add]);
+    assert!(
+        compacted.stdout.contains("merged into 1"),
+        "{}",
+        compacted.stdout
+    );
+    done(&["seen", "verify", by_add]);
+}
+
+/// Keys made with other options are not comparable: refused, with both
+/// configurations named, and no output file made.
+#[test]
+fn a_run_with_other_key_options_is_refused_before_any_output() {
+    let (dir, first, _, store) = setup();
+    let store = store.as_str();
+    ok(&["dedup", "-q", "--preset", "safe", "--seen", store, &first]);
+    let out = dir.path().join("out.txt");
+    for other in [
+        &["--rung", "scheme"][..],
+        &["--preset", "aggressive"],
+        &["--preset", "safe", "--with", "strip-www"],
+        &["--preset", "safe", "--key", "surt"],
+    ] {
+        let mut args = vec!["dedup", "--seen", store, "-o", out.to_str().unwrap()];
+        args.extend_from_slice(other);
+        args.push(&first);
+        let refused = run(&args);
+        assert_eq!(refused.code, 2, "{other:?}");
+        assert!(
+            refused.stderr.contains("holds keys made with"),
+            "{}",
+            refused.stderr
+        );
+        assert!(refused.stderr.contains("transforms="), "{}", refused.stderr);
+        assert_eq!(
+            refused.stderr.lines().count(),
+            1,
+            "one sentence: {}",
+            refused.stderr
+        );
+        assert!(!out.exists(), "{other:?}: no output file");
+    }
+    // The same keys by other words are the same configuration.
+    ok(&[
+        "dedup",
+        "-q",
+        "--with",
+        "drop-tracking-params",
+        "--seen",
+        store,
+        "--preset",
+        "safe",
+        &first,
+    ]);
+}
+
+#[test]
+fn a_header_is_kept_and_counted_apart_from_the_classes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = (path_in(&dir, "one.tsv"), path_in(&dir, "two.tsv"));
+    std::fs::write(&one, "url\nhttp://a/\nhttp://b/\n").unwrap();
+    std::fs::write(&two, "url\nhttp://b/\nhttp://c/\nhttp://a/\n").unwrap();
+    // To standard output (spooled), and into a file (held lines removed in place).
+    for (store, out) in [("store", None), ("store2", Some(path_in(&dir, "out.tsv")))] {
+        let store = path_in(&dir, store);
+        let header = ["dedup", "-q", "--header", "--seen", &store];
+        ok(&[&header[..], &[&one]].concat());
+        let mut args = header.to_vec();
+        if let Some(out) = &out {
+            args.extend(["-o", out]);
+        }
+        args.extend([&one, &two].map(String::as_str));
+        let got = match &out {
+            Some(out) => {
+                ok(&args);
+                std::fs::read_to_string(out).unwrap()
+            }
+            None => ok(&args).stdout,
+        };
+        assert_eq!(got, "url\nurl\nhttp://c/\n", "-o {out:?}");
+    }
+}
+
+/// A second writer is refused naming the first one's pid, or waits for it
+/// with --seen-wait; both batches are then in the store.
+#[test]
+fn a_second_writer_is_refused_or_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = path_in(&dir, "store");
+    let store = store.as_str();
+    // The first writer holds the lock while it reads its standard input.
+    let mut first = Command::new(env!("CARGO_BIN_EXE_urinorm"))
+        .args(["dedup", "-q", "--seen", store])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lock = Path::new(store).join("LOCK");
+    let pid = first.id().to_string();
+    wait_until("the first writer's lock", || {
+        std::fs::read_to_string(&lock).is_ok_and(|t| t.trim() == pid)
+    });
+    let refused = urinorm(&["dedup", "--seen", store], b"http://b/\n");
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("being written by process {pid}")),
+        "{}",
+        refused.stderr
+    );
+    let waiting = Command::new(env!("CARGO_BIN_EXE_urinorm"))
+        .args(["dedup", "--seen", store, "--seen-wait"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut waiting = waiting;
+    // Read to its end below: a closed pipe would fail its summary.
+    let mut said = std::io::BufReader::new(waiting.stderr.take().unwrap());
+    {
+        use std::io::{BufRead, Write};
+        waiting
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"http://b/\nhttp://c/\n")
+            .unwrap();
+        // It says it waits before the first writer is let go.
+        let mut line = String::new();
+        said.read_line(&mut line).unwrap();
+        assert!(
+            line.contains(&format!("waiting for process {pid}")),
+            "{line}"
+        );
+        first
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"http://a/\nhttp://b/\n")
+            .unwrap();
+    }
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&first.stdout),
+        "http://a/\nhttp://b/\n"
+    );
+    let second = waiting.wait_with_output().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut said, &mut rest).unwrap();
+    assert!(rest.contains("1 new keys admitted"), "{rest}");
+    assert_eq!(String::from_utf8_lossy(&second.stdout), "http://c/\n");
+    assert_eq!(store_keys(store), 3);
+}
+
+/// A damaged or foreign store is exit 2 naming the file: never a panic,
+/// never taken for an empty store.
+#[test]
+fn a_damaged_or_foreign_store_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = batches(dir.path());
+    let store = dir.path().join("store");
+    let s = store.to_str().unwrap();
+    ok(&["dedup", "-q", "--seen", s, &first]);
+    let run_file = store.join("0000000001.run");
+    let manifest = store.join("MANIFEST");
+    let good_run = std::fs::read(&run_file).unwrap();
+    let good_manifest = std::fs::read(&manifest).unwrap();
+    let restore = || {
+        std::fs::write(&run_file, &good_run).unwrap();
+        std::fs::write(&manifest, &good_manifest).unwrap();
+    };
+    let flip = |bytes: &[u8], at: usize| {
+        let mut bytes = bytes.to_vec();
+        bytes[at] ^= 0x20;
+        bytes
+    };
+    type Damage<'a> = (&'a str, Box<dyn Fn() + 'a>, &'a str);
+    let cases: Vec<Damage> = vec![
+        (
+            "a run cut short",
+            Box::new(|| std::fs::write(&run_file, &good_run[..good_run.len() - 7]).unwrap()),
+            "0000000001.run' is cut short",
+        ),
+        (
+            "a flipped block",
+            Box::new(|| std::fs::write(&run_file, flip(&good_run, 64 + 16 * 10)).unwrap()),
+            "block 0",
+        ),
+        (
+            "a flipped header",
+            Box::new(|| std::fs::write(&run_file, flip(&good_run, 26)).unwrap()),
+            "0000000001.run' has a header",
+        ),
+        (
+            "a run removed",
+            Box::new(|| std::fs::remove_file(&run_file).unwrap()),
+            "0000000001.run' is missing",
+        ),
+        (
+            "a flipped manifest",
+            Box::new(|| std::fs::write(&manifest, flip(&good_manifest, 40)).unwrap()),
+            "MANIFEST' has a checksum",
+        ),
+        (
+            "a later version",
+            Box::new(|| {
+                let text = String::from_utf8(good_manifest.clone())
+                    .unwrap()
+                    .replace("version 1", "version 9");
+                std::fs::write(&manifest, text).unwrap()
+            }),
+            "format version 9",
+        ),
+        (
+            "not a manifest",
+            Box::new(|| std::fs::write(&manifest, "hello\n").unwrap()),
+            "is not a seen store",
+        ),
+        (
+            "no manifest",
+            Box::new(|| std::fs::remove_file(&manifest).unwrap()),
+            "MANIFEST' is missing",
+        ),
+    ];
+    for (what, damage, message) in cases {
+        restore();
+        damage();
+        let verify = run(&["seen", "verify", s]);
+        assert_eq!(verify.code, 2, "{what}: {}", verify.stderr);
+        assert!(verify.stderr.contains(message), "{what}: {}", verify.stderr);
+        for readonly in [false, true] {
+            let mut args = vec!["dedup", "--seen", s, &second];
+            if readonly {
+                args.push("--seen-readonly");
+            }
+            let dedup = run(&args);
+            assert_eq!(
+                dedup.code, 2,
+                "{what} readonly={readonly}: {}",
+                dedup.stderr
+            );
+            assert!(dedup.stdout.is_empty(), "{what}: nothing written");
+            assert!(
+                !dedup.stderr.contains("panicked"),
+                "{what}: {}",
+                dedup.stderr
+            );
+        }
+    }
+    restore();
+    done(&["seen", "verify", s]);
+    // A directory of other things is refused, and left as it was.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    let refused = run(&["dedup", "--seen", other.to_str().unwrap(), &first]);
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("is not a seen store"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(std::fs::read_dir(&other).unwrap().count(), 1);
+}

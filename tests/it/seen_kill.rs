@@ -1,0 +1,123 @@
+//! Crash safety of the seen store, proven by killing: writers are SIGKILLed
+//! at random instants (while reading, joining, writing their run, renaming
+//! the manifest, merging runs), and after each kill the store verifies and
+//! holds exactly the keys of the commit before or of the one the writer was
+//! making, never anything in between.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::cli::{store_keys, urinorm};
+
+/// Batch `n`: `lines` URIs no other batch has.
+fn batch(dir: &Path, n: u32, lines: u32) -> String {
+    let path = dir.join(format!("batch{n}.txt"));
+    let text: String = (0..lines)
+        .map(|i| format!("http://host{}.example/{n}/page{i}?q={}\n", i % 97, i * 7))
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// A small deterministic generator (xorshift), so a failure can be rerun.
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+#[test]
+fn a_writer_killed_at_any_instant_leaves_the_old_commit_or_the_new() {
+    const KILLS: u32 = 60;
+    const LINES: u32 = 30_000;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let store = store.to_str().unwrap();
+    // How long a whole run takes here, to spread the kills over it.
+    let started = Instant::now();
+    let first = batch(dir.path(), 0, LINES);
+    assert_eq!(
+        urinorm(
+            &["dedup", "-q", "--seen", store, "-o", "/dev/null", &first],
+            b""
+        )
+        .code,
+        0
+    );
+    let whole = started.elapsed().max(Duration::from_millis(20));
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    let (mut before_seen, mut after_seen) = (0, 0);
+    for n in 1..=KILLS {
+        let before = store_keys(store);
+        let input = batch(dir.path(), n, LINES);
+        let out = dir.path().join("out.txt");
+        // Alternate the two ways in: a dedup writing output, and seen add.
+        let args: Vec<&str> = match n % 2 {
+            0 => vec![
+                "dedup",
+                "-q",
+                "--seen",
+                store,
+                "-o",
+                out.to_str().unwrap(),
+                &input,
+            ],
+            _ => vec!["seen", "add", "-q", store, &input],
+        };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let delay = whole.as_micros() as u64 * 12 / 10;
+        std::thread::sleep(Duration::from_micros(random.below(delay)));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let verify = urinorm(&["seen", "verify", store], b"");
+        assert_eq!(verify.code, 0, "kill {n}: {}", verify.stderr);
+        let after = store_keys(store);
+        assert!(
+            after == before || after == before + u64::from(LINES),
+            "kill {n}: {before} keys before, {after} after"
+        );
+        if after == before {
+            before_seen += 1;
+        } else {
+            after_seen += 1;
+        }
+        // An -o file is there whole or not at all.
+        if n % 2 == 0 && out.exists() {
+            assert_eq!(
+                std::fs::read_to_string(&out).unwrap().lines().count(),
+                LINES as usize
+            );
+            std::fs::remove_file(&out).unwrap();
+        }
+    }
+    eprintln!("{KILLS} kills: {before_seen} left the commit before, {after_seen} the new one");
+    // The kills fell on both sides of the commit.
+    assert!(
+        before_seen > 0 && after_seen > 0,
+        "{before_seen} before, {after_seen} after"
+    );
+    // The next writer clears what the killed ones left, and all is well.
+    let last = batch(dir.path(), KILLS + 1, 10);
+    let run = urinorm(&["seen", "add", store, &last], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut left: Vec<String> = std::fs::read_dir(store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    left.sort();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+    assert_eq!(urinorm(&["seen", "verify", store], b"").code, 0);
+}
