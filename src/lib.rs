@@ -44,6 +44,7 @@ pub mod ladder;
 pub mod lenient;
 pub mod mapper;
 pub mod normalize;
+mod offsets;
 mod parse;
 pub mod pipeline;
 pub mod resolve;

@@ -12,9 +12,9 @@ use memchr::{memchr, memchr3};
 
 use crate::error::{Component, ErrorKind, InvalidUri};
 use crate::host::{is_ipvfuture, parse_ipv4, parse_ipv6};
+use crate::offsets::{AuthorityPos, HostKind, Offsets};
 use crate::simd::Class;
 use crate::table::{ALPHA, PATH, QUERY, REG_NAME, SCHEME, USERINFO, hex_value};
-use crate::uri::{AuthorityPos, HostKind, UriRef};
 
 /// The component classes, as the scans read them.
 static PATH_CLASS: Class = Class::new(PATH);
@@ -22,8 +22,9 @@ static QUERY_CLASS: Class = Class::new(QUERY);
 static REG_NAME_CLASS: Class = Class::new(REG_NAME);
 static USERINFO_CLASS: Class = Class::new(USERINFO);
 
-/// Parses `bytes` as a `URI-reference` (§4.1).
-pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
+/// Parses `bytes` as a `URI-reference` (§4.1): the text (ASCII, so UTF-8)
+/// and where its components stand.
+pub(crate) fn parse(bytes: &[u8]) -> Result<(&str, Offsets), InvalidUri> {
     // §3.1: a scheme is a letter, then scheme bytes, then `:`. Anything else
     // makes this a relative reference (§4.2).
     let scheme_end = match bytes.first() {
@@ -74,15 +75,15 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
     // delimiter (`:`, `/`, `?`, `#`, `@`, `[`, `]`, `%` followed by hex
     // digits), so the input is ASCII and therefore UTF-8.
     let text = unsafe { std::str::from_utf8_unchecked(bytes) };
-    Ok(UriRef {
-        text,
+    let offsets = Offsets {
         scheme_end,
         authority,
         path,
         query_start,
         fragment_start,
         has_percent: saw_percent,
-    })
+    };
+    Ok((text, offsets))
 }
 
 /// Parses `authority = [ userinfo "@" ] host [ ":" port ]` (§3.2) from
@@ -231,6 +232,12 @@ fn unexpected(bytes: &[u8], i: usize, component: Component) -> InvalidUri {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::uri::UriRef;
+
+    /// What a user gets from the parse: a `UriRef` to ask.
+    fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
+        UriRef::parse_bytes(bytes)
+    }
 
     fn kind_of(text: &[u8]) -> ErrorKind {
         parse(text).unwrap_err().kind()

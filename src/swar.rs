@@ -4,6 +4,8 @@
 //!
 //! Naive versions they replace, and are tested against:
 //! `s.iter().any(u8::is_ascii_uppercase)` and `s.windows(2).any(|w| w == b"/.")`.
+//! Beside them, the byte searches the transforms share: a pair of bytes,
+//! a needle with ASCII case aside.
 //!
 //! It knows bytes, nothing of URIs.
 
@@ -92,9 +94,37 @@ pub fn find_pair(bytes: &[u8], first: u8, second: u8) -> Option<usize> {
     None
 }
 
+/// Where `needle` first stands in `haystack`, ASCII case aside.
+pub fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    match needle.first() {
+        // A first byte without case is found by memchr, not tried everywhere.
+        Some(&first) if !first.is_ascii_alphabetic() => {
+            memchr::memchr_iter(first, haystack).find(|&at| {
+                haystack
+                    .get(at..at + needle.len())
+                    .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+            })
+        }
+        _ => haystack
+            .windows(needle.len())
+            .position(|w| w.eq_ignore_ascii_case(needle)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn find_ignore_case_agrees_with_a_naive_search(haystack in "[a-zA-Z;=/.]{0,40}", needle in prop::sample::select(vec![";jsessionid=", ".aspx", "sid=", ";"])) {
+            let naive = haystack
+                .to_ascii_lowercase()
+                .find(&needle.to_ascii_lowercase());
+            prop_assert_eq!(find_ignore_case(haystack.as_bytes(), needle.as_bytes()), naive);
+        }
+    }
 
     /// Every length up to 40 and every offset, against the naive versions.
     #[test]

@@ -6,34 +6,8 @@
 use std::fmt;
 
 use crate::error::InvalidUri;
-
-/// What kind of host an authority names (RFC 3986 §3.2.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HostKind {
-    /// `reg-name`: a registered name, possibly empty, possibly percent-encoded.
-    RegName,
-    /// `IPv4address` in strict dotted-decimal. First match wins: a host that
-    /// matches this rule is an IPv4 address, never a reg-name (§3.2.2).
-    Ipv4([u8; 4]),
-    /// `IP-literal` holding an `IPv6address`: the eight 16-bit pieces.
-    Ipv6([u16; 8]),
-    /// `IP-literal` holding an `IPvFuture`.
-    IpvFuture,
-}
-
-/// Where the authority's parts stand. The authority ends where the path starts.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct AuthorityPos {
-    /// First byte after `//`.
-    pub start: usize,
-    /// Index of the `@` ending the userinfo, when there is one.
-    pub userinfo_end: Option<usize>,
-    /// The host's bytes, brackets included for an IP literal.
-    pub host: (usize, usize),
-    /// First byte after the `:` that starts the port, when there is one.
-    pub port_start: Option<usize>,
-    pub host_kind: HostKind,
-}
+pub use crate::offsets::HostKind;
+use crate::offsets::{AuthorityPos, Offsets};
 
 /// A valid URI reference (RFC 3986 §4.1), borrowed: every component is a
 /// slice of the text it was parsed from, and nothing is allocated.
@@ -74,12 +48,37 @@ pub struct UriRef<'a> {
 impl<'a> UriRef<'a> {
     /// Parses `text` as an RFC 3986 `URI-reference` (Appendix A).
     pub fn parse(text: &'a str) -> Result<UriRef<'a>, InvalidUri> {
-        crate::parse::parse(text.as_bytes())
+        UriRef::parse_bytes(text.as_bytes())
     }
 
     /// Parses bytes that may not be UTF-8; any non-ASCII byte is an error.
     pub fn parse_bytes(bytes: &'a [u8]) -> Result<UriRef<'a>, InvalidUri> {
-        crate::parse::parse(bytes)
+        crate::parse::parse(bytes).map(|(text, offsets)| UriRef::from_offsets(text, offsets))
+    }
+
+    /// The reference `text` whose components stand at `offsets`: the one
+    /// way a `UriRef` is made, from what the parser found or what a
+    /// normalizer wrote. The offsets' invariants are checked in debug
+    /// builds (and so in every test).
+    pub(crate) fn from_offsets(text: &'a str, offsets: Offsets) -> UriRef<'a> {
+        offsets.debug_check(text.as_bytes());
+        let Offsets {
+            scheme_end,
+            authority,
+            path,
+            query_start,
+            fragment_start,
+            has_percent,
+        } = offsets;
+        UriRef {
+            text,
+            scheme_end,
+            authority,
+            path,
+            query_start,
+            fragment_start,
+            has_percent,
+        }
     }
 
     /// The whole reference, as parsed.

@@ -119,6 +119,11 @@ impl fmt::Display for Error {
                 write!(f, "cannot write '{}': {source}", escape_str(name))
             }
             Error::Usage(message) => f.write_str(message),
+            // The library says what failed; the command line, what to do.
+            Error::Run(e @ RunError::Spill(_)) => write!(
+                f,
+                "{e}; choose a disk with room with --temp-dir, or raise --memory-limit"
+            ),
             Error::Run(e) => e.fmt(f),
             Error::Seen(e @ StoreError::Locked { .. }) => write!(
                 f,

@@ -16,7 +16,6 @@ use std::sync::OnceLock;
 
 use regex::bytes::Regex;
 
-use super::protocol::find_ignore_case;
 use super::syntax::decode_triplets;
 use crate::swar;
 use crate::table::{self, HEX_UPPER, Table};
@@ -173,7 +172,7 @@ fn session_id_expressions() -> &'static [Vec<Regex>; 2] {
 /// Removes IA's path session ids from `out[start..]`.
 pub(super) fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
     let path = &out[start..];
-    if memchr::memchr(b'(', path).is_none() || find_ignore_case(path, b".aspx").is_none() {
+    if memchr::memchr(b'(', path).is_none() || swar::find_ignore_case(path, b".aspx").is_none() {
         return false;
     }
     strip_repeatedly(out, start, &session_id_expressions()[0])
@@ -184,7 +183,7 @@ pub(super) fn drop_query_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
     let query = &out[start..];
     if !["jsessionid=", "sid=", "aspsessionid", "cftoken="]
         .iter()
-        .any(|needle| find_ignore_case(query, needle.as_bytes()).is_some())
+        .any(|needle| swar::find_ignore_case(query, needle.as_bytes()).is_some())
     {
         return false;
     }

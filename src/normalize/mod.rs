@@ -14,10 +14,11 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{ErrorKind, InvalidUri};
+use crate::offsets::{AuthorityPos, Offsets};
 use crate::resolve::remove_dot_segments;
 use crate::rules::{Events, RuleId, SiteRules};
 use crate::swar;
-use crate::uri::{AuthorityPos, HostKind, UriRef};
+use crate::uri::{HostKind, UriRef};
 use protocol::{Protocol, ProtocolOptions, Transform};
 
 /// How far up the ladder of §6.2 to go.
@@ -519,7 +520,7 @@ impl Normalizer {
         SCHEME_FORM.with_borrow_mut(|scheme_form| {
             scheme_form.clear();
             let (changes, layout) = self.write_laid_out(uri, scheme_form)?;
-            Ok(self.transform_scheme_form(&layout.uri(scheme_form), out, changes, trace))
+            Ok(self.transform_scheme_form(&laid_out(scheme_form, layout), out, changes, trace))
         })
     }
 
@@ -595,12 +596,12 @@ impl Normalizer {
         &self,
         uri: &UriRef<'_>,
         out: &mut Vec<u8>,
-    ) -> Result<(Changes, Layout), InvalidUri> {
+    ) -> Result<(Changes, Offsets), InvalidUri> {
         let mut changes = Changes::default();
         let by_scheme = self.rung >= Rung::Scheme;
         let pct = uri.has_percent_encoding();
         let start = out.len();
-        let mut layout = Layout::default();
+        let mut layout = Offsets::default();
 
         let mut scheme = None;
         if let Some(name) = uri.scheme() {
@@ -701,33 +702,14 @@ impl Normalizer {
     }
 }
 
-/// Where [`Normalizer::write_laid_out`] put each component of the form it
-/// wrote: the form's [`UriRef`] without parsing it again.
-#[derive(Clone, Copy, Debug, Default)]
-struct Layout {
-    scheme_end: Option<usize>,
-    authority: Option<AuthorityPos>,
-    path: (usize, usize),
-    query_start: Option<usize>,
-    fragment_start: Option<usize>,
-    has_percent: bool,
-}
-
-impl Layout {
-    /// The reference `form` (what was written) with these positions.
-    fn uri(self, form: &[u8]) -> UriRef<'_> {
-        UriRef {
-            // Every rung writes ASCII (tested as a property); `from_utf8`
-            // checks it anyway, at the speed of a scan.
-            text: std::str::from_utf8(form).expect("the scheme rung writes ASCII"),
-            scheme_end: self.scheme_end,
-            authority: self.authority,
-            path: self.path,
-            query_start: self.query_start,
-            fragment_start: self.fragment_start,
-            has_percent: self.has_percent,
-        }
-    }
+/// The reference `form` a normalizer wrote, its components where `layout`
+/// says [`Normalizer::write_laid_out`] put them: the form's [`UriRef`]
+/// without parsing it again.
+fn laid_out(form: &[u8], layout: Offsets) -> UriRef<'_> {
+    // Every rung writes ASCII (tested as a property); `from_utf8` checks it
+    // anyway, at the speed of a scan.
+    let text = std::str::from_utf8(form).expect("the scheme rung writes ASCII");
+    UriRef::from_offsets(text, layout)
 }
 
 /// A conservative, cheap test that no rule of `rung` would change `uri`:
@@ -840,8 +822,9 @@ mod tests {
                 continue;
             };
             let parsed = UriRef::parse_bytes(&form).expect("a written form parses");
+            assert_eq!(layout.check(&form), Ok(()), "{rung}: {layout:?}");
             assert_eq!(
-                components(&layout.uri(&form)),
+                components(&laid_out(&form, layout)),
                 components(&parsed),
                 "{rung}"
             );

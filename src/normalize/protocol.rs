@@ -900,7 +900,7 @@ fn is_jsessionid(value: &[u8]) -> bool {
 fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
     let mut changed = false;
     // ;jsessionid=… runs to the end of its segment.
-    while let Some(at) = find_ignore_case(&out[start..], b";jsessionid=") {
+    while let Some(at) = swar::find_ignore_case(&out[start..], b";jsessionid=") {
         let at = start + at;
         let value_start = at + b";jsessionid=".len();
         let value_end = out[value_start..]
@@ -970,23 +970,6 @@ fn is_asp_session_segment(segment: &[u8], last: bool) -> bool {
         rest = &after[close + 1..];
     }
     parts > 0 && (session || all_tokens)
-}
-
-/// Where `needle` first stands in `haystack`, ASCII case aside.
-pub(super) fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    match needle.first() {
-        // A first byte without case is found by memchr, not tried everywhere.
-        Some(&first) if !first.is_ascii_alphabetic() => {
-            memchr::memchr_iter(first, haystack).find(|&at| {
-                haystack
-                    .get(at..at + needle.len())
-                    .is_some_and(|w| w.eq_ignore_ascii_case(needle))
-            })
-        }
-        _ => haystack
-            .windows(needle.len())
-            .position(|w| w.eq_ignore_ascii_case(needle)),
-    }
 }
 
 /// Writes each run of `/`s in the path as one.
@@ -1253,14 +1236,6 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        #[test]
-        fn find_ignore_case_agrees_with_a_naive_search(haystack in "[a-zA-Z;=/.]{0,40}", needle in prop::sample::select(vec![";jsessionid=", ".aspx", "sid=", ";"])) {
-            let naive = haystack
-                .to_ascii_lowercase()
-                .find(&needle.to_ascii_lowercase());
-            prop_assert_eq!(find_ignore_case(haystack.as_bytes(), needle.as_bytes()), naive);
-        }
-
         #[test]
         fn the_tracking_filter_rules_out_no_tracking_name(list in prop::collection::vec("[a-zA-Z_]{0,5}\\*?", 0..6), name in "[a-zA-Z_]{0,6}") {
             let filtered = TrackingList::new(list.clone());

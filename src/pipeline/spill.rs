@@ -126,17 +126,16 @@ impl std::fmt::Display for SpillError {
         write!(
             f,
             "cannot spill to '{}': {} ({:.1} MiB written",
-            self.dir.display(),
+            crate::escape::escape_str(&self.dir.display().to_string()),
             self.error,
             mib(self.written)
         )?;
         if let Some(needed) = self.needed {
             write!(f, ", about {:.1} MiB needed in all", mib(needed))?;
         }
-        write!(
-            f,
-            "); choose a disk with room with --temp-dir, or raise --memory-limit"
-        )
+        // What to do about it is the caller's to say, in its own terms
+        // (the command line names its flags).
+        f.write_str(")")
     }
 }
 
@@ -704,7 +703,14 @@ mod tests {
         };
         assert_eq!(
             error.to_string(),
-            "cannot spill to '/mnt/small': No space left on device (3.0 MiB written, about 40.0 MiB needed in all); choose a disk with room with --temp-dir, or raise --memory-limit"
+            "cannot spill to '/mnt/small': No space left on device (3.0 MiB written, about 40.0 MiB needed in all)"
+        );
+        let hostile = SpillError::creating(Path::new("/tmp/a\x1b[2Jb"), io::Error::other("no"));
+        assert!(
+            hostile
+                .to_string()
+                .starts_with("cannot spill to '/tmp/a\\x1b[2Jb'"),
+            "{hostile}"
         );
     }
 }

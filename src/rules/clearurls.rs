@@ -264,7 +264,6 @@ impl Guarded {
 struct Provider {
     /// `data.min.json provider amazon`.
     label: String,
-    file: usize,
     pattern: Regex,
     /// Whether the pattern is `.*` or empty (`globalRules`): no need to run it.
     matches_every_uri: bool,
@@ -334,9 +333,9 @@ impl NameStarts {
 }
 
 impl Providers {
-    /// Reads the providers of the ClearURLs file `name` (the `file`th text)
-    /// and says how many there were.
-    pub(super) fn add(&mut self, name: &str, text: &str, file: usize) -> Result<usize, RulesError> {
+    /// Reads the providers of the ClearURLs file `name` and says how many
+    /// there were.
+    pub(super) fn add(&mut self, name: &str, text: &str) -> Result<usize, RulesError> {
         let fail = |line: Option<usize>, problem: String| RulesError {
             file: name.to_string(),
             line,
@@ -356,7 +355,7 @@ impl Providers {
         })?;
         let count = providers.len();
         for (provider, value) in providers {
-            let compiled = Provider::compile(name, file, &provider, &value).map_err(|problem| {
+            let compiled = Provider::compile(name, &provider, &value).map_err(|problem| {
                 // The line the provider's name is on: a minified list is one line.
                 let key = format!("\"{provider}\"");
                 let line = text.find(&key).map(|at| text[..at].lines().count().max(1));
@@ -372,9 +371,7 @@ impl Providers {
 
     /// The providers' labels, in order.
     pub(super) fn labels(&self) -> impl Iterator<Item = Label> + '_ {
-        self.list
-            .iter()
-            .map(|p| Label::new(p.label.clone(), p.file))
+        self.list.iter().map(|p| Label::new(p.label.clone()))
     }
 
     /// Numbers the providers from `first_id` and builds the set of their
@@ -441,12 +438,7 @@ impl Providers {
 }
 
 impl Provider {
-    fn compile(
-        file_name: &str,
-        file: usize,
-        name: &str,
-        value: &Value,
-    ) -> Result<Provider, String> {
+    fn compile(file_name: &str, name: &str, value: &Value) -> Result<Provider, String> {
         let Value::Object(fields) = value else {
             return Err("is not an object".into());
         };
@@ -480,7 +472,6 @@ impl Provider {
         whole_names.extend(strings("referralMarketing")?);
         Ok(Provider {
             label: format!("{file_name} provider {name}"),
-            file,
             pattern,
             matches_every_uri,
             exceptions: Guarded::any_of("exceptions", &strings("exceptions")?, pattern_text)?,
@@ -697,7 +688,7 @@ mod tests {
         let sample = std::fs::read_to_string(root.join("sample/urls.txt")).unwrap();
         let compile = || {
             let mut providers = Providers::default();
-            providers.add("list", &list, 0).unwrap();
+            providers.add("list", &list).unwrap();
             providers.finish(0).unwrap();
             providers
         };

@@ -77,21 +77,18 @@ pub struct RuleId(u32);
 struct Label {
     /// `site.rules:2 drop-params`, `data.min.json provider amazon`.
     text: String,
-    /// Which of the texts it came from.
-    file: usize,
     made_invalid: &'static str,
     not_a_fixed_point: &'static str,
 }
 
 impl Label {
-    fn new(text: String, file: usize) -> Label {
+    fn new(text: String) -> Label {
         Label {
             made_invalid: intern(format!("rule {text} makes the URI invalid")),
             not_a_fixed_point: intern(format!(
                 "rule {text} gives a URI that normalizing again changes"
             )),
             text,
-            file,
         }
     }
 }
@@ -212,21 +209,23 @@ impl SiteRules {
         let mut providers = Providers::default();
         let mut provider_count = 0;
         let mut printed = Vec::new();
-        for (file, text) in texts.iter().enumerate() {
+        for text in texts {
             match text.format {
                 RulesFormat::Lines => {
                     let parsed = lines::parse(&text.name, &text.text)?;
                     for rule in &parsed {
-                        labels.push(Label::new(
-                            format!("{}:{} {}", text.name, rule.line, rule.action.name()),
-                            file,
-                        ));
+                        labels.push(Label::new(format!(
+                            "{}:{} {}",
+                            text.name,
+                            rule.line,
+                            rule.action.name()
+                        )));
                     }
                     rules.extend(parsed);
                     printed.push(b'L');
                 }
                 RulesFormat::ClearUrls => {
-                    provider_count += providers.add(&text.name, &text.text, file)?;
+                    provider_count += providers.add(&text.name, &text.text)?;
                     printed.push(b'C');
                 }
             }
@@ -256,11 +255,6 @@ impl SiteRules {
     /// The label of a rule: `site.rules:2 drop-params`.
     pub fn label(&self, id: RuleId) -> &str {
         &self.0.labels[id.0 as usize].text
-    }
-
-    /// Which of the compiled texts (by their order) the rule came from.
-    pub fn file_of(&self, id: RuleId) -> usize {
-        self.0.labels[id.0 as usize].file
     }
 
     /// The reason a line is rejected with when the rule made it invalid.
