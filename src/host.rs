@@ -2,7 +2,10 @@
 //!
 //! These parsers accept exactly the `IPv4address` and `IPv6address` rules of
 //! Appendix A: no leading zeros in a `dec-octet`, no zone identifiers, at most
-//! one `::`, an embedded IPv4 address only in the last 32 bits.
+//! one `::`, an embedded IPv4 address only in the last 32 bits. Beside
+//! them, the numeric forms RFC 3986 §7.4 warns of (`0x7f.1`, `2130706433`),
+//! which are reg-names to the RFC and addresses to many resolvers: read
+//! only where a protocol transform asks (`ipv4-numeric`).
 
 use crate::table::{HEXDIG, IPVFUTURE_TAIL, hex_value};
 
@@ -222,9 +225,91 @@ fn write_compressed(pieces: &[u16], out: &mut Vec<u8>) {
     }
 }
 
+/// Parses the numeric forms of §7.4 into an address: one to four parts,
+/// an optional trailing dot, every part a number.
+///
+/// ```
+/// use urinorm::host::parse_numeric_ipv4;
+/// assert_eq!(parse_numeric_ipv4(b"0x7f.1"), Some(0x7f00_0001));
+/// assert_eq!(parse_numeric_ipv4(b"2130706433"), Some(0x7f00_0001));
+/// assert_eq!(parse_numeric_ipv4(b"017700000001"), Some(0x7f00_0001));
+/// assert_eq!(parse_numeric_ipv4(b"1.2.3.256"), None);
+/// assert_eq!(parse_numeric_ipv4(b"example.com"), None);
+/// ```
+pub fn parse_numeric_ipv4(host: &[u8]) -> Option<u32> {
+    // Every part, so the first, starts with a digit (`0x…`, `0…` or decimal).
+    host.first()
+        .is_some_and(u8::is_ascii_digit)
+        .then(|| address_of_parts(host))
+        .flatten()
+}
+
+/// [`parse_numeric_ipv4`] without its first test.
+fn address_of_parts(host: &[u8]) -> Option<u32> {
+    let host = host.strip_suffix(b".").unwrap_or(host);
+    let mut values = [0u64; 4];
+    let mut count = 0;
+    for part in host.split(|&b| b == b'.') {
+        if count == 4 || part.is_empty() {
+            return None;
+        }
+        values[count] = parse_number(part)?;
+        count += 1;
+    }
+    let (last, leading) = values[..count].split_last()?;
+    let mut address: u64 = 0;
+    for &v in leading {
+        if v > 255 {
+            return None;
+        }
+        address = address << 8 | v;
+    }
+    let remaining_bits = 8 * (4 - leading.len() as u32);
+    if *last >= 1u64 << remaining_bits {
+        return None;
+    }
+    Some((address << remaining_bits | last) as u32)
+}
+
+/// One part: `0x…` hex, `0…` octal, or decimal; `None` if not a number or
+/// too large to matter.
+fn parse_number(part: &[u8]) -> Option<u64> {
+    let (digits, radix) =
+        if part.len() >= 2 && part[0] == b'0' && part[1].eq_ignore_ascii_case(&b'x') {
+            (&part[2..], 16)
+        } else if part.len() > 1 && part[0] == b'0' {
+            (&part[1..], 8)
+        } else {
+            (part, 10)
+        };
+    if digits.is_empty() {
+        // "0x" alone is zero; "" (an empty part) is not a number.
+        return (radix == 16).then_some(0);
+    }
+    let mut value: u64 = 0;
+    for &d in digits {
+        let digit = (d as char).to_digit(radix)?;
+        value = value
+            .checked_mul(u64::from(radix))?
+            .checked_add(u64::from(digit))?;
+        if value > u64::from(u32::MAX) {
+            return None;
+        }
+    }
+    Some(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn the_numeric_ipv4_shortcut_rejects_no_address(host in "[0-9a-fA-FxX.]{0,12}") {
+            prop_assert_eq!(parse_numeric_ipv4(host.as_bytes()), address_of_parts(host.as_bytes()));
+        }
+    }
 
     #[test]
     fn ipv6_forms_of_the_abnf() {

@@ -7,7 +7,7 @@ use std::fmt;
 
 use crate::error::InvalidUri;
 pub use crate::offsets::HostKind;
-use crate::offsets::{AuthorityPos, Offsets};
+use crate::offsets::Offsets;
 
 /// A valid URI reference (RFC 3986 §4.1), borrowed: every component is a
 /// slice of the text it was parsed from, and nothing is allocated.
@@ -33,16 +33,8 @@ use crate::offsets::{AuthorityPos, Offsets};
 #[derive(Clone, Copy, Debug)]
 pub struct UriRef<'a> {
     pub(crate) text: &'a str,
-    /// Index of the `:` that ends the scheme.
-    pub(crate) scheme_end: Option<usize>,
-    pub(crate) authority: Option<AuthorityPos>,
-    pub(crate) path: (usize, usize),
-    /// First byte after the `?`; the query runs to the fragment's `#` or the end.
-    pub(crate) query_start: Option<usize>,
-    /// First byte after the `#`; the fragment runs to the end.
-    pub(crate) fragment_start: Option<usize>,
-    /// Whether any component holds a `%XX` triplet.
-    pub(crate) has_percent: bool,
+    /// Where its components stand in `text`.
+    pub(crate) offsets: Offsets,
 }
 
 impl<'a> UriRef<'a> {
@@ -62,23 +54,7 @@ impl<'a> UriRef<'a> {
     /// builds (and so in every test).
     pub(crate) fn from_offsets(text: &'a str, offsets: Offsets) -> UriRef<'a> {
         offsets.debug_check(text.as_bytes());
-        let Offsets {
-            scheme_end,
-            authority,
-            path,
-            query_start,
-            fragment_start,
-            has_percent,
-        } = offsets;
-        UriRef {
-            text,
-            scheme_end,
-            authority,
-            path,
-            query_start,
-            fragment_start,
-            has_percent,
-        }
+        UriRef { text, offsets }
     }
 
     /// The whole reference, as parsed.
@@ -88,66 +64,77 @@ impl<'a> UriRef<'a> {
 
     /// `scheme` (§3.1), without its `:`.
     pub fn scheme(&self) -> Option<&'a str> {
-        self.scheme_end.map(|end| &self.text[..end])
+        self.offsets.scheme_end.map(|end| &self.text[..end])
     }
 
     /// `authority` (§3.2), without the leading `//`.
     pub fn authority(&self) -> Option<&'a str> {
-        self.authority.map(|a| &self.text[a.start..self.path.0])
+        self.offsets
+            .authority
+            .map(|a| &self.text[a.start..self.offsets.path.0])
     }
 
     /// `userinfo` (§3.2.1), without its `@`.
     pub fn userinfo(&self) -> Option<&'a str> {
-        let a = self.authority?;
+        let a = self.offsets.authority?;
         a.userinfo_end.map(|end| &self.text[a.start..end])
     }
 
     /// `host` (§3.2.2), brackets included for an IP literal; defined whenever
     /// the authority is, and possibly empty.
     pub fn host(&self) -> Option<&'a str> {
-        self.authority.map(|a| &self.text[a.host.0..a.host.1])
+        self.offsets
+            .authority
+            .map(|a| &self.text[a.host.0..a.host.1])
     }
 
     /// What kind of host the authority names.
     pub fn host_kind(&self) -> Option<HostKind> {
-        self.authority.map(|a| a.host_kind)
+        self.offsets.authority.map(|a| a.host_kind)
     }
 
     /// `port` (§3.2.3), without its `:`; `Some("")` for a `:` with no digits.
     pub fn port(&self) -> Option<&'a str> {
-        let a = self.authority?;
-        a.port_start.map(|start| &self.text[start..self.path.0])
+        let a = self.offsets.authority?;
+        a.port_start
+            .map(|start| &self.text[start..self.offsets.path.0])
     }
 
     /// `path` (§3.3): always defined, possibly empty.
     pub fn path(&self) -> &'a str {
-        &self.text[self.path.0..self.path.1]
+        &self.text[self.offsets.path.0..self.offsets.path.1]
     }
 
     /// `query` (§3.4), without its `?`.
     pub fn query(&self) -> Option<&'a str> {
-        let end = self.fragment_start.map_or(self.text.len(), |f| f - 1);
-        self.query_start.map(|start| &self.text[start..end])
+        let end = self
+            .offsets
+            .fragment_start
+            .map_or(self.text.len(), |f| f - 1);
+        self.offsets.query_start.map(|start| &self.text[start..end])
     }
 
     /// `fragment` (§3.5), without its `#`.
     pub fn fragment(&self) -> Option<&'a str> {
-        self.fragment_start.map(|start| &self.text[start..])
+        self.offsets.fragment_start.map(|start| &self.text[start..])
     }
 
     /// Whether any component holds a percent-encoded octet (§2.1).
     pub fn has_percent_encoding(&self) -> bool {
-        self.has_percent
+        self.offsets.has_percent
     }
 
     /// Whether this is a relative reference (§4.2): it has no scheme.
     pub fn is_relative(&self) -> bool {
-        self.scheme_end.is_none()
+        self.offsets.scheme_end.is_none()
     }
 
     /// The reference without its fragment: what §5.1 uses as a base URI.
     pub fn without_fragment(&self) -> &'a str {
-        &self.text[..self.fragment_start.map_or(self.text.len(), |f| f - 1)]
+        &self.text[..self
+            .offsets
+            .fragment_start
+            .map_or(self.text.len(), |f| f - 1)]
     }
 
     /// Recomposes the components as RFC 3986 §5.3 says, appending to `out`.

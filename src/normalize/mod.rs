@@ -612,7 +612,7 @@ impl Normalizer {
         }
 
         if let (Some(authority), Some(host), Some(host_kind)) =
-            (uri.authority, uri.host(), uri.host_kind())
+            (uri.offsets.authority, uri.host(), uri.host_kind())
         {
             out.extend_from_slice(b"//");
             let authority_start = out.len();
@@ -674,13 +674,13 @@ impl Normalizer {
                 out,
                 path_start,
                 scheme,
-                uri.authority.is_some(),
+                uri.offsets.authority.is_some(),
                 &mut changes,
             );
         }
         // Without an authority, a path that now starts with `//` would read
         // as one (§3.3): `/.` in front keeps it a path, with the same meaning.
-        if uri.authority.is_none() && out[path_start..].starts_with(b"//") {
+        if uri.offsets.authority.is_none() && out[path_start..].starts_with(b"//") {
             changes.add(Rule::KeepPathFromReadingAsAuthority);
             out.splice(path_start..path_start, *b"/.");
         }

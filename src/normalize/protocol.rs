@@ -15,6 +15,7 @@ use std::cell::RefCell;
 use super::ia;
 use super::scheme::{self, Scheme, lowercase_outside_triplets};
 use super::syntax::decode_triplets;
+use crate::host::parse_numeric_ipv4;
 use crate::rules::SiteRules;
 use crate::swar;
 use crate::uri::{HostKind, UriRef};
@@ -1122,7 +1123,9 @@ pub fn candidates<'a>(uri: &'a UriRef<'_>) -> impl Iterator<Item = Transform> + 
 /// (no authority) is no URL a crawler fetches, and its path has to keep the
 /// `/.` guard.
 fn is_web(uri: &UriRef<'_>) -> bool {
-    matches!(uri.scheme(), Some("http" | "https" | "ws" | "wss")) && uri.authority().is_some()
+    uri.scheme()
+        .is_some_and(|scheme| scheme::is_web_scheme(scheme.as_bytes()))
+        && uri.authority().is_some()
 }
 
 /// RFC 3986 §7.4: the numeric host forms that resolvers accept (decimal,
@@ -1140,80 +1143,6 @@ fn ipv4_numeric(out: &mut Vec<u8>, host_start: usize) -> bool {
     out.truncate(host_start);
     out.extend_from_slice(dotted.as_bytes());
     true
-}
-
-/// Parses the numeric forms of §7.4 into an address: one to four parts,
-/// an optional trailing dot, every part a number.
-///
-/// ```
-/// use urinorm::normalize::protocol::parse_numeric_ipv4;
-/// assert_eq!(parse_numeric_ipv4(b"0x7f.1"), Some(0x7f00_0001));
-/// assert_eq!(parse_numeric_ipv4(b"2130706433"), Some(0x7f00_0001));
-/// assert_eq!(parse_numeric_ipv4(b"017700000001"), Some(0x7f00_0001));
-/// assert_eq!(parse_numeric_ipv4(b"1.2.3.256"), None);
-/// assert_eq!(parse_numeric_ipv4(b"example.com"), None);
-/// ```
-pub fn parse_numeric_ipv4(host: &[u8]) -> Option<u32> {
-    // Every part, so the first, starts with a digit (`0x…`, `0…` or decimal).
-    host.first()
-        .is_some_and(u8::is_ascii_digit)
-        .then(|| address_of_parts(host))
-        .flatten()
-}
-
-/// [`parse_numeric_ipv4`] without its first test.
-fn address_of_parts(host: &[u8]) -> Option<u32> {
-    let host = host.strip_suffix(b".").unwrap_or(host);
-    let mut values = [0u64; 4];
-    let mut count = 0;
-    for part in host.split(|&b| b == b'.') {
-        if count == 4 || part.is_empty() {
-            return None;
-        }
-        values[count] = parse_number(part)?;
-        count += 1;
-    }
-    let (last, leading) = values[..count].split_last()?;
-    let mut address: u64 = 0;
-    for &v in leading {
-        if v > 255 {
-            return None;
-        }
-        address = address << 8 | v;
-    }
-    let remaining_bits = 8 * (4 - leading.len() as u32);
-    if *last >= 1u64 << remaining_bits {
-        return None;
-    }
-    Some((address << remaining_bits | last) as u32)
-}
-
-/// One part: `0x…` hex, `0…` octal, or decimal; `None` if not a number or
-/// too large to matter.
-fn parse_number(part: &[u8]) -> Option<u64> {
-    let (digits, radix) =
-        if part.len() >= 2 && part[0] == b'0' && part[1].eq_ignore_ascii_case(&b'x') {
-            (&part[2..], 16)
-        } else if part.len() > 1 && part[0] == b'0' {
-            (&part[1..], 8)
-        } else {
-            (part, 10)
-        };
-    if digits.is_empty() {
-        // "0x" alone is zero; "" (an empty part) is not a number.
-        return (radix == 16).then_some(0);
-    }
-    let mut value: u64 = 0;
-    for &d in digits {
-        let digit = (d as char).to_digit(radix)?;
-        value = value
-            .checked_mul(u64::from(radix))?
-            .checked_add(u64::from(digit))?;
-        if value > u64::from(u32::MAX) {
-            return None;
-        }
-    }
-    Some(value)
 }
 
 /// Characters whose `%XX` `decode-safe` decodes in a path: every sub-delim,
@@ -1250,11 +1179,6 @@ mod tests {
                 };
                 prop_assert!(filtered.contains(listed.to_ascii_uppercase().as_bytes()), "{}", t);
             }
-        }
-
-        #[test]
-        fn the_numeric_ipv4_shortcut_rejects_no_address(host in "[0-9a-fA-FxX.]{0,12}") {
-            prop_assert_eq!(parse_numeric_ipv4(host.as_bytes()), address_of_parts(host.as_bytes()));
         }
     }
 

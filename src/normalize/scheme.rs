@@ -94,6 +94,13 @@ pub const SCHEMES: &[Scheme] = &[
     internet("nfs", 2049, false),
 ];
 
+/// Whether `scheme` (as the scheme rung writes it: lower case) names the
+/// web: what the protocol rung's transforms and site rules act on, each
+/// with an authority (RFC 9110 §4.2, RFC 6455 §3).
+pub(crate) fn is_web_scheme(scheme: &[u8]) -> bool {
+    matches!(scheme, b"http" | b"https" | b"ws" | b"wss")
+}
+
 /// The table row of a lower-case scheme.
 pub fn lookup(scheme: &[u8]) -> Option<&'static Scheme> {
     SCHEMES.iter().find(|s| s.name.as_bytes() == scheme)

@@ -342,7 +342,7 @@ impl WebParts {
     /// The parts of `uri`, if it is a web URI with an authority.
     fn of(uri: &[u8]) -> Option<WebParts> {
         let colon = memchr::memchr(b':', uri)?;
-        if !matches!(&uri[..colon], b"http" | b"https" | b"ws" | b"wss") {
+        if !crate::normalize::scheme::is_web_scheme(&uri[..colon]) {
             return None;
         }
         let authority = colon + 3;

@@ -348,35 +348,6 @@ fn normalize_writes_one_line_per_accepted_line_in_order() {
 }
 
 #[test]
-fn closed_stdout_ends_quietly() {
-    use std::io::Read;
-    use std::process::{Command, Stdio};
-    let mut input = Vec::new();
-    for i in 0..400_000 {
-        input.extend_from_slice(format!("http://example.com/{i}\n").as_bytes());
-    }
-    let dir = Dir::new();
-    let file = dir.file("many.txt", &input);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
-        .args(["dedup", "--quiet", &file])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = [0u8; 64];
-    child
-        .stdout
-        .as_mut()
-        .unwrap()
-        .read_exact(&mut first)
-        .unwrap();
-    drop(child.stdout.take());
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
-}
-
-#[test]
 fn protocol_presets_and_single_transforms_on_the_command_line() {
     let input = b"http://www.example.com/a/?utm_source=x#top\nhttps://example.com/a\nhttp://www.example.com/a/\n";
     let (run, _) = counted(&["dedup", "--preset", "aggressive"], input);

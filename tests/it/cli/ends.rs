@@ -7,6 +7,7 @@
 //! Each run is given a deadline far above its time here (a second or two)
 //! and killed past it: a hang fails the test, never the suite.
 
+use crate::common::cli::{files_in, store_keys};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -59,6 +60,15 @@ fn wait_ending(child: &mut Child, what: &str) -> ExitStatus {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Runs `command` (its standard output already set) to its end, within
+/// the deadline; returns its exit status and standard error.
+fn run_to_end(mut command: Command, what: &str) -> (ExitStatus, String) {
+    let mut child = command.stderr(Stdio::piped()).spawn().unwrap();
+    let stderr = drain(child.stderr.take().unwrap());
+    let status = wait_ending(&mut child, what);
+    (status, stderr.join().unwrap())
 }
 
 /// Everything a child wrote on a pipe, read on a thread (so it never blocks).
@@ -176,9 +186,8 @@ fn an_endless_input_into_a_closed_pipe_ends() {
 /// would kill the process is ignored, as `sh` passes on), which takes the
 /// same way out as ENOSPC.
 fn with_file_size_limit(args: &[&str], limit_kib: u32) -> (ExitStatus, String) {
-    let what = args.join(" ");
-    let mut child = Command::new("sh")
-        .arg("-c")
+    let mut sh = Command::new("sh");
+    sh.arg("-c")
         .arg(format!(
             "ulimit -f {} && trap '' XFSZ && exec \"$0\" \"$@\"",
             limit_kib * 2 // in 512-byte blocks, the unit POSIX gives
@@ -186,22 +195,8 @@ fn with_file_size_limit(args: &[&str], limit_kib: u32) -> (ExitStatus, String) {
         .arg(env!("CARGO_BIN_EXE_urinorm"))
         .args(args)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = drain(child.stderr.take().unwrap());
-    let status = wait_ending(&mut child, &what);
-    (status, stderr.join().unwrap())
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
+        .stdout(Stdio::null());
+    run_to_end(sh, &args.join(" "))
 }
 
 /// The commands that write a large output with `-o OUT`.
@@ -237,7 +232,7 @@ fn a_full_filesystem_ends_every_command_with_one_sentence() {
         args.extend(["-q", "-o", out.to_str().unwrap()]);
         let (status, stderr) = with_file_size_limit(&args, 2048);
         assert_failed_cleanly(status, &stderr, &out, &args);
-        assert!(entries(out_dir.path()).is_empty(), "{args:?}: files left");
+        assert!(files_in(out_dir.path()).is_empty(), "{args:?}: files left");
     }
 }
 
@@ -250,16 +245,11 @@ fn a_full_standard_output_ends_with_one_sentence() {
         .unwrap();
     for command in ["normalize", "dedup"] {
         let what = format!("{command} > /dev/full");
-        let mut child = urinorm()
-            .args([command, "-q"])
+        let mut run = urinorm();
+        run.args([command, "-q"])
             .arg(&input)
-            .stdout(full.try_clone().unwrap())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = drain(child.stderr.take().unwrap());
-        let status = wait_ending(&mut child, &what);
-        let stderr = stderr.join().unwrap();
+            .stdout(full.try_clone().unwrap());
+        let (status, stderr) = run_to_end(run, &what);
         assert_eq!(status.code(), Some(2), "{what}: {stderr}");
         assert_eq!(
             stderr,
@@ -282,18 +272,12 @@ fn a_full_tmpfs_ends_every_command_with_one_sentence() {
     for args in writing_commands(input.to_str().unwrap(), store.to_str().unwrap()) {
         let mut args = args.clone();
         args.extend(["-q", "-o", out.to_str().unwrap()]);
-        let mut child = urinorm()
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = drain(child.stderr.take().unwrap());
-        let status = wait_ending(&mut child, &args.join(" "));
-        let stderr = stderr.join().unwrap();
+        let mut run = urinorm();
+        run.args(&args).stdout(Stdio::null());
+        let (status, stderr) = run_to_end(run, &args.join(" "));
         assert_failed_cleanly(status, &stderr, &out, &args);
         assert!(stderr.contains("No space left on device"), "{stderr}");
-        assert!(entries(&tiny.path).is_empty(), "{args:?}: files left");
+        assert!(files_in(&tiny.path).is_empty(), "{args:?}: files left");
     }
 }
 
@@ -346,7 +330,7 @@ fn an_error_in_the_engine_ends_the_run() {
     let (status, stderr) = with_file_size_limit(&args, 1024);
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(stderr.starts_with("urinorm: cannot spill"), "{stderr}");
-    assert!(entries(&spill_dir).is_empty(), "spill files left");
+    assert!(files_in(&spill_dir).is_empty(), "spill files left");
 
     // The thread reading a compressed input finds it cut short, batches
     // after the first.
@@ -357,16 +341,9 @@ fn an_error_in_the_engine_ends_the_run() {
     let cut = dir.path().join("cut.txt.gz");
     std::fs::write(&cut, gzip).unwrap();
     for command in ["normalize", "dedup"] {
-        let mut child = urinorm()
-            .args([command, "-q"])
-            .arg(&cut)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = drain(child.stderr.take().unwrap());
-        let status = wait_ending(&mut child, command);
-        let stderr = stderr.join().unwrap();
+        let mut run = urinorm();
+        run.args([command, "-q"]).arg(&cut).stdout(Stdio::null());
+        let (status, stderr) = run_to_end(run, command);
         assert_eq!(status.code(), Some(2), "{command}: {stderr}");
         assert!(stderr.contains("is damaged"), "{command}: {stderr}");
     }
@@ -445,5 +422,5 @@ fn an_interrupt_ends_a_live_run_on_a_file_and_commits_what_it_answered() {
     let store = store.to_str().unwrap();
     let verify = crate::common::cli::urinorm(&["seen", "verify", store], b"");
     assert_eq!(verify.code, 0, "{}", verify.stderr);
-    assert!(crate::common::cli::store_keys(store) <= answered);
+    assert!(store_keys(store) <= answered);
 }

@@ -5,19 +5,9 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::common::cli::urinorm;
+use crate::common::cli::{files_in, urinorm};
 
 const INPUT: &[u8] = b"http://a/\nHTTP://A/\nnot a uri\n";
-
-/// Every file left in `dir`, by name.
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 #[test]
 fn every_output_path_is_checked_before_work() {

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::common::cli::{urinorm, wait_until};
+use crate::common::cli::{files_in, urinorm, wait_until};
 use serde_json::Value;
 use urinorm::normalize::{Normalizer, Rung};
 
@@ -40,13 +40,6 @@ fn write_corpus(dir: &Path) -> String {
     let path = dir.join("corpus.txt");
     std::fs::write(&path, corpus()).unwrap();
     path.to_str().unwrap().to_string()
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
 }
 
 fn stats(path: &Path) -> Value {
@@ -95,7 +88,7 @@ fn spilled_output_is_the_same_bytes_for_every_emit_and_thread_count() {
             }
             assert!(spill["spill"]["records"].as_u64().unwrap() > 0);
             assert!(
-                entries(spill_dir.path()).is_empty(),
+                files_in(spill_dir.path()).is_empty(),
                 "spill files left behind"
             );
         }
@@ -115,7 +108,7 @@ fn standard_input_spills_too() {
     assert_eq!(spilled.code, 0, "{}", spilled.stderr);
     assert!(spilled.stderr.contains("spilled"), "{}", spilled.stderr);
     assert!(in_memory.stdout == spilled.stdout);
-    assert!(entries(spill_dir.path()).is_empty());
+    assert!(files_in(spill_dir.path()).is_empty());
 }
 
 #[test]
@@ -168,7 +161,7 @@ fn a_full_disk_is_exit_2_with_a_sentence_and_no_output() {
         ],
         b"",
     );
-    let left = entries(small.path());
+    let left = files_in(small.path());
     let _ = Command::new("umount").arg(small.path()).status();
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
@@ -182,7 +175,7 @@ fn a_full_disk_is_exit_2_with_a_sentence_and_no_output() {
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     assert!(!out.exists(), "a partial output was put in place");
     assert_eq!(
-        entries(work.path()),
+        files_in(work.path()),
         ["corpus.txt"],
         "temporary output left"
     );
@@ -207,9 +200,9 @@ fn ctrl_c_removes_the_spill_and_the_unfinished_output() {
     // run waits for more, with its spill files on disk.
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&corpus()).unwrap();
-    wait_until("a spill file", || !entries(spill_dir.path()).is_empty());
+    wait_until("a spill file", || !files_in(spill_dir.path()).is_empty());
     assert!(
-        entries(work.path())
+        files_in(work.path())
             .iter()
             .any(|e| e.starts_with(".urinorm-"))
     );
@@ -222,6 +215,6 @@ fn ctrl_c_removes_the_spill_and_the_unfinished_output() {
     drop(stdin);
     assert_eq!(output.status.code(), Some(130));
     assert!(String::from_utf8_lossy(&output.stderr).contains("interrupted"));
-    assert!(entries(spill_dir.path()).is_empty(), "spill files left");
-    assert!(entries(work.path()).is_empty(), "output files left");
+    assert!(files_in(spill_dir.path()).is_empty(), "spill files left");
+    assert!(files_in(work.path()).is_empty(), "output files left");
 }
