@@ -18,6 +18,13 @@
 //! at the end and merged back in input order: the same bytes); the `writer`
 //! numbers, reports, writes and counts, in input order. The producer thread
 //! runs one batch ahead of the writer, so writing overlaps the parallel work.
+//!
+//! What a run's options mean together is decided once, before any line is
+//! read, by the `plan` (refusals, how a seen store is consulted, what
+//! spills, spools or commits as it goes); the steps read it. However a run
+//! ends (its input's end, an error in any thread, a closed output, an
+//! interrupt), every thread sees it: the writer's side drops the channel
+//! and raises a halt the producer looks at between batches.
 
 mod caps;
 pub(crate) mod chunks;
