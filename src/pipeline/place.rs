@@ -118,11 +118,11 @@ impl Arena {
     }
 
     /// The bytes the arena holds: those written, not the blocks' capacity.
-    /// A block's untouched tail is address space, not memory (the
-    /// allocator maps a block this large lazily, and a page is made only
-    /// when first written): counting capacity made 512 shards' first
-    /// blocks look like 128 MiB, so any smaller limit was "reached" by the
-    /// first key of every shard.
+    /// A fresh block's untouched tail is mostly address space, not memory
+    /// (the system makes a page when it is first written; a block reusing
+    /// freed memory is the exception): counting capacity made 512 shards'
+    /// first blocks look like 128 MiB, so any smaller limit was "reached"
+    /// by the first key of every shard.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.blocks.iter().map(Vec::len).sum()
     }

@@ -62,6 +62,20 @@ fn wait_ending(child: &mut Child, what: &str) -> ExitStatus {
     }
 }
 
+/// Starts `urinorm args…` with `stdin`, its standard output piped to the
+/// test, its standard error read on a thread.
+fn start_piped(args: &[&str], stdin: Stdio) -> (Child, std::thread::JoinHandle<String>) {
+    let mut child = urinorm()
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = drain(child.stderr.take().unwrap());
+    (child, stderr)
+}
+
 /// Runs `command` (its standard output already set) to its end, within
 /// the deadline; returns its exit status and standard error.
 fn run_to_end(mut command: Command, what: &str) -> (ExitStatus, String) {
@@ -84,17 +98,11 @@ fn drain(pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
 /// as `| head -1` does; returns the exit status and standard error.
 fn first_line_then_close(args: &[&str], stdin: Option<Vec<u8>>) -> (ExitStatus, String) {
     let what = args.join(" ");
-    let mut child = urinorm()
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let piped = match stdin {
+        Some(_) => Stdio::piped(),
+        None => Stdio::null(),
+    };
+    let (mut child, stderr) = start_piped(args, piped);
     // Standard input fed from a thread, which stops when the pipe closes.
     let feeder = stdin.map(|bytes| {
         let mut pipe = child.stdin.take().unwrap();
@@ -102,7 +110,6 @@ fn first_line_then_close(args: &[&str], stdin: Option<Vec<u8>>) -> (ExitStatus, 
             let _ = pipe.write_all(&bytes);
         })
     });
-    let stderr = drain(child.stderr.take().unwrap());
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
@@ -363,14 +370,8 @@ fn an_interrupt_ends_a_run_whose_output_is_not_read() {
     for command in ["normalize", "dedup"] {
         // Nobody reads the output: the writer waits on a full pipe, the
         // producer on the writer.
-        let mut child = urinorm()
-            .args([command, "-q"])
-            .arg(&input)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = drain(child.stderr.take().unwrap());
+        let (mut child, stderr) =
+            start_piped(&[command, "-q", input.to_str().unwrap()], Stdio::null());
         let mut first = [0u8; 1];
         child
             .stdout
@@ -391,22 +392,16 @@ fn an_interrupt_ends_a_live_run_on_a_file_and_commits_what_it_answered() {
     // see it as the end of a mapped file too, not only of a stream.
     let (dir, input) = with_big_input();
     let store = dir.path().join("store");
-    let mut child = urinorm()
-        .args([
-            "dedup",
-            "-q",
-            "--emit",
-            "verdict",
-            "--line-buffered",
-            "--seen",
-        ])
-        .arg(&store)
-        .arg(&input)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = drain(child.stderr.take().unwrap());
+    let args = [
+        "dedup",
+        "-q",
+        "--emit",
+        "verdict",
+        "--line-buffered",
+        "--seen",
+    ];
+    let paths = [store.to_str().unwrap(), input.to_str().unwrap()];
+    let (mut child, stderr) = start_piped(&[&args[..], &paths].concat(), Stdio::null());
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
