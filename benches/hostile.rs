@@ -3,7 +3,7 @@
 //! stays flat across sizes (criterion's throughput) means linear time.
 
 use criterion::{BenchmarkId, Criterion, Throughput, black_box, criterion_group, criterion_main};
-use urinorm::normalize::{Normalizer, Rung};
+use urinorm::normalize::{Normalizer, Rung, Scratch};
 
 fn hostile(c: &mut Criterion) {
     let shapes: [(&str, &[u8]); 4] = [
@@ -22,10 +22,13 @@ fn hostile(c: &mut Criterion) {
             }
             group.throughput(Throughput::Bytes(line.len() as u64));
             let mut out = Vec::with_capacity(line.len() * 2);
+            let mut scratch = Scratch::default();
             group.bench_with_input(BenchmarkId::new(name, repeats), &line, |b, line| {
                 b.iter(|| {
                     out.clear();
-                    scheme.normalize_into(black_box(line), &mut out).is_ok()
+                    scheme
+                        .normalize_into(black_box(line), &mut out, &mut scratch)
+                        .is_ok()
                 })
             });
         }

@@ -14,10 +14,11 @@ use urinorm::UriRef;
 use urinorm::key::KeyFormat;
 use urinorm::mapper::{Columns, NormalizeLines};
 use urinorm::normalize::protocol::{PRESETS, Protocol};
-use urinorm::normalize::{Normalizer, Rung};
+use urinorm::normalize::{Normalizer, Rung, Scratch};
 use urinorm::pipeline::LineMapper;
 use urinorm::pipeline::input::lines;
 use urinorm::rules::{RulesFormat, RulesText, SiteRules};
+use urinorm::scratch::Slot;
 
 fn sample() -> Vec<Vec<u8>> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/sample/urls.txt");
@@ -55,13 +56,17 @@ fn bench_normalizer(
     lines: &[Vec<u8>],
 ) {
     let mut out = Vec::with_capacity(4096);
+    let mut scratch = Scratch::default();
     group.bench_function(name, |b| {
         b.iter(|| {
             let mut accepted = 0;
             for line in lines {
                 out.clear();
-                accepted +=
-                    usize::from(normalizer.normalize_into(black_box(line), &mut out).is_ok());
+                accepted += usize::from(
+                    normalizer
+                        .normalize_into(black_box(line), &mut out, &mut scratch)
+                        .is_ok(),
+                );
             }
             accepted
         })
@@ -85,9 +90,11 @@ fn site_rules(c: &mut Criterion) {
     let lines_500 = rules_file("bench-500.rules", RulesFormat::Lines);
     let clearurls_200 = rules_file("bench-clearurls.json", RulesFormat::ClearUrls);
     let with = |texts: &[RulesText]| {
-        aggressive
-            .clone()
-            .with_rules(SiteRules::compile(texts).expect("the benchmark rules compile"))
+        aggressive.clone().with_rules(
+            SiteRules::compile(texts)
+                .expect("the benchmark rules compile")
+                .into_rewrite(),
+        )
     };
     let cases = [
         ("aggressive", aggressive.clone()),
@@ -134,12 +141,17 @@ fn corpus_lines(c: &mut Criterion) {
     for (name, normalizer) in normalizers {
         let mapper = NormalizeLines::new(normalizer, KeyFormat::Canonical, Columns::default());
         let mut out = Vec::with_capacity(1 << 20);
+        let mut scratch = Slot::default();
         group.bench_function(name, |b| {
             b.iter(|| {
                 out.clear();
                 lines
                     .iter()
-                    .filter(|line| mapper.map_line(black_box(line), &mut out).is_ok())
+                    .filter(|line| {
+                        mapper
+                            .map_line(black_box(line), &mut out, &mut scratch)
+                            .is_ok()
+                    })
                     .count()
             })
         });

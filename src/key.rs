@@ -6,7 +6,7 @@
 use std::str::FromStr;
 
 use crate::error::{ErrorKind, InvalidUri};
-use crate::normalize::{Changes, Normalizer};
+use crate::normalize::{Changes, Normalizer, Scratch};
 use crate::surt::normalize_surt_into;
 use crate::uri::SchemeHost;
 
@@ -14,10 +14,11 @@ use crate::uri::SchemeHost;
 ///
 /// ```
 /// use urinorm::key::KeyFormat;
-/// use urinorm::normalize::{Normalizer, Rung};
-/// let mut out = Vec::new();
+/// use urinorm::normalize::{Normalizer, Rung, Scratch};
+/// let (mut out, mut scratch) = (Vec::new(), Scratch::default());
 /// let key: KeyFormat = "surt".parse()?;
-/// key.write(&Normalizer::new(Rung::Scheme), b"http://WWW.Example.com/a", &mut out)?;
+/// let scheme = Normalizer::new(Rung::Scheme);
+/// key.write(&scheme, b"http://WWW.Example.com/a", &mut out, &mut scratch)?;
 /// assert_eq!(out, b"com,example,www)/a");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -65,12 +66,13 @@ impl KeyFormat {
         normalizer: &Normalizer,
         input: &[u8],
         out: &mut Vec<u8>,
+        scratch: &mut Scratch,
     ) -> Result<Changes, InvalidUri> {
         match self {
-            KeyFormat::Canonical => normalizer.normalize_into(input, out),
-            KeyFormat::Surt => normalize_surt_into(normalizer, input, out),
-            KeyFormat::Host => Site::Host.write(normalizer, input, out),
-            KeyFormat::Domain => Site::Domain.write(normalizer, input, out),
+            KeyFormat::Canonical => normalizer.normalize_into(input, out, scratch),
+            KeyFormat::Surt => normalize_surt_into(normalizer, input, out, scratch),
+            KeyFormat::Host => Site::Host.write(normalizer, input, out, scratch),
+            KeyFormat::Domain => Site::Domain.write(normalizer, input, out, scratch),
         }
     }
 
@@ -103,9 +105,10 @@ impl Site {
         normalizer: &Normalizer,
         input: &[u8],
         out: &mut Vec<u8>,
+        scratch: &mut Scratch,
     ) -> Result<Changes, InvalidUri> {
         let start = out.len();
-        let changes = normalizer.normalize_into(input, out)?;
+        let changes = normalizer.normalize_into(input, out, scratch)?;
         self.cut(out, start)?;
         Ok(changes)
     }

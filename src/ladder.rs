@@ -27,14 +27,14 @@ use rayon::prelude::*;
 
 use crate::error::ErrorKind;
 use crate::key::Site;
-use crate::mapper::Columns;
+use crate::mapper::{ColumnScratch, Columns};
 use crate::normalize::protocol::{PRESETS, Preset, Protocol, Transform, candidates};
-use crate::normalize::{Normalizer, Rung};
-use crate::pipeline::chunks::{Chunk, ChunkBytes, Chunks};
+use crate::normalize::{Normalizer, Rung, Scratch};
+use crate::pipeline::chunks::{Chunk, ChunkBytes, Chunks, Line, LineRules};
 use crate::pipeline::hash::{InMemoryPrints, PrintHasher};
-use crate::pipeline::input::{Input, InputError, lines_at};
+use crate::pipeline::input::{Input, InputError};
 use crate::pipeline::place::Place;
-use crate::pipeline::{MAX_LINE_BYTES, Progress, RunError, thread_pool};
+use crate::pipeline::{CHUNKS_PER_THREAD, MAX_LINE_BYTES, Progress, RunError, thread_pool};
 use crate::rules::SiteRules;
 use crate::uri::{SchemeHost, UriRef, mask_password};
 
@@ -202,7 +202,10 @@ pub fn steps(options: &Options) -> Vec<Step> {
     if let (Some(rules), Some(last)) = (&options.rules, steps.last()) {
         steps.push(Step {
             kind: StepKind::Rules,
-            normalizer: last.normalizer.clone().with_rules(rules.all.clone()),
+            normalizer: last
+                .normalizer
+                .clone()
+                .with_rules(rules.all.clone().into_rewrite()),
         });
     }
     steps
@@ -232,7 +235,9 @@ impl Alone {
             .iter()
             .flat_map(|r| &r.files)
             .take(MAX_ATTRIBUTED_RULES_FILES)
-            .map(|(_, rules)| Normalizer::with_protocol(Protocol::none()).with_rules(rules.clone()))
+            .map(|(_, rules)| {
+                Normalizer::with_protocol(Protocol::none()).with_rules(rules.clone().into_rewrite())
+            })
             .collect();
         Alone {
             transforms,
@@ -431,9 +436,13 @@ impl Reading<'_, '_> {
     fn with_uri<T>(
         &self,
         line: &[u8],
+        scratch: &mut ColumnScratch,
         with: impl FnOnce(&[u8]) -> Result<T, crate::InvalidUri>,
     ) -> Result<T, crate::InvalidUri> {
-        self.options.columns.with_uri(line, with).map(|(t, _)| t)
+        self.options
+            .columns
+            .with_uri(line, scratch, with)
+            .map(|(t, _)| t)
     }
 }
 
@@ -691,9 +700,6 @@ impl RungCounts {
     }
 }
 
-/// How many chunks of input each thread fingerprints per batch.
-const CHUNKS_PER_THREAD: usize = 4;
-
 /// The first pass: batches of the pipeline's chunks are fingerprinted in
 /// parallel, and each batch is counted while the next one is fingerprinted.
 fn count_rungs<'a>(
@@ -766,10 +772,10 @@ fn print_chunk<'a>(
 ) -> Result<ChunkPrints<'a>, usize> {
     let t0 = Instant::now();
     let options = reading.options;
-    let bytes: &[u8] = &chunk.bytes;
     // Every line of the chunk can be placed if its end can.
-    Place::in_input(chunk.source, chunk.offset + bytes.len()).map_err(|_| chunk.source)?;
+    Place::in_input(chunk.source, chunk.offset + chunk.bytes.len()).map_err(|_| chunk.source)?;
     let plain = options.columns.is_plain();
+    let (mut column_scratch, mut scratch) = (ColumnScratch::default(), Scratch::default());
     let mut lines = Vec::new();
     // The URIs: parsed from the lines as they are read when the lines are
     // the URIs; else prepared (a column, repaired, resolved) into one
@@ -778,30 +784,30 @@ fn print_chunk<'a>(
     let mut prepared = Vec::new();
     let mut prepared_spans: Vec<Result<Range<usize>, &'static str>> = Vec::new();
     let mut blank = 0;
-    let skip_header = options.header && chunk.offset == 0;
-    for (number, line) in lines_at(bytes, chunk.offset) {
-        if number == 1 && skip_header {
-            continue;
-        }
-        if line.is_empty() {
-            blank += 1;
-            continue;
-        }
-        let too_long = line.len() > options.max_line_bytes;
+    let rules = LineRules {
+        header: options.header,
+        max_line_bytes: options.max_line_bytes,
+    };
+    for (_, at, line) in chunk.lines(rules) {
+        let line_bytes = at.of(&chunk.bytes);
         let from = prepared.len();
-        let span = if too_long {
-            Err(ErrorKind::LineTooLong.reason())
-        } else if plain {
-            Ok(0..0)
-        } else {
-            reading
-                .with_uri(line, |uri| {
+        let span = match line {
+            Line::Header => continue,
+            Line::Blank => {
+                blank += 1;
+                continue;
+            }
+            Line::TooLong => Err(ErrorKind::LineTooLong.reason()),
+            Line::Text(_) if plain => Ok(0..0),
+            Line::Text(line) => reading
+                .with_uri(line, &mut column_scratch, |uri| {
                     prepared.extend_from_slice(uri);
                     Ok(())
                 })
                 .map(|()| from..prepared.len())
-                .map_err(|e| e.kind().reason())
+                .map_err(|e| e.kind().reason()),
         };
+        let line = line_bytes;
         if let Some(fraction) = options.sample {
             let uri = match &span {
                 Ok(r) if !plain => &prepared[r.clone()],
@@ -812,8 +818,7 @@ fn print_chunk<'a>(
                 continue;
             }
         }
-        let start = line.as_ptr() as usize - bytes.as_ptr() as usize;
-        lines.push(start as u32..(start + line.len()) as u32);
+        lines.push(at.start..at.start + at.len);
         if plain {
             parsed.push(span.and_then(|_| parse(line)));
         } else {
@@ -843,7 +848,10 @@ fn print_chunk<'a>(
             .iter()
             .map(|uri| {
                 out.clear();
-                match uri.as_ref().map(|u| rungs[r].normalize_parsed(u, &mut out)) {
+                let normalized = uri
+                    .as_ref()
+                    .map(|u| rungs[r].normalize_parsed(u, &mut out, &mut scratch));
+                match normalized {
                     Ok(Ok(_)) => reading.prints.of(&out),
                     Ok(Err(e)) => {
                         // The scheme rung's rejects hold the syntax rung's.
@@ -920,15 +928,18 @@ fn protocol_prints(
 ) -> ProtocolPrints {
     let scheme = Normalizer::new(Rung::Scheme);
     let prints = &reading.prints;
+    let (mut column_scratch, mut scratch) = (ColumnScratch::default(), Scratch::default());
     let mut forms = Vec::new();
     let spans: Vec<Range<usize>> = run
         .iter()
         .map(|class| {
             let start = forms.len();
             reading
-                .with_uri(lines.line(class.first, &reading.maps), |uri| {
-                    scheme.normalize_into(uri, &mut forms)
-                })
+                .with_uri(
+                    lines.line(class.first, &reading.maps),
+                    &mut column_scratch,
+                    |uri| scheme.normalize_into(uri, &mut forms, &mut scratch),
+                )
                 .expect("the first pass accepted this line at the scheme rung");
             start..forms.len()
         })
@@ -946,7 +957,7 @@ fn protocol_prints(
     let mut image = |normalizer: &Normalizer, i: usize| -> Result<Print, ()> {
         out.clear();
         normalizer
-            .protocol_form(&parsed[i], &mut out)
+            .protocol_form(&parsed[i], &mut out, &mut scratch)
             .map_err(|_| ())?;
         Ok(match out != forms[spans[i].clone()] {
             true => prints.of(&out),
@@ -1107,7 +1118,7 @@ fn examples_in(
                 .map(|place| {
                     let line = lines.line(place, &reading.maps);
                     reading
-                        .with_uri(line, |uri| Ok(uri.to_vec()))
+                        .with_uri(line, &mut ColumnScratch::default(), |uri| Ok(uri.to_vec()))
                         .unwrap_or_else(|_| line.to_vec())
                 })
                 .collect();
@@ -1138,12 +1149,17 @@ fn examples_in(
 
 /// The names of what `step` changed in `uri` beyond `below`.
 fn reasons(step: &Step, below: &Step, uri: &[u8]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut fired = Vec::new();
-    let Ok(changes) = step.normalizer.normalize_traced(uri, &mut out, &mut fired) else {
+    let (mut out, mut fired, mut scratch) = (Vec::new(), Vec::new(), Scratch::default());
+    let Ok(changes) = step
+        .normalizer
+        .normalize_traced(uri, &mut out, &mut fired, &mut scratch)
+    else {
         return Vec::new();
     };
-    let below_changes = below.normalizer.normalize_into(uri, &mut Vec::new()).ok();
+    let below_changes = below
+        .normalizer
+        .normalize_into(uri, &mut Vec::new(), &mut scratch)
+        .ok();
     let rung = step.normalizer.rung();
     let mut names: Vec<String> = changes
         .rules()

@@ -7,18 +7,18 @@
 //! It knows lines and columns and calls the RFC modules; it knows nothing
 //! of threads or files.
 
-use std::cell::RefCell;
 use std::ops::Range;
 
 use crate::error::{ErrorKind, InvalidUri, Within};
 use crate::key::{KeyFormat, Site};
 use crate::lenient::{self, Repair};
 use crate::normalize::protocol::Transform;
-use crate::normalize::{Changes, Normalizer};
+use crate::normalize::{Changes, Normalizer, Scratch};
 use crate::pipeline::{LineMapper, Mapped, Note, NoteKind};
 use crate::resolve::{SchemeRule, resolve_into};
 use crate::rules::Events;
 use crate::scope::Scope;
+use crate::scratch::Slot;
 use crate::surt::normalize_surt_into;
 use crate::uri::{SchemeHost, UriRef};
 
@@ -38,12 +38,14 @@ pub struct Columns {
     pub lenient: bool,
 }
 
-thread_local! {
-    /// Reused buffers, so that no line allocates: a repaired value, a
-    /// resolved reference, and the column boundaries of the line.
-    static REPAIRED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    static RESOLVED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    static COLUMNS: RefCell<Vec<Range<usize>>> = const { RefCell::new(Vec::new()) };
+/// The buffers [`Columns`] reuses from one line to the next, so that no
+/// line allocates: a repaired value, a resolved reference, and the column
+/// boundaries of the line. A thread makes one and lends it to every call.
+#[derive(Debug, Default)]
+pub struct ColumnScratch {
+    repaired: Vec<u8>,
+    resolved: Vec<u8>,
+    columns: Vec<Range<usize>>,
 }
 
 impl Columns {
@@ -61,15 +63,17 @@ impl Columns {
     /// repairs made (as [`Repair::bit`]s).
     ///
     /// ```
-    /// use urinorm::mapper::Columns;
+    /// use urinorm::mapper::{ColumnScratch, Columns};
     /// let columns = Columns { field: Some(1), base_field: Some(0), delimiter: b'\t', ..Columns::default() };
-    /// let (uri, _) = columns.with_uri(b"http://a/b/c\t../d", |uri| Ok(uri.to_vec()))?;
+    /// let mut scratch = ColumnScratch::default();
+    /// let (uri, _) = columns.with_uri(b"http://a/b/c\t../d", &mut scratch, |uri| Ok(uri.to_vec()))?;
     /// assert_eq!(uri, b"http://a/d");
     /// # Ok::<(), urinorm::InvalidUri>(())
     /// ```
     pub fn with_uri<T>(
         &self,
         line: &[u8],
+        scratch: &mut ColumnScratch,
         with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
     ) -> Result<(T, u32), InvalidUri> {
         if self.is_plain() {
@@ -78,17 +82,15 @@ impl Columns {
             return Ok((with, 0));
         }
         let Some(field) = self.field else {
-            return self.prepare(line, None, self.fixed_base(), with);
+            return self.prepare(line, None, self.fixed_base(), scratch, with);
         };
-        COLUMNS.with_borrow_mut(|columns| {
-            split_columns(line, self.delimiter, columns);
-            let value = column(line, columns, field)?;
-            let base = match self.base_field {
-                Some(m) => Some(column(line, columns, m)?),
-                None => self.fixed_base(),
-            };
-            self.prepare(value, Some(field), base, with)
-        })
+        split_columns(line, self.delimiter, &mut scratch.columns);
+        let value = column(line, &scratch.columns, field)?;
+        let base = match self.base_field {
+            Some(m) => Some(column(line, &scratch.columns, m)?),
+            None => self.fixed_base(),
+        };
+        self.prepare(value, Some(field), base, scratch, with)
     }
 
     /// Calls `with` on `value` (column `field`, or the whole line) repaired
@@ -101,49 +103,48 @@ impl Columns {
         value: &[u8],
         field: Option<usize>,
         base: Option<&[u8]>,
+        scratch: &mut ColumnScratch,
         with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
     ) -> Result<(T, u32), InvalidUri> {
         let number = |n: usize| u32::try_from(n + 1).unwrap_or(u32::MAX);
         let in_value = field.map_or(Within::Text, |n| Within::Field(number(n)));
-        REPAIRED.with_borrow_mut(|repaired| {
-            repaired.clear();
-            let notes = if self.lenient {
-                lenient::repair(value, repaired)
-            } else {
-                0
+        let ColumnScratch {
+            repaired, resolved, ..
+        } = scratch;
+        repaired.clear();
+        let notes = if self.lenient {
+            lenient::repair(value, repaired)
+        } else {
+            0
+        };
+        let text = if notes == 0 { value } else { &repaired[..] };
+        // An error in `text`: at the user's byte, with the repair that
+        // would have avoided it when the run is strict.
+        let in_text = |e: InvalidUri| {
+            let offset = match notes {
+                0 => e.offset(),
+                _ => lenient::original_offset(value, e.offset()),
             };
-            let text = if notes == 0 { value } else { &repaired[..] };
-            // An error in `text`: at the user's byte, with the repair that
-            // would have avoided it when the run is strict.
-            let in_text = |e: InvalidUri| {
-                let offset = match notes {
-                    0 => e.offset(),
-                    _ => lenient::original_offset(value, e.offset()),
-                };
-                let e = e.within(in_value, offset);
-                match self.lenient {
-                    true => e,
-                    false => lenient::explain_rejection(value, e),
-                }
-            };
-            let Some(base) = base else {
-                return Ok((with(text).map_err(in_text)?, notes));
-            };
-            let in_base = |e: InvalidUri| match self.base_field {
-                Some(m) => e.within(Within::BaseField(number(m)), e.offset()),
-                None => e,
-            };
-            RESOLVED.with_borrow_mut(|resolved| {
-                // A base that is not a URI rejects the line, with its reason.
-                let base = UriRef::parse_bytes(base).map_err(in_base)?;
-                let reference = UriRef::parse_bytes(text).map_err(in_text)?;
-                resolved.clear();
-                resolve_into(&base, &reference, SchemeRule::Strict, resolved).map_err(in_base)?;
-                let in_resolved =
-                    |e: InvalidUri| e.within(Within::Resolved(field.map(number)), e.offset());
-                Ok((with(resolved).map_err(in_resolved)?, notes))
-            })
-        })
+            let e = e.within(in_value, offset);
+            match self.lenient {
+                true => e,
+                false => lenient::explain_rejection(value, e),
+            }
+        };
+        let Some(base) = base else {
+            return Ok((with(text).map_err(in_text)?, notes));
+        };
+        let in_base = |e: InvalidUri| match self.base_field {
+            Some(m) => e.within(Within::BaseField(number(m)), e.offset()),
+            None => e,
+        };
+        // A base that is not a URI rejects the line, with its reason.
+        let base = UriRef::parse_bytes(base).map_err(in_base)?;
+        let reference = UriRef::parse_bytes(text).map_err(in_text)?;
+        resolved.clear();
+        resolve_into(&base, &reference, SchemeRule::Strict, resolved).map_err(in_base)?;
+        let in_resolved = |e: InvalidUri| e.within(Within::Resolved(field.map(number)), e.offset());
+        Ok((with(resolved).map_err(in_resolved)?, notes))
     }
 }
 
@@ -176,9 +177,14 @@ pub struct NormalizeLines {
     pub site: Option<Site>,
 }
 
-thread_local! {
+/// The buffers [`NormalizeLines`] reuses from one line to the next, in
+/// the worker's scratch [`Slot`].
+#[derive(Debug, Default)]
+struct LineScratch {
+    columns: ColumnScratch,
+    normalize: Scratch,
     /// The site of the line being mapped, until it is appended.
-    static SITE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    site: Vec<u8>,
 }
 
 /// What the note bits count: the lenient repairs, then what site rules
@@ -217,18 +223,22 @@ fn rule_notes(changes: Changes) -> u32 {
 }
 
 impl LineMapper for NormalizeLines {
-    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri> {
+    fn map_line(
+        &self,
+        line: &[u8],
+        out: &mut Vec<u8>,
+        scratch: &mut Slot,
+    ) -> Result<Option<Mapped>, InvalidUri> {
         let start = out.len();
-        let Some(mut mapped) = self.map_uri(line, out)? else {
+        let scratch: &mut LineScratch = scratch.get();
+        let Some(mut mapped) = self.map_uri(line, out, scratch)? else {
             out.truncate(start);
             return Ok(None);
         };
         if self.site.is_some() {
-            SITE.with_borrow(|site| {
-                let at = out.len();
-                out.extend_from_slice(site);
-                mapped.site = (!site.is_empty()).then_some(at..out.len());
-            });
+            let at = out.len();
+            out.extend_from_slice(&scratch.site);
+            mapped.site = (!scratch.site.is_empty()).then_some(at..out.len());
         }
         Ok(Some(mapped))
     }
@@ -251,16 +261,26 @@ impl NormalizeLines {
     }
 
     /// The line's key and output, or `None` when its URI is out of scope.
-    fn map_uri(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri> {
+    fn map_uri(
+        &self,
+        line: &[u8],
+        out: &mut Vec<u8>,
+        scratch: &mut LineScratch,
+    ) -> Result<Option<Mapped>, InvalidUri> {
+        let LineScratch {
+            columns: column_scratch,
+            normalize,
+            site,
+        } = scratch;
         if self.columns.is_plain() && self.key == KeyFormat::Canonical {
             // The hot path: no copy at all when the line is already canonical.
             let start = out.len();
             let (changed, changes) = self
                 .normalizer
-                .rewrite_if_changed(line, out)
+                .rewrite_if_changed(line, out, normalize)
                 .map_err(|e| lenient::explain_rejection(line, e))?;
             let canonical = if changed { &out[start..] } else { line };
-            if !self.judge(canonical) {
+            if !self.judge(canonical, site) {
                 return Ok(None);
             }
             let mapped = match changed {
@@ -274,82 +294,84 @@ impl NormalizeLines {
         }
         let Some(field) = self.columns.field else {
             let start = out.len();
-            let (in_scope, notes) = self
-                .columns
-                .with_uri(line, |uri| self.write_key(uri, out, true))?;
+            let (in_scope, notes) = self.columns.with_uri(line, column_scratch, |uri| {
+                self.write_key(uri, out, true, normalize, site)
+            })?;
             return Ok(in_scope.map(|rule_notes| Mapped {
                 notes: notes | rule_notes,
                 ..Mapped::key(start..out.len())
             }));
         };
-        COLUMNS.with_borrow_mut(|columns| {
-            split_columns(line, self.columns.delimiter, columns);
-            let base = match self.columns.base_field {
-                Some(m) => Some(column(line, columns, m)?),
-                None => self.columns.fixed_base(),
-            };
-            let start = out.len();
-            let value = column(line, columns, field)?;
-            // The line, with the URI's column replaced by its key.
-            out.extend_from_slice(&line[..columns[field].start]);
-            let key_start = out.len();
-            let (in_scope, notes) = self
-                .columns
-                .prepare(value, Some(field), base, |uri| {
-                    self.write_key(uri, out, true)
-                })
-                .inspect_err(|_| out.truncate(start))?;
-            let Some(rule_notes) = in_scope else {
-                return Ok(None);
-            };
-            let notes = notes | rule_notes;
-            let key_range = key_start..out.len();
-            out.extend_from_slice(&line[columns[field].end..]);
-            let output = start..out.len();
-            if self.columns.key_fields.is_empty() {
-                return Ok(Some(Mapped {
-                    key: Some(key_range),
-                    output: Some(output),
-                    notes,
-                    site: None,
-                }));
-            }
-            // The key: the named columns, normalized, joined by the delimiter.
-            let key_start = out.len();
-            for (i, &k) in self.columns.key_fields.iter().enumerate() {
-                if i > 0 {
-                    out.push(self.columns.delimiter);
-                }
-                if k == field {
-                    out.extend_from_within(key_range.clone());
-                } else {
-                    let value = column(line, columns, k).inspect_err(|_| out.truncate(start))?;
-                    self.columns
-                        .prepare(value, Some(k), None, |uri| self.write_key(uri, out, false))
-                        .inspect_err(|_| out.truncate(start))?;
-                }
-            }
-            Ok(Some(Mapped {
-                key: Some(key_start..out.len()),
+        split_columns(line, self.columns.delimiter, &mut column_scratch.columns);
+        let columns = &column_scratch.columns;
+        let base = match self.columns.base_field {
+            Some(m) => Some(column(line, columns, m)?),
+            None => self.columns.fixed_base(),
+        };
+        let start = out.len();
+        let value = column(line, columns, field)?;
+        let field_span = columns[field].clone();
+        // The line, with the URI's column replaced by its key.
+        out.extend_from_slice(&line[..field_span.start]);
+        let key_start = out.len();
+        let (in_scope, notes) = self
+            .columns
+            .prepare(value, Some(field), base, column_scratch, |uri| {
+                self.write_key(uri, out, true, normalize, site)
+            })
+            .inspect_err(|_| out.truncate(start))?;
+        let Some(rule_notes) = in_scope else {
+            return Ok(None);
+        };
+        let notes = notes | rule_notes;
+        let key_range = key_start..out.len();
+        out.extend_from_slice(&line[field_span.end..]);
+        let output = start..out.len();
+        if self.columns.key_fields.is_empty() {
+            return Ok(Some(Mapped {
+                key: Some(key_range),
                 output: Some(output),
                 notes,
                 site: None,
-            }))
-        })
+            }));
+        }
+        // The key: the named columns, normalized, joined by the delimiter.
+        let key_start = out.len();
+        for (i, &k) in self.columns.key_fields.iter().enumerate() {
+            if i > 0 {
+                out.push(self.columns.delimiter);
+            }
+            if k == field {
+                out.extend_from_within(key_range.clone());
+            } else {
+                let value = column(line, &column_scratch.columns, k)
+                    .inspect_err(|_| out.truncate(start))?;
+                self.columns
+                    .prepare(value, Some(k), None, column_scratch, |uri| {
+                        self.write_key(uri, out, false, normalize, site)
+                    })
+                    .inspect_err(|_| out.truncate(start))?;
+            }
+        }
+        Ok(Some(Mapped {
+            key: Some(key_start..out.len()),
+            output: Some(output),
+            notes,
+            site: None,
+        }))
     }
 
     /// Whether the line whose URI has the canonical form `canonical` is in
-    /// scope; keeps its site (for [`Mapped::site`]) when caps ask for it.
-    fn judge(&self, canonical: &[u8]) -> bool {
+    /// scope; keeps its site in `kept` (for [`Mapped::site`]) when caps
+    /// ask for it.
+    fn judge(&self, canonical: &[u8], kept: &mut Vec<u8>) -> bool {
         if self.scope.is_none() && self.site.is_none() {
             return true;
         }
         let parts = SchemeHost::of_valid(canonical);
         if let Some(site) = self.site {
-            SITE.with_borrow_mut(|kept| {
-                kept.clear();
-                kept.extend_from_slice(site.of(&parts).unwrap_or_default());
-            });
+            kept.clear();
+            kept.extend_from_slice(site.of(&parts).unwrap_or_default());
         }
         self.scope
             .as_ref()
@@ -418,16 +440,18 @@ impl NormalizeLines {
         uri: &[u8],
         out: &mut Vec<u8>,
         judged: bool,
+        scratch: &mut Scratch,
+        site: &mut Vec<u8>,
     ) -> Result<Option<u32>, InvalidUri> {
         let judges = judged && (self.scope.is_some() || self.site.is_some());
         if !judges {
-            let changes = self.key.write(&self.normalizer, uri, out)?;
+            let changes = self.key.write(&self.normalizer, uri, out, scratch)?;
             return Ok(Some(rule_notes(changes)));
         }
         // Scope and site go by the canonical form, whatever the key.
         let start = out.len();
-        let changes = self.normalizer.normalize_into(uri, out)?;
-        if !self.judge(&out[start..]) {
+        let changes = self.normalizer.normalize_into(uri, out, scratch)?;
+        if !self.judge(&out[start..], site) {
             out.truncate(start);
             return Ok(None);
         }
@@ -435,7 +459,7 @@ impl NormalizeLines {
             KeyFormat::Canonical => {}
             KeyFormat::Surt => {
                 out.truncate(start);
-                normalize_surt_into(&self.normalizer, uri, out)?;
+                normalize_surt_into(&self.normalizer, uri, out, scratch)?;
             }
             KeyFormat::Host | KeyFormat::Domain => {
                 let site = self.key.site().expect("a site key");

@@ -14,11 +14,9 @@
 //!
 //! It knows the key's layout; what the canonical form is, is the normalizer's.
 
-use std::cell::RefCell;
-
 use crate::error::InvalidUri;
 use crate::normalize::protocol::Transform;
-use crate::normalize::{Changes, Normalizer};
+use crate::normalize::{Changes, Normalizer, Scratch};
 use crate::table::{Table, hex_value};
 use crate::uri::{HostKind, UriRef};
 
@@ -49,19 +47,15 @@ const CDX_RAW_IN_QUERY: Table = Table::of(b"\"<>[\\]^`{|}");
 /// A host name, whose encoded bytes stay encoded.
 const CDX_RAW_IN_HOST: Table = Table::of(b"");
 
-thread_local! {
-    /// The canonical form a key is made from: reused, so that no key allocates.
-    static CANONICAL: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
 /// Appends the SURT key of `input`'s canonical form under `normalizer`: the
 /// key `--key surt` writes. On error `out` is left as it was.
 ///
 /// ```
-/// use urinorm::normalize::{Normalizer, Rung};
+/// use urinorm::normalize::{Normalizer, Rung, Scratch};
 /// use urinorm::surt::normalize_surt_into;
-/// let mut out = Vec::new();
-/// normalize_surt_into(&Normalizer::new(Rung::Scheme), b"HTTP://WWW.Example.com:80/a", &mut out)?;
+/// let (mut out, mut scratch) = (Vec::new(), Scratch::default());
+/// let scheme = Normalizer::new(Rung::Scheme);
+/// normalize_surt_into(&scheme, b"HTTP://WWW.Example.com:80/a", &mut out, &mut scratch)?;
 /// assert_eq!(out, b"com,example,www)/a");
 /// # Ok::<(), urinorm::InvalidUri>(())
 /// ```
@@ -69,14 +63,19 @@ pub fn normalize_surt_into(
     normalizer: &Normalizer,
     input: &[u8],
     out: &mut Vec<u8>,
+    scratch: &mut Scratch,
 ) -> Result<Changes, InvalidUri> {
-    CANONICAL.with_borrow_mut(|canonical| {
-        canonical.clear();
-        let changes = normalizer.normalize_into(input, canonical)?;
-        let uri = UriRef::parse_bytes(canonical).expect("canonical forms are valid references");
+    // The canonical form is made in the scratch's own buffer, lent out of
+    // it for the call that needs the rest of the scratch.
+    let mut canonical = std::mem::take(&mut scratch.canonical);
+    canonical.clear();
+    let changes = normalizer.normalize_into(input, &mut canonical, scratch);
+    if changes.is_ok() {
+        let uri = UriRef::parse_bytes(&canonical).expect("canonical forms are valid references");
         write_surt_as(&uri, Spelling::of(normalizer), out);
-        Ok(changes)
-    })
+    }
+    scratch.canonical = canonical;
+    changes
 }
 
 /// Appends the SURT key of `uri` to `out`.

@@ -176,11 +176,8 @@ impl fmt::Display for UriRef<'_> {
 }
 
 /// The scheme and host of a URI reference that is already known to be
-/// valid (a canonical form), found the way RFC 3986 Appendix B splits a
-/// reference, without checking a character: for what looks at nothing else
-/// once a line (scope filters, per-site caps), where a full parse would be
-/// half the work. On text that is not a valid reference it gives some slices
-/// of it, never a panic.
+/// valid (a canonical form), split as [`crate::split`] does: for what looks
+/// at nothing else once a line (scope filters, per-site caps).
 ///
 /// ```
 /// use urinorm::uri::SchemeHost;
@@ -201,14 +198,8 @@ pub struct SchemeHost<'a> {
 
 impl<'a> SchemeHost<'a> {
     pub fn of_valid(uri: &'a [u8]) -> SchemeHost<'a> {
-        // `^(([^:/?#]+):)?(//([^/?#]*))?` (Appendix B), one byte at a time:
-        // schemes and authorities are short, too short for a vector search.
-        let scheme_end = uri
-            .iter()
-            .position(|&b| matches!(b, b':' | b'/' | b'?' | b'#'))
-            .filter(|&end| end > 0 && uri[end] == b':');
-        let rest = &uri[scheme_end.map_or(0, |end| end + 1)..];
-        let host = rest.strip_prefix(b"//").map(host_of_authority);
+        let head = crate::split::head(uri);
+        let host = head.host.map(|h| &uri[h]);
         // An IPv4 address ends in a digit; most names do not.
         let address = |h: &[u8]| {
             h.starts_with(b"[")
@@ -217,7 +208,7 @@ impl<'a> SchemeHost<'a> {
         };
         let registered_name = host.is_some_and(|h| !address(h));
         SchemeHost {
-            scheme: scheme_end.map(|end| &uri[..end]),
+            scheme: head.scheme.map(|s| &uri[s]),
             host,
             registered_name,
         }
@@ -233,31 +224,6 @@ impl<'a> From<&UriRef<'a>> for SchemeHost<'a> {
             registered_name: uri.host_kind() == Some(HostKind::RegName),
         }
     }
-}
-
-/// The host of the text after an authority's `//`: the authority ends at
-/// the first "/", "?" or "#" (§3.2); no "@" is in a host or a userinfo
-/// (§3.2.1, §3.2.2), so the one there ends the userinfo; the port follows
-/// the last ":" past an IP literal's "]" (§3.2.3).
-fn host_of_authority(text: &[u8]) -> &[u8] {
-    let (mut start, mut port, mut literal_end) = (0, None, None);
-    let mut end = text.len();
-    for (i, &b) in text.iter().enumerate() {
-        match b {
-            b'/' | b'?' | b'#' => {
-                end = i;
-                break;
-            }
-            b'@' => (start, port) = (i + 1, None),
-            b']' => literal_end = Some(i),
-            b':' => port = Some(i),
-            _ => {}
-        }
-    }
-    let end = port
-        .filter(|&p| literal_end.is_none_or(|l| p > l))
-        .unwrap_or(end);
-    &text[start.min(end)..end]
 }
 
 /// `uri` with the password of its userinfo (after the first `:`) shown as

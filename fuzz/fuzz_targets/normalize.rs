@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use urinorm::UriRef;
 use urinorm::normalize::protocol::{PRESETS, Protocol, Transform, candidates};
-use urinorm::normalize::{Normalizer, Rung};
+use urinorm::normalize::{Normalizer, Rung, Scratch};
 
 /// `Rung::ALL` in order (the protocol rung with its default, `safe`), then
 /// one protocol normalizer per preset with the extra transforms.
@@ -73,9 +73,9 @@ const PREFIX: &[u8] = b"prefix\n";
 /// Checks one normalizer on `input`; returns its output when it accepts.
 fn check(name: &str, n: &Normalizer, input: &[u8]) -> Option<Vec<u8>> {
     let mut out = PREFIX.to_vec();
-    let result = n.normalize_into(input, &mut out);
+    let result = n.normalize_into(input, &mut out, &mut Scratch::default());
     let mut changed_buf = PREFIX.to_vec();
-    let changed = n.normalize_if_changed(input, &mut changed_buf);
+    let changed = n.normalize_if_changed(input, &mut changed_buf, &mut Scratch::default());
     if let Ok(text) = std::str::from_utf8(input) {
         let s = n.normalize(text);
         assert_eq!(
@@ -149,7 +149,7 @@ fn check(name: &str, n: &Normalizer, input: &[u8]) -> Option<Vec<u8>> {
     }
     // Idempotence.
     let mut again = Vec::new();
-    match n.normalize_into(&output, &mut again) {
+    match n.normalize_into(&output, &mut again, &mut Scratch::default()) {
         Ok(_) => assert!(
             again == output,
             "{name}: not idempotent: {:?} -> {:?} -> {:?}",
@@ -198,7 +198,7 @@ fuzz_target!(|data: &[u8]| {
                 continue;
             }
             let mut alone = Vec::new();
-            let result = single.normalize_into(form, &mut alone);
+            let result = single.normalize_into(form, &mut alone, &mut Scratch::default());
             assert!(
                 result.is_ok() && alone == *form,
                 "{t} alone changes {:?}, which candidates() rules out",
@@ -215,7 +215,7 @@ fuzz_target!(|data: &[u8]| {
             continue;
         };
         let mut up = Vec::new();
-        let result = ns[hi].1.normalize_into(low, &mut up);
+        let result = ns[hi].1.normalize_into(low, &mut up, &mut Scratch::default());
         assert!(
             result.is_ok() && &up == high,
             "monotonicity {} -> {}: input {:?}; {}: {:?}; {} of that: {:?}; {} of the input: {:?}",

@@ -38,7 +38,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use libfuzzer_sys::fuzz_target;
 use urinorm::InvalidUri;
-use urinorm::normalize::{Normalizer, Rung};
+use urinorm::scratch::Slot;
+use urinorm::normalize::{Normalizer, Rung, Scratch};
 use urinorm::pipeline::input::{Input, MmapChoice};
 use urinorm::pipeline::output::RejectSink;
 use urinorm::pipeline::{
@@ -52,9 +53,15 @@ struct Lines {
 }
 
 impl LineMapper for Lines {
-    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri> {
+    fn map_line(
+        &self,
+        line: &[u8],
+        out: &mut Vec<u8>,
+        scratch: &mut Slot,
+    ) -> Result<Option<Mapped>, InvalidUri> {
         let start = out.len();
-        let mut mapped = match self.normalizer.normalize_if_changed(line, out)? {
+        let scratch: &mut Scratch = scratch.get();
+        let mut mapped = match self.normalizer.normalize_if_changed(line, out, scratch)? {
             true => Mapped::key(start..out.len()),
             false => Mapped::unchanged(),
         };
@@ -119,7 +126,7 @@ fn model(data: &[u8], n: &Normalizer, max: usize) -> Model {
                 if line.len() > max {
                     return Err(());
                 }
-                n.normalize_into(line, &mut out)
+                n.normalize_into(line, &mut out, &mut Scratch::default())
                     .map(|_| out)
                     .map_err(|_| ())
             });

@@ -20,7 +20,7 @@ use pyo3::types::{PyBytes, PyCapsule, PyString};
 use urinorm::fingerprint::fingerprint;
 use urinorm::key::KeyFormat;
 use urinorm::normalize::protocol::{PRESETS, Preset, ProtocolOptions, Transform};
-use urinorm::normalize::{Normalizer, Rung};
+use urinorm::normalize::{Normalizer, Rung, Scratch};
 use urinorm::rules::{RulesFormat, RulesText, SiteRules};
 use urinorm::surt::normalize_surt_into;
 
@@ -207,7 +207,8 @@ impl PyNormalizer {
             // Compiling a large list (ClearURLs') takes a while: without the GIL.
             false => Some(
                 py.detach(|| SiteRules::compile(&texts))
-                    .map_err(|e| rules_error(py, &e))?,
+                    .map_err(|e| rules_error(py, &e))?
+                    .into_rewrite(),
             ),
         };
         let options = ProtocolOptions {
@@ -239,8 +240,13 @@ impl PyNormalizer {
     /// The SURT key of the canonical form of `uri`; raises InvalidUri.
     fn surt(&self, py: Python<'_>, uri: &str) -> PyResult<String> {
         let mut out = Vec::with_capacity(uri.len());
-        normalize_surt_into(&self.normalizer, uri.as_bytes(), &mut out)
-            .map_err(|e| invalid_uri(py, &e))?;
+        normalize_surt_into(
+            &self.normalizer,
+            uri.as_bytes(),
+            &mut out,
+            &mut Scratch::default(),
+        )
+        .map_err(|e| invalid_uri(py, &e))?;
         Ok(String::from_utf8(out).expect("SURT keys of canonical forms are ASCII"))
     }
 

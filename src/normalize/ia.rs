@@ -10,7 +10,6 @@
 //! Where IA's single pass is not a fixed point (`www.www.`, two session
 //! ids), these repeat until nothing changes, as every transform must.
 
-use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
@@ -90,49 +89,48 @@ impl Component {
     }
 }
 
-thread_local! {
-    /// The component being re-encoded: reused, not allocated per URI.
-    static ENCODED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
 /// IA's `unescapeRepeatedly` then minimal escape on `out[start..]`: every
 /// `%XX` decoded, again while any remains (`%2525` → `%25` → `%`), then
 /// only what the component cannot hold encoded again, in upper-case hex
 /// (§2.1). In a path, dot segments the decoding made (`%2F..%2F`) are then
-/// removed (§5.2.4), as IA's `normalizePath` does.
-pub(super) fn decode_repeatedly(out: &mut Vec<u8>, start: usize, component: Component) -> bool {
+/// removed (§5.2.4), as IA's `normalizePath` does. `encoded` is the
+/// caller's scratch.
+pub(super) fn decode_repeatedly(
+    out: &mut Vec<u8>,
+    start: usize,
+    component: Component,
+    encoded: &mut Vec<u8>,
+) -> bool {
     if memchr::memchr(b'%', &out[start..]).is_none() {
         return false;
     }
-    ENCODED.with_borrow_mut(|encoded| {
-        encoded.clear();
-        encoded.extend_from_slice(&out[start..]);
-        while decode_triplets(encoded, 0, |_| true) {}
-        // The decoded bytes, then after them the same encoded again.
-        let decoded = encoded.len();
-        let raw = component.raw();
-        for i in 0..decoded {
-            let byte = encoded[i];
-            if raw.allows(byte) {
-                encoded.push(byte);
-            } else {
-                encoded.extend_from_slice(&[
-                    b'%',
-                    HEX_UPPER[usize::from(byte >> 4)],
-                    HEX_UPPER[usize::from(byte & 0xf)],
-                ]);
-            }
+    encoded.clear();
+    encoded.extend_from_slice(&out[start..]);
+    while decode_triplets(encoded, 0, |_| true) {}
+    // The decoded bytes, then after them the same encoded again.
+    let decoded = encoded.len();
+    let raw = component.raw();
+    for i in 0..decoded {
+        let byte = encoded[i];
+        if raw.allows(byte) {
+            encoded.push(byte);
+        } else {
+            encoded.extend_from_slice(&[
+                b'%',
+                HEX_UPPER[usize::from(byte >> 4)],
+                HEX_UPPER[usize::from(byte & 0xf)],
+            ]);
         }
-        let changed = encoded[decoded..] != out[start..];
-        if changed {
-            out.truncate(start);
-            out.extend_from_slice(&encoded[decoded..]);
-        }
-        if changed && matches!(component, Component::Path) {
-            crate::resolve::remove_dot_segments(out, start);
-        }
-        changed
-    })
+    }
+    let changed = encoded[decoded..] != out[start..];
+    if changed {
+        out.truncate(start);
+        out.extend_from_slice(&encoded[decoded..]);
+    }
+    if changed && matches!(component, Component::Path) {
+        crate::resolve::remove_dot_segments(out, start);
+    }
+    changed
 }
 
 /// IA's session-id patterns on a path, each an ASP.NET cookieless segment
@@ -270,8 +268,18 @@ mod tests {
     /// (a `%` alone is written `%25`), and IA's path and query cases.
     #[test]
     fn decoding_repeatedly_then_encoding_minimally() {
-        let path = |input: &str| apply(|o, s| decode_repeatedly(o, s, Component::Path), input);
-        let query = |input: &str| apply(|o, s| decode_repeatedly(o, s, Component::Query), input);
+        let path = |input: &str| {
+            apply(
+                |o, s| decode_repeatedly(o, s, Component::Path, &mut Vec::new()),
+                input,
+            )
+        };
+        let query = |input: &str| {
+            apply(
+                |o, s| decode_repeatedly(o, s, Component::Query, &mut Vec::new()),
+                input,
+            )
+        };
         for (input, expected) in [
             ("/%25", "/%25"),
             ("/%2525", "/%25"),
@@ -287,7 +295,12 @@ mod tests {
         }
         assert_eq!(query("a%3Db%26c%3Fd%2F%23"), "a=b&c?d/%23");
         let mut unchanged = b"http://h/%25%22".to_vec();
-        assert!(!decode_repeatedly(&mut unchanged, 8, Component::Path));
+        assert!(!decode_repeatedly(
+            &mut unchanged,
+            8,
+            Component::Path,
+            &mut Vec::new()
+        ));
     }
 
     /// urlcanon's `stripPathSessionId` vectors (lower-cased, as IA's path

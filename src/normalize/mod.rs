@@ -8,18 +8,21 @@
 mod ia;
 pub mod protocol;
 pub mod scheme;
+pub mod site;
 pub mod syntax;
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use crate::error::{ErrorKind, InvalidUri};
 use crate::offsets::{AuthorityPos, Offsets};
 use crate::resolve::remove_dot_segments;
-use crate::rules::{Events, RuleId, SiteRules};
+use crate::scratch::Slot;
 use crate::swar;
 use crate::uri::{HostKind, UriRef};
 use protocol::{Protocol, ProtocolOptions, Transform};
+use site::{Events, RuleId, SiteRewrite};
 
 /// How far up the ladder of §6.2 to go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -235,7 +238,7 @@ impl Changes {
         self.rules == 0 && self.transforms == 0 && !self.site.contains(Events::CHANGED)
     }
 
-    /// What the site rules did (see [`crate::rules`]).
+    /// What the site rules did (see [`site`]).
     pub fn site_events(self) -> Events {
         self.site
     }
@@ -257,7 +260,7 @@ impl Changes {
 ///
 /// ```
 /// use urinorm::normalize::protocol::Protocol;
-/// use urinorm::normalize::{Normalizer, Rung};
+/// use urinorm::normalize::{Normalizer, Rung, Scratch};
 ///
 /// let syntax = Normalizer::new(Rung::Syntax);
 /// assert_eq!(syntax.normalize("eXAMPLE://a/./b/../b/%63/%7bfoo%7d")?, "example://a/b/c/%7Bfoo%7D");
@@ -265,11 +268,12 @@ impl Changes {
 /// let scheme = Normalizer::new(Rung::Scheme);
 /// assert_eq!(scheme.normalize("HTTP://www.Example.com:80")?, "http://www.example.com/");
 ///
-/// // Reuse one buffer for many references: nothing else is allocated.
-/// let mut out = Vec::new();
+/// // Reuse one buffer and one scratch for many references: nothing else
+/// // is allocated.
+/// let (mut out, mut scratch) = (Vec::new(), Scratch::default());
 /// for line in ["http://a/%7e", "http://a/~"] {
 ///     out.clear();
-///     scheme.normalize_into(line.as_bytes(), &mut out)?;
+///     scheme.normalize_into(line.as_bytes(), &mut out, &mut scratch)?;
 ///     assert_eq!(out, b"http://a/~");
 /// }
 ///
@@ -284,7 +288,29 @@ pub struct Normalizer {
     /// The transforms of the protocol rung (unused below it).
     protocol: Protocol,
     /// The site rules the protocol rung applies after its transforms.
-    rules: Option<SiteRules>,
+    rules: Option<Arc<dyn SiteRewrite>>,
+}
+
+/// The buffers a [`Normalizer`] reuses from one reference to the next, so
+/// that normalizing allocates nothing per URI. A thread makes one and
+/// lends it to every call; the syntax and scheme rungs need none of it.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// A site rule's result normalized again, to check it is a fixed point.
+    again: Vec<u8>,
+    rewrite: Rewrite,
+    /// The canonical form a SURT key is made from ([`crate::surt`]).
+    pub(crate) canonical: Vec<u8>,
+}
+
+/// The protocol rung's buffers.
+#[derive(Debug, Default)]
+struct Rewrite {
+    /// The scheme rung's form of the reference being rewritten.
+    scheme_form: Vec<u8>,
+    transforms: protocol::Scratch,
+    /// The site rules' own.
+    site: Slot,
 }
 
 impl Normalizer {
@@ -314,14 +340,14 @@ impl Normalizer {
     /// use urinorm::rules::{RulesFormat, RulesText, SiteRules};
     /// let text = "news.example rewrite-path ^/amp/(.*)$ /$1\n".to_string();
     /// let rules = SiteRules::compile(&[RulesText { name: "site.rules".into(), format: RulesFormat::Lines, text }])?;
-    /// let normalizer = Normalizer::new(Rung::Protocol).with_rules(rules);
+    /// let normalizer = Normalizer::new(Rung::Protocol).with_rules(rules.into_rewrite());
     /// assert_eq!(normalizer.normalize("http://News.Example/amp/a/b").unwrap(), "http://news.example/a/b");
     /// // A result that normalizing again would change is rejected, naming the rule.
     /// let err = normalizer.normalize("http://news.example/amp/amp/a").unwrap_err();
     /// assert_eq!(err.to_string(), "rule site.rules:1 rewrite-path gives a URI that normalizing again changes");
     /// # Ok::<(), urinorm::rules::RulesError>(())
     /// ```
-    pub fn with_rules(self, rules: SiteRules) -> Normalizer {
+    pub fn with_rules(self, rules: Arc<dyn SiteRewrite>) -> Normalizer {
         Normalizer {
             rung: Rung::Protocol,
             rules: Some(rules),
@@ -330,8 +356,10 @@ impl Normalizer {
     }
 
     /// The site rules, when the protocol rung has some.
-    pub fn rules(&self) -> Option<&SiteRules> {
-        self.rules.as_ref().filter(|_| self.rung == Rung::Protocol)
+    pub fn rules(&self) -> Option<&dyn SiteRewrite> {
+        self.rules
+            .as_deref()
+            .filter(|_| self.rung == Rung::Protocol)
     }
 
     /// The normalizer a request describes: a rung (or the default of
@@ -382,10 +410,11 @@ impl Normalizer {
         (self.rung == Rung::Protocol).then_some(&self.protocol)
     }
 
-    /// Normalizes one reference and returns it.
+    /// Normalizes one reference and returns it (with buffers of its own:
+    /// in a loop, [`Normalizer::normalize_into`] allocates nothing).
     pub fn normalize(&self, input: &str) -> Result<String, InvalidUri> {
         let mut out = Vec::with_capacity(input.len() + 1);
-        self.normalize_into(input.as_bytes(), &mut out)?;
+        self.normalize_into(input.as_bytes(), &mut out, &mut Scratch::default())?;
         // Every rung writes ASCII: the parser admits nothing else, and the
         // host mapping's output is ASCII by definition.
         Ok(String::from_utf8(out).expect("canonical forms are ASCII"))
@@ -393,8 +422,13 @@ impl Normalizer {
 
     /// Appends the canonical form of `input` to `out` and says which rules
     /// changed it. On error `out` is left as it was.
-    pub fn normalize_into(&self, input: &[u8], out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
-        self.normalize_parsed(&UriRef::parse_bytes(input)?, out)
+    pub fn normalize_into(
+        &self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        scratch: &mut Scratch,
+    ) -> Result<Changes, InvalidUri> {
+        self.normalize_parsed(&UriRef::parse_bytes(input)?, out, scratch)
     }
 
     /// [`Normalizer::normalize_into`] for a reference already parsed, so
@@ -403,12 +437,13 @@ impl Normalizer {
         &self,
         uri: &UriRef<'_>,
         out: &mut Vec<u8>,
+        scratch: &mut Scratch,
     ) -> Result<Changes, InvalidUri> {
         if is_canonical_at(self.rung, uri) {
             out.extend_from_slice(uri.as_str().as_bytes());
             return Ok(Changes::default());
         }
-        self.write_or_restore(uri, out)
+        self.write_traced(uri, out, None, scratch)
     }
 
     /// Like [`Normalizer::normalize_into`], but appends only when the
@@ -417,12 +452,12 @@ impl Normalizer {
     /// unchanged lines where they are instead of copying them.
     ///
     /// ```
-    /// use urinorm::normalize::{Normalizer, Rung};
+    /// use urinorm::normalize::{Normalizer, Rung, Scratch};
     /// let scheme = Normalizer::new(Rung::Scheme);
-    /// let mut out = Vec::new();
-    /// assert!(!scheme.normalize_if_changed(b"http://example.com/a", &mut out)?);
+    /// let (mut out, mut scratch) = (Vec::new(), Scratch::default());
+    /// assert!(!scheme.normalize_if_changed(b"http://example.com/a", &mut out, &mut scratch)?);
     /// assert!(out.is_empty());
-    /// assert!(scheme.normalize_if_changed(b"HTTP://example.com/a", &mut out)?);
+    /// assert!(scheme.normalize_if_changed(b"HTTP://example.com/a", &mut out, &mut scratch)?);
     /// assert_eq!(out, b"http://example.com/a");
     /// # Ok::<(), urinorm::InvalidUri>(())
     /// ```
@@ -430,8 +465,9 @@ impl Normalizer {
         &self,
         input: &[u8],
         out: &mut Vec<u8>,
+        scratch: &mut Scratch,
     ) -> Result<bool, InvalidUri> {
-        self.rewrite_if_changed(input, out)
+        self.rewrite_if_changed(input, out, scratch)
             .map(|(changed, _)| changed)
     }
 
@@ -440,13 +476,14 @@ impl Normalizer {
         &self,
         input: &[u8],
         out: &mut Vec<u8>,
+        scratch: &mut Scratch,
     ) -> Result<(bool, Changes), InvalidUri> {
         let uri = UriRef::parse_bytes(input)?;
         if is_canonical_at(self.rung, &uri) {
             return Ok((false, Changes::default()));
         }
         let start = out.len();
-        let changes = self.write_or_restore(&uri, out)?;
+        let changes = self.write_traced(&uri, out, None, scratch)?;
         // Compare the bytes, not the rules that fired: two rules can undo
         // each other (`o:/.//`: dot removal, then the `/.` guard).
         if out[start..] == *input {
@@ -463,13 +500,9 @@ impl Normalizer {
         input: &[u8],
         out: &mut Vec<u8>,
         fired: &mut Vec<RuleId>,
+        scratch: &mut Scratch,
     ) -> Result<Changes, InvalidUri> {
-        self.write_traced(&UriRef::parse_bytes(input)?, out, Some(fired))
-    }
-
-    /// Writes the canonical form; on error leaves `out` as it was.
-    fn write_or_restore(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> Result<Changes, InvalidUri> {
-        self.write_traced(uri, out, None)
+        self.write_traced(&UriRef::parse_bytes(input)?, out, Some(fired), scratch)
     }
 
     /// Writes the canonical form, telling `trace` the site rules that
@@ -479,17 +512,20 @@ impl Normalizer {
         uri: &UriRef<'_>,
         out: &mut Vec<u8>,
         trace: Option<&mut Vec<RuleId>>,
+        scratch: &mut Scratch,
     ) -> Result<Changes, InvalidUri> {
         let start = out.len();
+        let Scratch { again, rewrite, .. } = scratch;
         let written = match self.rung {
-            Rung::Protocol => self.write_protocol(uri, out, trace).and_then(
-                |(changes, last_rule)| match last_rule {
-                    Some(rule) => self
-                        .check_fixed_point(rule, &out[start..])
-                        .map(|()| changes),
-                    None => Ok(changes),
-                },
-            ),
+            Rung::Protocol => {
+                self.write_protocol(uri, out, trace, rewrite)
+                    .and_then(|(changes, last_rule)| match last_rule {
+                        Some(rule) => self
+                            .check_fixed_point(rule, &out[start..], again, rewrite)
+                            .map(|()| changes),
+                        None => Ok(changes),
+                    })
+            }
             // §6.2.1: the characters as written, once they parse.
             Rung::String => {
                 out.extend_from_slice(uri.as_str().as_bytes());
@@ -511,17 +547,23 @@ impl Normalizer {
         uri: &UriRef<'_>,
         out: &mut Vec<u8>,
         trace: Option<&mut Vec<RuleId>>,
+        rewrite: &mut Rewrite,
     ) -> Result<(Changes, Option<RuleId>), InvalidUri> {
+        let Rewrite {
+            scheme_form,
+            transforms,
+            site,
+        } = rewrite;
         // Most lines are in the scheme rung's form already: transform them
         // as they are, without writing that form and parsing it again.
         if is_canonical_at(Rung::Scheme, uri) {
-            return Ok(self.transform_scheme_form(uri, out, Changes::default(), trace));
+            let changes = Changes::default();
+            return Ok(self.transform_scheme_form(uri, out, changes, trace, transforms, site));
         }
-        SCHEME_FORM.with_borrow_mut(|scheme_form| {
-            scheme_form.clear();
-            let (changes, layout) = self.write_laid_out(uri, scheme_form)?;
-            Ok(self.transform_scheme_form(&laid_out(scheme_form, layout), out, changes, trace))
-        })
+        scheme_form.clear();
+        let (changes, layout) = self.write_laid_out(uri, scheme_form)?;
+        let form = laid_out(scheme_form, layout);
+        Ok(self.transform_scheme_form(&form, out, changes, trace, transforms, site))
     }
 
     /// The protocol rung's form of a reference already in its scheme-rung
@@ -531,13 +573,21 @@ impl Normalizer {
         &self,
         canonical: &UriRef<'_>,
         out: &mut Vec<u8>,
+        scratch: &mut Scratch,
     ) -> Result<Changes, InvalidUri> {
         let start = out.len();
-        let (changes, last_rule) =
-            self.transform_scheme_form(canonical, out, Changes::default(), None);
+        let Scratch { again, rewrite, .. } = scratch;
+        let (changes, last_rule) = self.transform_scheme_form(
+            canonical,
+            out,
+            Changes::default(),
+            None,
+            &mut rewrite.transforms,
+            &mut rewrite.site,
+        );
         match last_rule {
             Some(rule) => self
-                .check_fixed_point(rule, &out[start..])
+                .check_fixed_point(rule, &out[start..], again, rewrite)
                 .map(|()| changes)
                 .inspect_err(|_| out.truncate(start)),
             None => Ok(changes),
@@ -552,14 +602,16 @@ impl Normalizer {
         out: &mut Vec<u8>,
         mut changes: Changes,
         mut trace: Option<&mut Vec<RuleId>>,
+        transforms: &mut protocol::Scratch,
+        site: &mut Slot,
     ) -> (Changes, Option<RuleId>) {
         let start = out.len();
-        changes.transforms = self.protocol.write(canonical, out);
+        changes.transforms = self.protocol.write(canonical, out, transforms);
         let Some(rules) = &self.rules else {
             return (changes, None);
         };
         let mut last = None;
-        changes.site = rules.apply(out, start, &mut |rule| {
+        changes.site = rules.apply(out, start, site, &mut |rule| {
             last = Some(rule);
             if let Some(trace) = trace.as_deref_mut() {
                 trace.push(rule);
@@ -572,18 +624,22 @@ impl Normalizer {
     /// normalizing it again, rules and all, gives it back. Otherwise the
     /// line is rejected, naming `rule`, the last rule that changed it: a
     /// rule never makes a line invalid or unstable silently.
-    fn check_fixed_point(&self, rule: RuleId, form: &[u8]) -> Result<(), InvalidUri> {
+    fn check_fixed_point(
+        &self,
+        rule: RuleId,
+        form: &[u8],
+        again: &mut Vec<u8>,
+        rewrite: &mut Rewrite,
+    ) -> Result<(), InvalidUri> {
         let rules = self.rules.as_ref().expect("a rule fired");
         let reject = |reason| InvalidUri::new(0, ErrorKind::SiteRule(reason));
         let uri = UriRef::parse_bytes(form).map_err(|_| reject(rules.made_invalid(rule)))?;
-        AGAIN.with_borrow_mut(|again| {
-            again.clear();
-            match self.write_protocol(&uri, again, None) {
-                Ok(_) if again[..] == *form => Ok(()),
-                Ok(_) => Err(reject(rules.not_a_fixed_point(rule))),
-                Err(_) => Err(reject(rules.made_invalid(rule))),
-            }
-        })
+        again.clear();
+        match self.write_protocol(&uri, again, None, rewrite) {
+            Ok(_) if again[..] == *form => Ok(()),
+            Ok(_) => Err(reject(rules.not_a_fixed_point(rule))),
+            Err(_) => Err(reject(rules.made_invalid(rule))),
+        }
     }
 
     /// Writes each component of `uri` in canonical form, in §5.3 order.
@@ -756,14 +812,6 @@ fn is_canonical_at(rung: Rung, uri: &UriRef<'_>) -> bool {
     host_ok && port_ok && path_ok
 }
 
-thread_local! {
-    /// The scheme rung's form of the reference the protocol rung is
-    /// rewriting: reused, so the protocol rung allocates nothing per URI.
-    static SCHEME_FORM: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    /// A site rule's result normalized again, to check it is a fixed point.
-    static AGAIN: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -776,7 +824,12 @@ mod tests {
         assert_eq!(string.normalize(input).unwrap(), input);
         let (mut out, mut fired) = (Vec::new(), Vec::new());
         string
-            .normalize_traced(input.as_bytes(), &mut out, &mut fired)
+            .normalize_traced(
+                input.as_bytes(),
+                &mut out,
+                &mut fired,
+                &mut Scratch::default(),
+            )
             .unwrap();
         assert_eq!(out, input.as_bytes());
         assert!(string.normalize("http://a b/").is_err(), "still validated");

@@ -9,14 +9,13 @@
 
 use std::fmt;
 use std::str::FromStr;
-
-use std::cell::RefCell;
+use std::sync::Arc;
 
 use super::ia;
 use super::scheme::{self, Scheme, lowercase_outside_triplets};
+use super::site::SiteRewrite;
 use super::syntax::decode_triplets;
 use crate::host::parse_numeric_ipv4;
-use crate::rules::SiteRules;
 use crate::swar;
 use crate::uri::{HostKind, UriRef};
 
@@ -326,7 +325,7 @@ impl FromStr for Preset {
 /// assert!(!options.is_empty() && ProtocolOptions::default().is_empty());
 /// # Ok::<(), String>(())
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct ProtocolOptions<'a> {
     /// The preset to start from; `safe` when none is given.
     pub preset: Option<Preset>,
@@ -337,7 +336,7 @@ pub struct ProtocolOptions<'a> {
     /// The text of a tracking list (see [`Protocol::set_tracking_list`]).
     pub tracking_list: Option<&'a str>,
     /// Site rules, applied after the transforms.
-    pub rules: Option<&'a SiteRules>,
+    pub rules: Option<&'a Arc<dyn SiteRewrite>>,
 }
 
 impl ProtocolOptions<'_> {
@@ -565,7 +564,7 @@ impl Protocol {
 
     /// Appends the protocol form of `uri` (which is in its scheme-rung form)
     /// to `out`; returns the transforms that changed it, as rule flags.
-    pub(crate) fn write(&self, uri: &UriRef<'_>, out: &mut Vec<u8>) -> u32 {
+    pub(crate) fn write(&self, uri: &UriRef<'_>, out: &mut Vec<u8>, scratch: &mut Scratch) -> u32 {
         let start = out.len();
         let mut fired = 0u32;
         let web = is_web(uri);
@@ -639,14 +638,15 @@ impl Protocol {
         let path_start = out.len();
         out.extend_from_slice(uri.path().as_bytes());
         if web {
-            self.write_path(out, path_start, &mut note, uri.authority().is_some());
+            let has_authority = uri.authority().is_some();
+            self.write_path(out, path_start, &mut note, has_authority, scratch);
         }
 
         if let Some(query) = uri.query() {
             let query_start = out.len();
             out.push(b'?');
             if web {
-                self.write_query(query.as_bytes(), out, &mut note);
+                self.write_query(query.as_bytes(), out, &mut note, scratch);
             } else {
                 out.extend_from_slice(query.as_bytes());
             }
@@ -681,11 +681,13 @@ impl Protocol {
         start: usize,
         note: &mut impl FnMut(Transform, bool),
         has_authority: bool,
+        scratch: &mut Scratch,
     ) {
         if self.contains(Transform::DecodeRepeatedly) {
+            let encoded = &mut scratch.encoded;
             note(
                 Transform::DecodeRepeatedly,
-                ia::decode_repeatedly(out, start, ia::Component::Path),
+                ia::decode_repeatedly(out, start, ia::Component::Path, encoded),
             );
         }
         if self.contains(Transform::DropSessionIds) {
@@ -746,35 +748,44 @@ impl Protocol {
 
     /// The query transforms: parameters are dropped, sorted and re-joined
     /// with their bytes untouched.
-    fn write_query(&self, query: &[u8], out: &mut Vec<u8>, note: &mut impl FnMut(Transform, bool)) {
+    fn write_query(
+        &self,
+        query: &[u8],
+        out: &mut Vec<u8>,
+        note: &mut impl FnMut(Transform, bool),
+        scratch: &mut Scratch,
+    ) {
         // Decode first, so that sorting sees the bytes it leaves behind
         // (`%3A` sorts before `'`, `:` after it).
-        QUERY.with_borrow_mut(|decoded| {
-            decoded.clear();
-            decoded.extend_from_slice(query);
-            if self.contains(Transform::DecodeRepeatedly) {
-                note(
-                    Transform::DecodeRepeatedly,
-                    ia::decode_repeatedly(decoded, 0, ia::Component::Query),
-                );
-            }
-            if self.contains(Transform::IaSessionIds) {
-                note(
-                    Transform::IaSessionIds,
-                    ia::drop_query_session_ids(decoded, 0),
-                );
-            }
-            if self.contains(Transform::DecodeSafe) {
-                note(Transform::DecodeSafe, decode_safe(decoded, 0, QUERY_SAFE));
-            }
-            if self.contains(Transform::LowercaseQuery) {
-                note(
-                    Transform::LowercaseQuery,
-                    lowercase_outside_triplets(decoded),
-                );
-            }
-            self.write_params(decoded, out, note);
-        });
+        let Scratch {
+            query: decoded,
+            params,
+            encoded,
+        } = scratch;
+        decoded.clear();
+        decoded.extend_from_slice(query);
+        if self.contains(Transform::DecodeRepeatedly) {
+            note(
+                Transform::DecodeRepeatedly,
+                ia::decode_repeatedly(decoded, 0, ia::Component::Query, encoded),
+            );
+        }
+        if self.contains(Transform::IaSessionIds) {
+            note(
+                Transform::IaSessionIds,
+                ia::drop_query_session_ids(decoded, 0),
+            );
+        }
+        if self.contains(Transform::DecodeSafe) {
+            note(Transform::DecodeSafe, decode_safe(decoded, 0, QUERY_SAFE));
+        }
+        if self.contains(Transform::LowercaseQuery) {
+            note(
+                Transform::LowercaseQuery,
+                lowercase_outside_triplets(decoded),
+            );
+        }
+        self.write_params(decoded, out, note, params);
     }
 
     /// The parameter transforms on a (decoded) query, written to `out`.
@@ -783,59 +794,61 @@ impl Protocol {
         query: &[u8],
         out: &mut Vec<u8>,
         note: &mut impl FnMut(Transform, bool),
+        params: &mut Vec<(usize, usize)>,
     ) {
-        PARAMS.with_borrow_mut(|params| {
-            params.clear();
-            let mut from = 0;
-            for end in memchr::memchr_iter(b'&', query).chain([query.len()]) {
-                params.push((from, end));
-                from = end + 1;
+        params.clear();
+        let mut from = 0;
+        for end in memchr::memchr_iter(b'&', query).chain([query.len()]) {
+            params.push((from, end));
+            from = end + 1;
+        }
+        let param = |&(from, to): &(usize, usize)| &query[from..to];
+        let count = params.len();
+        if self.contains(Transform::DropTrackingParams) {
+            params.retain(|p| !self.tracking.contains(param_name(param(p))));
+            note(Transform::DropTrackingParams, params.len() != count);
+        }
+        let count = params.len();
+        if self.contains(Transform::DropSessionIds) {
+            params.retain(|p| !is_session_param(param(p)));
+            note(Transform::DropSessionIds, params.len() != count);
+        }
+        let count = params.len();
+        if self.contains(Transform::DropEmptyParams) {
+            params.retain(|p| !param(p).is_empty() && !param(p).ends_with(b"="));
+            note(Transform::DropEmptyParams, params.len() != count);
+        }
+        if self.contains(Transform::SortQuery) && params.len() > 1 {
+            let sorted = params.is_sorted_by_key(|p| param_name(param(p)));
+            // A stable sort: parameters with one name keep their order.
+            params.sort_by_key(|p| param_name(param(p)));
+            note(Transform::SortQuery, !sorted);
+        }
+        if self.contains(Transform::SortQueryPairs) && params.len() > 1 {
+            let order = |a: &(usize, usize), b: &(usize, usize)| ia::pair_order(param(a), param(b));
+            let sorted = params.is_sorted_by(|a, b| order(a, b).is_le());
+            params.sort_by(order);
+            note(Transform::SortQueryPairs, !sorted);
+        }
+        for (i, p) in params.iter().enumerate() {
+            if i > 0 {
+                out.push(b'&');
             }
-            let param = |&(from, to): &(usize, usize)| &query[from..to];
-            let count = params.len();
-            if self.contains(Transform::DropTrackingParams) {
-                params.retain(|p| !self.tracking.contains(param_name(param(p))));
-                note(Transform::DropTrackingParams, params.len() != count);
-            }
-            let count = params.len();
-            if self.contains(Transform::DropSessionIds) {
-                params.retain(|p| !is_session_param(param(p)));
-                note(Transform::DropSessionIds, params.len() != count);
-            }
-            let count = params.len();
-            if self.contains(Transform::DropEmptyParams) {
-                params.retain(|p| !param(p).is_empty() && !param(p).ends_with(b"="));
-                note(Transform::DropEmptyParams, params.len() != count);
-            }
-            if self.contains(Transform::SortQuery) && params.len() > 1 {
-                let sorted = params.is_sorted_by_key(|p| param_name(param(p)));
-                // A stable sort: parameters with one name keep their order.
-                params.sort_by_key(|p| param_name(param(p)));
-                note(Transform::SortQuery, !sorted);
-            }
-            if self.contains(Transform::SortQueryPairs) && params.len() > 1 {
-                let order =
-                    |a: &(usize, usize), b: &(usize, usize)| ia::pair_order(param(a), param(b));
-                let sorted = params.is_sorted_by(|a, b| order(a, b).is_le());
-                params.sort_by(order);
-                note(Transform::SortQueryPairs, !sorted);
-            }
-            for (i, p) in params.iter().enumerate() {
-                if i > 0 {
-                    out.push(b'&');
-                }
-                out.extend_from_slice(param(p));
-            }
-        });
+            out.extend_from_slice(param(p));
+        }
     }
 }
 
-thread_local! {
-    /// The query being rewritten, decoded: reused, not allocated per URI.
-    static QUERY: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    /// The parameters of the query being rewritten, as ranges: reused, so
-    /// that rewriting allocates nothing per URI.
-    static PARAMS: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
+/// The buffers the protocol transforms reuse from one URI to the next, so
+/// that rewriting allocates nothing per URI.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    /// The query being rewritten, decoded.
+    query: Vec<u8>,
+    /// The parameters of the query being rewritten, as ranges.
+    params: Vec<(usize, usize)>,
+    /// A component being re-encoded by `decode-repeatedly`.
+    encoded: Vec<u8>,
 }
 
 /// A parameter's name: the bytes before its first `=`.

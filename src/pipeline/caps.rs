@@ -2,8 +2,8 @@
 //! whatever the mapper says a line's site is), in input order, the budget
 //! of a crawler frontier. The workers number the sites as they meet them
 //! ([`SiteNumbers`], in parallel: a number only has to be the same for the
-//! same site; each thread remembers the numbers it has seen, so it locks the
-//! shared table once a site), so the serial decision in input order is an
+//! same site; each worker's scratch remembers the numbers it has seen, so
+//! it locks the shared table once a site), so the serial decision in input order is an
 //! array lookup, and a class sent to the spill carries its site's number
 //! back. A site is known by its 128-bit in-memory fingerprint (as the
 //! ladder counts classes): a collision among 10^6 sites has a probability
@@ -11,7 +11,6 @@
 //!
 //! It knows sites as bytes and counts; not what a site is.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -36,9 +35,12 @@ pub(crate) struct SiteNumbers {
     next: AtomicU32,
 }
 
-thread_local! {
-    /// The numbers this thread has met, and of which table.
-    static KNOWN: RefCell<(u64, Numbers)> = RefCell::new((0, Numbers::default()));
+/// The numbers a worker has met, and of which table: its own copy, so
+/// that it locks the shared table once a site.
+#[derive(Default)]
+pub(crate) struct KnownSites {
+    table: u64,
+    numbers: Numbers,
 }
 
 /// The ids of tables made so far (0 is none).
@@ -54,21 +56,21 @@ impl SiteNumbers {
         }
     }
 
-    /// The number of `site` (`None`: [`NO_SITE`]).
-    pub(crate) fn number(&self, site: Option<&[u8]>) -> u32 {
+    /// The number of `site` (`None`: [`NO_SITE`]), looked up first in
+    /// what the worker already knows.
+    pub(crate) fn number(&self, site: Option<&[u8]>, known: &mut KnownSites) -> u32 {
         let Some(site) = site else {
             return NO_SITE;
         };
         let print = self.prints.of(site);
-        KNOWN.with_borrow_mut(|(table, known)| {
-            if *table != self.id {
-                known.clear();
-                *table = self.id;
-            }
-            *known
-                .entry(print)
-                .or_insert_with(|| self.shared_number(print))
-        })
+        if known.table != self.id {
+            known.numbers.clear();
+            known.table = self.id;
+        }
+        *known
+            .numbers
+            .entry(print)
+            .or_insert_with(|| self.shared_number(print))
     }
 
     /// The number of the site of fingerprint `print` in the shared table,
@@ -126,6 +128,7 @@ mod tests {
     #[test]
     fn admits_the_first_classes_of_each_site() {
         let (sites, mut caps) = (SiteNumbers::new(), Caps::new(2));
+        let mut known = KnownSites::default();
         let lines = [
             Some(&b"a"[..]),
             Some(b"b"),
@@ -137,16 +140,17 @@ mod tests {
         ];
         let admitted: Vec<bool> = lines
             .iter()
-            .map(|&site| caps.admit(sites.number(site)))
+            .map(|&site| caps.admit(sites.number(site, &mut known)))
             .collect();
         assert_eq!(admitted, [true, true, true, true, false, true, true]);
-        assert_eq!(sites.number(Some(b"b")), 1, "numbers are kept");
+        let fresh = &mut KnownSites::default();
+        assert_eq!(sites.number(Some(b"b"), fresh), 1, "numbers are kept");
     }
 
     #[test]
     fn a_zero_cap_admits_only_classes_without_a_site() {
         let (sites, mut caps) = (SiteNumbers::new(), Caps::new(0));
-        assert!(!caps.admit(sites.number(Some(b"a"))));
+        assert!(!caps.admit(sites.number(Some(b"a"), &mut KnownSites::default())));
         assert!(caps.admit(NO_SITE));
     }
 
@@ -161,8 +165,9 @@ mod tests {
                 .chunks(500)
                 .map(|half| {
                     s.spawn(|| {
+                        let mut known = KnownSites::default();
                         half.iter()
-                            .map(|n| sites.number(Some(n)))
+                            .map(|n| sites.number(Some(n), &mut known))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -170,7 +175,7 @@ mod tests {
             halves.into_iter().flat_map(|h| h.join().unwrap()).collect()
         });
         for (name, n) in names.iter().zip(&numbers) {
-            assert_eq!(sites.number(Some(name)), *n);
+            assert_eq!(sites.number(Some(name), &mut KnownSites::default()), *n);
         }
         let distinct: std::collections::HashSet<_> = numbers.iter().collect();
         assert_eq!(distinct.len(), 100);

@@ -8,11 +8,17 @@
 //! answer as soon as its line is read, while bulk input still comes in
 //! large batches.
 //!
+//! It also owns the one line loop ([`Chunk::lines`]): where a line ends,
+//! the BOM, the CR, the header and the length limit are decided here for
+//! every reader of chunks (the engine's workers and the ladder alike).
+//!
 //! It knows bytes and newlines; what a line holds is the workers' business.
 
 use std::sync::mpsc;
 
-use super::input::{Input, InputError};
+use memchr::Memchr;
+
+use super::input::{BOM, Input, InputError, strip_cr};
 use super::stream::{Block, Blocks, Delivery};
 
 /// How many bytes a chunk holds, about: large enough to amortize the hand-off
@@ -32,6 +38,86 @@ pub struct Chunk<'a> {
     pub input_bytes: u64,
 }
 
+/// A byte range in a chunk or in its arena.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Span {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Span {
+    pub(crate) fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            len: (end - start) as u32,
+        }
+    }
+
+    /// The bytes of `of` this span covers.
+    pub fn of<'b>(&self, of: &'b [u8]) -> &'b [u8] {
+        &of[self.start as usize..(self.start + self.len) as usize]
+    }
+}
+
+/// The rules every line obeys, whoever reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct LineRules {
+    /// An input's first line is a header, passed through and not read.
+    pub header: bool,
+    /// A longer line is rejected unread.
+    pub max_line_bytes: usize,
+}
+
+/// What a line of a chunk is, before anyone reads its URI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Line<'a> {
+    /// The input's first line, under [`LineRules::header`].
+    Header,
+    Blank,
+    /// Longer than [`LineRules::max_line_bytes`].
+    TooLong,
+    /// A line to read, without its ending.
+    Text(&'a [u8]),
+}
+
+/// The lines of a chunk, each with its index in the chunk and its span
+/// (see [`Chunk::lines`]).
+pub struct ChunkLines<'c> {
+    bytes: &'c [u8],
+    pos: usize,
+    /// One iterator over the newlines of the chunk, not a search per line.
+    newlines: Memchr<'c>,
+    index: u32,
+    header: bool,
+    max_line_bytes: usize,
+}
+
+impl<'c> Iterator for ChunkLines<'c> {
+    type Item = (u32, Span, Line<'c>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pos >= self.bytes.len() {
+            return None;
+        }
+        let end = self.newlines.next().unwrap_or(self.bytes.len());
+        let text = strip_cr(&self.bytes[self.pos..end]);
+        let span = Span::new(self.pos, self.pos + text.len());
+        let line = if self.index == 0 && self.header {
+            Line::Header
+        } else if text.is_empty() {
+            Line::Blank
+        } else if text.len() > self.max_line_bytes {
+            Line::TooLong
+        } else {
+            Line::Text(text)
+        };
+        let index = self.index;
+        self.index += 1;
+        self.pos = end + 1;
+        Some((index, span, line))
+    }
+}
+
 /// A chunk's bytes: borrowed from a map, or read from a stream.
 pub enum ChunkBytes<'a> {
     Borrowed(&'a [u8]),
@@ -45,6 +131,30 @@ impl std::ops::Deref for ChunkBytes<'_> {
         match self {
             ChunkBytes::Borrowed(bytes) => bytes,
             ChunkBytes::Owned(bytes) => bytes,
+        }
+    }
+}
+
+impl Chunk<'_> {
+    /// The chunk's lines, as every reader of chunks sees them: split at
+    /// `\n` with a `\r` before it dropped, after the BOM of an input's
+    /// first chunk, the input's first line its header when `rules` say so.
+    /// A chunk holds fewer than 4 GiB (it is cut at about [`CHUNK_BYTES`],
+    /// plus the longest line), so `u32` offsets hold.
+    pub fn lines(&self, rules: LineRules) -> ChunkLines<'_> {
+        let bytes: &[u8] = &self.bytes;
+        let first = self.offset == 0;
+        ChunkLines {
+            bytes,
+            pos: if first && bytes.starts_with(BOM) {
+                BOM.len()
+            } else {
+                0
+            },
+            newlines: memchr::memchr_iter(b'\n', bytes),
+            index: 0,
+            header: first && rules.header,
+            max_line_bytes: rules.max_line_bytes,
         }
     }
 }

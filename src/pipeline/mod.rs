@@ -56,6 +56,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::error::InvalidUri;
+use crate::scratch::Slot;
 use crate::seen::{Store, StoreError};
 use caps::SiteNumbers;
 use chunks::Chunks;
@@ -108,7 +109,14 @@ pub trait LineMapper: Sync {
     /// `Ok(None)` when the line is out of the run's scope (counted as
     /// filtered, never written); or says why the line is rejected. Unless
     /// it returns a [`Mapped`], `out` is left as it was.
-    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri>;
+    /// `scratch` is the calling worker's, for the mapper's own buffers
+    /// (see [`Slot`]): one per thread, reused from line to line.
+    fn map_line(
+        &self,
+        line: &[u8],
+        out: &mut Vec<u8>,
+        scratch: &mut Slot,
+    ) -> Result<Option<Mapped>, InvalidUri>;
 
     /// What the bits of [`Mapped::notes`] count.
     fn note_names(&self) -> &[Note] {
@@ -353,9 +361,9 @@ pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool, RunError> {
         .map_err(RunError::ThreadPool)
 }
 
-/// How many chunks each worker gets per batch: enough lines that each dedup
-/// shard gets a run of them.
-const CHUNKS_PER_THREAD: usize = 8;
+/// How many chunks each worker gets per batch (the ladder's too): enough
+/// lines that each dedup shard gets a run of them.
+pub(crate) const CHUNKS_PER_THREAD: usize = 8;
 
 /// A batch of processed chunks, in input order, with their fates.
 type Batch<'a> = Vec<Decided<'a>>;

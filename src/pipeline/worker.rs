@@ -5,33 +5,13 @@
 //! It knows lines and the mapper's verdicts; what is done with the keys
 //! (written, deduplicated) is decided downstream.
 
-use super::caps::{NO_SITE, SiteNumbers};
-use super::chunks::Chunk;
-use super::input::{BOM, strip_cr};
+use super::caps::{KnownSites, NO_SITE, SiteNumbers};
+pub use super::chunks::Span;
+use super::chunks::{Chunk, Line, LineRules};
 use super::{Emit, Invalid, LineMapper, Mode, Options};
 use crate::error::{ErrorKind, InvalidUri};
 use crate::fingerprint::fingerprint;
-
-/// A byte range in a chunk or in its arena.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Span {
-    pub start: u32,
-    pub len: u32,
-}
-
-impl Span {
-    fn new(start: usize, end: usize) -> Span {
-        Span {
-            start: start as u32,
-            len: (end - start) as u32,
-        }
-    }
-
-    /// The bytes of `of` this span covers.
-    pub fn of<'b>(&self, of: &'b [u8]) -> &'b [u8] {
-        &of[self.start as usize..(self.start + self.len) as usize]
-    }
-}
+use crate::scratch::Slot;
 
 /// An accepted line.
 #[derive(Clone, Copy, Debug)]
@@ -99,6 +79,18 @@ pub struct Processed<'a> {
     pub notes: [u64; 32],
     /// The input's first line, passed through as a header (`Options::header`).
     pub header: Option<Span>,
+    /// The worker's scratch, handed on with the buffers.
+    scratch: Scratch,
+}
+
+/// What a worker reuses from line to line that is not output: the line
+/// mapper's own buffers and the site numbers it has met. It travels with
+/// the chunk's [`Buffers`], so each set of buffers has one and no two
+/// threads share it.
+#[derive(Default)]
+struct Scratch {
+    mapper: Slot,
+    sites: KnownSites,
 }
 
 impl Processed<'_> {
@@ -157,6 +149,7 @@ pub struct Buffers {
     prints: Vec<u128>,
     silent: Vec<(u32, Silent)>,
     rejected: Vec<Rejected>,
+    scratch: Scratch,
 }
 
 impl From<Processed<'_>> for Buffers {
@@ -167,6 +160,7 @@ impl From<Processed<'_>> for Buffers {
             prints: p.prints,
             silent: p.silent,
             rejected: p.rejected,
+            scratch: p.scratch,
         };
         buffers.arena.clear();
         buffers.accepted.clear();
@@ -189,10 +183,8 @@ pub struct Hashes<'h> {
     pub sites: Option<&'h SiteNumbers>,
 }
 
-/// Maps every line of `chunk`, hashing keys as `hashes` asks. A chunk
-/// holds fewer than 4 GiB (it is cut at about
-/// [`super::chunks::CHUNK_BYTES`], plus the longest line), so `u32` offsets
-/// hold.
+/// Maps every line of `chunk` ([`Chunk::lines`]), hashing keys as
+/// `hashes` asks.
 pub fn process<'a>(
     chunk: Chunk<'a>,
     buffers: Buffers,
@@ -201,13 +193,13 @@ pub fn process<'a>(
     options: &Options,
 ) -> Processed<'a> {
     let invalid = options.invalid;
-    let bytes: &[u8] = &chunk.bytes;
     let Buffers {
         mut arena,
         mut accepted,
         mut prints,
         mut silent,
         mut rejected,
+        mut scratch,
     } = buffers;
     let verdicts = options.mode == Mode::Dedup(Emit::Verdict);
     // Aligned output writes a line for every line: a blank one is mapped
@@ -219,107 +211,112 @@ pub fn process<'a>(
     let mut filtered = 0;
     let mut passed = 0;
     let mut notes = [0u64; 32];
-    let mut index = 0u32;
+    let mut lines = 0u32;
     // Only deduplication needs hashes; mapping writes every line anyway.
     let hash = |key: &[u8]| hasher.map_or(0, |h| h.hash_one(key));
-    let mut pos = if chunk.offset == 0 && bytes.starts_with(BOM) {
-        BOM.len()
-    } else {
-        0
-    };
-    // With `header`, an input's first line is passed through, not mapped.
     let mut header = None;
-    let header_here = options.header && chunk.offset == 0;
-    let mut map = |line: &[u8], span: Span, blank_line: bool, index: u32, silent: &mut Vec<_>| {
-        if line.len() > options.max_line_bytes {
-            let error = InvalidUri::new(options.max_line_bytes, ErrorKind::LineTooLong);
-            rejected.push(Rejected {
-                error,
-                line: span,
-                index,
+    let Scratch {
+        mapper: mapper_scratch,
+        sites: known_sites,
+    } = &mut scratch;
+    // A line the loop rejects unread comes as its error.
+    let mut map =
+        |line: Result<&[u8], InvalidUri>, span, blank_line, index, silent: &mut Vec<_>| {
+            let line = match line {
+                Ok(line) => line,
+                Err(error) => {
+                    return rejected.push(Rejected {
+                        error,
+                        line: span,
+                        index,
+                    });
+                }
+            };
+            // A bug in the mapper must not lose the line or the run: a panic
+            // becomes this line's rejection, with its file and line number.
+            let arena_len = arena.len();
+            let mapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                mapper.map_line(line, &mut arena, mapper_scratch)
+            }))
+            .unwrap_or_else(|_| {
+                arena.truncate(arena_len);
+                Err(InvalidUri::new(0, ErrorKind::InternalError))
             });
-            return;
-        }
-        // A bug in the mapper must not lose the line or the run: a panic
-        // becomes this line's rejection, with its file and line number.
-        let arena_len = arena.len();
-        let mapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            mapper.map_line(line, &mut arena)
-        }))
-        .unwrap_or_else(|_| {
-            arena.truncate(arena_len);
-            Err(InvalidUri::new(0, ErrorKind::InternalError))
-        });
-        match mapped {
-            Ok(None) => {
-                filtered += 1;
-                if note_silent {
-                    silent.push((span.start, Silent::Filtered));
+            match mapped {
+                Ok(None) => {
+                    filtered += 1;
+                    if note_silent {
+                        silent.push((span.start, Silent::Filtered));
+                    }
                 }
-            }
-            Ok(Some(mapped)) => {
-                let in_arena = |r: std::ops::Range<usize>| Span::new(r.start, r.end);
-                let key_bytes = match &mapped.key {
-                    Some(r) => &arena[r.clone()],
-                    None => line,
-                };
-                let hash = hash(key_bytes);
-                // Most lines have no notes: their bits are not walked.
-                let mut bits = mapped.notes;
-                while bits != 0 {
-                    notes[bits.trailing_zeros() as usize] += 1;
-                    bits &= bits - 1;
+                Ok(Some(mapped)) => {
+                    let in_arena = |r: std::ops::Range<usize>| Span::new(r.start, r.end);
+                    let key_bytes = match &mapped.key {
+                        Some(r) => &arena[r.clone()],
+                        None => line,
+                    };
+                    let hash = hash(key_bytes);
+                    // Most lines have no notes: their bits are not walked.
+                    let mut bits = mapped.notes;
+                    while bits != 0 {
+                        notes[bits.trailing_zeros() as usize] += 1;
+                        bits &= bits - 1;
+                    }
+                    accepted.push(Accepted {
+                        hash,
+                        key: mapped.key.map(in_arena),
+                        output: mapped.output.map(in_arena),
+                        line: span,
+                        blank: blank_line,
+                        site: sites.map_or(NO_SITE, |s| {
+                            s.number(mapped.site.map(|r| &arena[r]), known_sites)
+                        }),
+                    });
                 }
-                accepted.push(Accepted {
-                    hash,
-                    key: mapped.key.map(in_arena),
-                    output: mapped.output.map(in_arena),
+                Err(_) if invalid == Invalid::Pass => {
+                    passed += u64::from(!blank_line);
+                    accepted.push(Accepted {
+                        hash: hash(line),
+                        key: None,
+                        output: None,
+                        line: span,
+                        blank: blank_line,
+                        site: NO_SITE,
+                    });
+                }
+                // A blank line is blank, whatever the mapper made of it.
+                Err(_) if blank_line => {}
+                Err(error) => rejected.push(Rejected {
+                    error,
                     line: span,
-                    blank: blank_line,
-                    site: sites.map_or(NO_SITE, |s| s.number(mapped.site.map(|r| &arena[r]))),
-                });
+                    index,
+                }),
             }
-            Err(_) if invalid == Invalid::Pass => {
-                passed += u64::from(!blank_line);
-                accepted.push(Accepted {
-                    hash: hash(line),
-                    key: None,
-                    output: None,
-                    line: span,
-                    blank: blank_line,
-                    site: NO_SITE,
-                });
-            }
-            // A blank line is blank, whatever the mapper made of it.
-            Err(_) if blank_line => {}
-            Err(error) => rejected.push(Rejected {
-                error,
-                line: span,
-                index,
-            }),
-        }
+        };
+    let rules = LineRules {
+        header: options.header,
+        max_line_bytes: options.max_line_bytes,
     };
-    // One iterator over the newlines of the chunk, not a search per line.
-    let mut newlines = memchr::memchr_iter(b'\n', bytes);
-    while pos < bytes.len() {
-        let end = newlines.next().unwrap_or(bytes.len());
-        let line = strip_cr(&bytes[pos..end]);
-        let span = Span::new(pos, pos + line.len());
-        if index == 0 && header_here {
-            header = Some(span);
-        } else if line.is_empty() {
-            blank += 1;
-            if verdicts {
-                silent.push((span.start, Silent::Blank));
+    for (index, span, line) in chunk.lines(rules) {
+        match line {
+            // Passed through, not mapped.
+            Line::Header => header = Some(span),
+            Line::Blank => {
+                blank += 1;
+                if verdicts {
+                    silent.push((span.start, Silent::Blank));
+                }
+                if map_blank {
+                    map(Ok(b""), span, true, index, &mut silent);
+                }
             }
-            if map_blank {
-                map(line, span, true, index, &mut silent);
+            Line::TooLong => {
+                let too_long = InvalidUri::new(options.max_line_bytes, ErrorKind::LineTooLong);
+                map(Err(too_long), span, false, index, &mut silent);
             }
-        } else {
-            map(line, span, false, index, &mut silent);
+            Line::Text(line) => map(Ok(line), span, false, index, &mut silent),
         }
-        index += 1;
-        pos = end + 1;
+        lines = index + 1;
     }
     let mut p = Processed {
         chunk,
@@ -331,9 +328,10 @@ pub fn process<'a>(
         blank,
         filtered,
         passed,
-        lines: index,
+        lines,
         notes,
         header,
+        scratch,
     };
     if hashes.fingerprints {
         prints.extend(
@@ -356,7 +354,12 @@ mod tests {
     struct Buggy;
 
     impl LineMapper for Buggy {
-        fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri> {
+        fn map_line(
+            &self,
+            line: &[u8],
+            out: &mut Vec<u8>,
+            _: &mut Slot,
+        ) -> Result<Option<Mapped>, InvalidUri> {
             out.extend_from_slice(b"partial");
             assert!(line != b"boom", "a bug");
             out.truncate(out.len() - 7);

@@ -30,7 +30,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::query::retain_params;
-use super::{Events, Label, RuleId, RulesError, WebParts, regex_problem};
+use super::{Events, Label, RuleId, RulesError, Scratch, WebParts, regex_problem};
 use crate::escape::escape_str;
 
 /// The providers of every ClearURLs file, in order, and what finds the
@@ -398,42 +398,46 @@ impl Providers {
         out: &mut Vec<u8>,
         start: usize,
         mut parts: WebParts,
+        scratch: &mut Scratch,
         fired: &mut dyn FnMut(RuleId),
     ) -> (Events, Option<WebParts>) {
         let mut events = Events::default();
         let Some(prefilter) = &self.prefilter else {
             return (events, Some(parts));
         };
-        CANDIDATES.with_borrow_mut(|candidates| {
-            let mut next = 0;
-            // After a provider changes the URI, the patterns are matched
-            // again against the new one, as the add-on does, from the next
-            // provider on.
-            'matching: while next < self.list.len() {
-                let uri = &out[start..];
-                prefilter.candidates(uri, &uri[parts.authority.clone()], candidates);
-                let from = next;
-                for &i in candidates.iter().filter(|&&i| i >= from) {
-                    next = i + 1;
-                    let provider = &self.list[i];
-                    if !provider.matches_every_uri && !provider.pattern.is_match(&out[start..]) {
-                        continue;
-                    }
-                    let (changed, happened) = provider.apply(out, start, &parts);
-                    events.add(happened);
-                    if changed {
-                        fired(RuleId(self.first_id + i as u32));
-                        match WebParts::of(&out[start..]) {
-                            Some(moved) => parts = moved,
-                            None => return (events, None),
-                        }
-                        continue 'matching;
-                    }
+        let Scratch {
+            candidates,
+            decoded,
+            ..
+        } = scratch;
+        let mut next = 0;
+        // After a provider changes the URI, the patterns are matched
+        // again against the new one, as the add-on does, from the next
+        // provider on.
+        'matching: while next < self.list.len() {
+            let uri = &out[start..];
+            prefilter.candidates(uri, &uri[parts.authority.clone()], candidates);
+            let from = next;
+            for &i in candidates.iter().filter(|&&i| i >= from) {
+                next = i + 1;
+                let provider = &self.list[i];
+                if !provider.matches_every_uri && !provider.pattern.is_match(&out[start..]) {
+                    continue;
                 }
-                break;
+                let (changed, happened) = provider.apply(out, start, &parts, decoded);
+                events.add(happened);
+                if changed {
+                    fired(RuleId::new(self.first_id + i as u32));
+                    match WebParts::of(&out[start..]) {
+                        Some(moved) => parts = moved,
+                        None => return (events, None),
+                    }
+                    continue 'matching;
+                }
             }
-            (events, Some(parts))
-        })
+            break;
+        }
+        (events, Some(parts))
     }
 }
 
@@ -489,7 +493,14 @@ impl Provider {
 
     /// Applies the provider to the URI at `out[start..]`, which its pattern
     /// matches: whether it changed it, and what else happened.
-    fn apply(&self, out: &mut Vec<u8>, start: usize, parts: &WebParts) -> (bool, Events) {
+    /// `decoded` is scratch.
+    fn apply(
+        &self,
+        out: &mut Vec<u8>,
+        start: usize,
+        parts: &WebParts,
+        decoded: &mut Vec<u8>,
+    ) -> (bool, Events) {
         let uri = &out[start..];
         if self.exceptions.as_ref().is_some_and(|e| e.is_match(uri)) {
             return (false, Events::default());
@@ -533,19 +544,10 @@ impl Provider {
         if let Some(query) = parts.query.clone() {
             // The add-on matches query names decoded, fragment names as written.
             let query = start + query.start..start + query.end;
-            changed |= DECODED.with_borrow_mut(|decoded| {
-                retain_params(out, query, |name| !is_field(form_decoded(name, decoded)))
-            });
+            changed |= retain_params(out, query, |name| !is_field(form_decoded(name, decoded)));
         }
         (changed, Events::default())
     }
-}
-
-thread_local! {
-    /// The providers a URI may match: reused.
-    static CANDIDATES: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
-    /// A query parameter's name, decoded: reused.
-    static DECODED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// A query parameter's name as a form decoder reads it (the add-on's
@@ -711,8 +713,13 @@ mod tests {
                 let run = |providers: &Providers| {
                     let mut out = uri.as_bytes().to_vec();
                     let mut fired = Vec::new();
-                    let (events, _) =
-                        providers.apply(&mut out, 0, parts.clone(), &mut |id| fired.push(id));
+                    let (events, _) = providers.apply(
+                        &mut out,
+                        0,
+                        parts.clone(),
+                        &mut Scratch::default(),
+                        &mut |id| fired.push(id),
+                    );
                     (out, fired, events)
                 };
                 assert_eq!(run(&fast), run(&slow), "{uri}");

@@ -14,9 +14,9 @@ mod index;
 pub mod lines;
 mod query;
 
-use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fmt;
+use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::escape::escape_str;
@@ -25,6 +25,10 @@ use clearurls::Providers;
 use index::HostIndex;
 use lines::LineRule;
 pub use query::Names;
+
+pub use crate::normalize::site::{Events, RuleId, SiteRewrite};
+use crate::scratch::Slot;
+use crate::split::split;
 
 /// The format a rules text is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,10 +70,6 @@ impl fmt::Display for RulesError {
 }
 
 impl std::error::Error for RulesError {}
-
-/// Which rule of a [`SiteRules`] did something: an index into its labels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RuleId(u32);
 
 /// What a rule is called in messages, and the reasons a line it broke is
 /// rejected with (interned: rejections are counted by reason).
@@ -118,44 +118,10 @@ fn regex_problem(error: &regex::Error) -> String {
     last.strip_prefix("error: ").unwrap_or(last).to_string()
 }
 
-/// What applying the rules to one URI did, beyond changing it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Events(u8);
-
-impl Events {
-    /// A rule changed the URI.
-    pub const CHANGED: Events = Events(1);
-    /// A ClearURLs provider that blocks its URIs whole (`completeProvider`)
-    /// matched: the URI is passed on unchanged by it, and counted.
-    pub const COMPLETE_PROVIDER: Events = Events(2);
-    /// A ClearURLs redirection matched: it is not followed, only counted.
-    pub const REDIRECTION: Events = Events(4);
-
-    /// Every event, with its name in stats.
-    pub const NAMED: [(Events, &'static str); 3] = [
-        (Events::CHANGED, "changed-by-rules"),
-        (Events::COMPLETE_PROVIDER, "clearurls-complete-provider"),
-        (Events::REDIRECTION, "clearurls-redirection"),
-    ];
-
-    /// The events as bits, [`Events::NAMED`]'s order from the lowest.
-    pub fn bits(self) -> u32 {
-        u32::from(self.0)
-    }
-
-    pub fn contains(self, event: Events) -> bool {
-        self.0 & event.0 != 0
-    }
-
-    fn add(&mut self, event: Events) {
-        self.0 |= event.0;
-    }
-}
-
 /// Compiled site rules, cheap to clone (the compiled form is shared).
 ///
 /// ```
-/// use urinorm::rules::{RulesFormat, RulesText, SiteRules};
+/// use urinorm::rules::{RulesFormat, RulesText, SiteRewrite, SiteRules};
 /// let rules = SiteRules::compile(&[RulesText {
 ///     name: "site.rules".into(),
 ///     format: RulesFormat::Lines,
@@ -163,7 +129,8 @@ impl Events {
 /// }])?;
 /// let mut uri = b"https://www.amazon.com/dp/1?pf_rd_p=2&ref=x&q=1".to_vec();
 /// let mut fired = Vec::new();
-/// rules.apply(&mut uri, 0, &mut |id| fired.push(rules.label(id).to_string()));
+/// let mut scratch = urinorm::scratch::Slot::default();
+/// rules.apply(&mut uri, 0, &mut scratch, &mut |id| fired.push(rules.label(id).to_string()));
 /// assert_eq!(uri, b"https://www.amazon.com/dp/1?q=1");
 /// assert_eq!(fired, ["site.rules:1 drop-params"]);
 /// # Ok::<(), urinorm::rules::RulesError>(())
@@ -252,133 +219,122 @@ impl SiteRules {
         })))
     }
 
-    /// The label of a rule: `site.rules:2 drop-params`.
-    pub fn label(&self, id: RuleId) -> &str {
-        &self.0.labels[id.0 as usize].text
+    /// The rules as a normalizer holds them
+    /// ([`Normalizer::with_rules`](crate::normalize::Normalizer::with_rules)).
+    pub fn into_rewrite(self) -> Arc<dyn SiteRewrite> {
+        Arc::new(self)
     }
+}
 
-    /// The reason a line is rejected with when the rule made it invalid.
-    pub(crate) fn made_invalid(&self, id: RuleId) -> &'static str {
-        self.0.labels[id.0 as usize].made_invalid
-    }
-
-    /// The reason a line is rejected with when the rule's result is not a
-    /// fixed point of the normalizer.
-    pub(crate) fn not_a_fixed_point(&self, id: RuleId) -> &'static str {
-        self.0.labels[id.0 as usize].not_a_fixed_point
-    }
-
-    /// What the texts hold and the fingerprint of their contents, in
-    /// order (not of their names: the same rules by another path are the
-    /// same): what a seen store records, so that keys made under other
-    /// rules are never mixed in.
-    pub fn describe(&self) -> &str {
-        &self.0.described
-    }
-
+impl SiteRewrite for SiteRules {
     /// Applies the rules to the web URI at `out[start..]` (an `http`,
     /// `https`, `ws` or `wss` URI with an authority, in its protocol-rung
     /// form), calling `fired` with each rule that changed it, in order.
     /// Any other URI is left as it is.
-    pub fn apply(&self, out: &mut Vec<u8>, start: usize, fired: &mut dyn FnMut(RuleId)) -> Events {
+    fn apply(
+        &self,
+        out: &mut Vec<u8>,
+        start: usize,
+        scratch: &mut Slot,
+        fired: &mut dyn FnMut(RuleId),
+    ) -> Events {
         let mut events = Events::default();
         let Some(parts) = WebParts::of(&out[start..]) else {
             return events;
         };
         let compiled = &*self.0;
+        let scratch: &mut Scratch = scratch.get();
         let mut note = |id: RuleId| {
             events.add(Events::CHANGED);
             fired(id);
         };
-        let (provider_events, parts) = compiled.providers.apply(out, start, parts, &mut note);
+        let (provider_events, parts) = compiled
+            .providers
+            .apply(out, start, parts, scratch, &mut note);
         // A provider's raw rule may have taken the URI apart: then it is
         // rejected as its doing, and no line rule sees it.
-        let Some(parts) = parts else {
+        let Some(mut parts) = parts else {
             events.add(provider_events);
             return events;
         };
-        MATCHED.with_borrow_mut(|matched| {
-            let host = &out[start + parts.host.start..start + parts.host.end];
-            compiled.index.matching(host, matched);
-            let mut parts = parts;
-            for &i in matched.iter() {
-                if compiled.rules[i as usize].apply(out, start, &parts) {
-                    note(RuleId(i));
-                    // The parts moved; a rewrite that took the URI apart
-                    // ends here, and the normalizer rejects the line.
-                    match WebParts::of(&out[start..]) {
-                        Some(moved) => parts = moved,
-                        None => break,
-                    }
+        let matched = &mut scratch.matched;
+        let host = &out[start + parts.host.start..start + parts.host.end];
+        compiled.index.matching(host, matched);
+        for &i in matched.iter() {
+            if compiled.rules[i as usize].apply(out, start, &parts) {
+                note(RuleId::new(i));
+                // The parts moved; a rewrite that took the URI apart
+                // ends here, and the normalizer rejects the line.
+                match WebParts::of(&out[start..]) {
+                    Some(moved) => parts = moved,
+                    None => break,
                 }
             }
-        });
+        }
         events.add(provider_events);
         events
     }
+
+    fn label(&self, id: RuleId) -> &str {
+        &self.0.labels[id.index()].text
+    }
+
+    fn made_invalid(&self, id: RuleId) -> &'static str {
+        self.0.labels[id.index()].made_invalid
+    }
+
+    fn not_a_fixed_point(&self, id: RuleId) -> &'static str {
+        self.0.labels[id.index()].not_a_fixed_point
+    }
+
+    /// What the texts hold and the fingerprint of their contents, in
+    /// order (not of their names: the same rules by another path are the
+    /// same).
+    fn describe(&self) -> &str {
+        &self.0.described
+    }
 }
 
-thread_local! {
-    /// The rules that match the host of the URI being rewritten: reused.
-    static MATCHED: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+/// The buffers applying rules reuses from one URI to the next, kept in
+/// the normalizer's scratch [`Slot`].
+#[derive(Default)]
+struct Scratch {
+    /// The line rules that match the host of the URI being rewritten.
+    matched: Vec<u32>,
+    /// The ClearURLs providers the URI may match.
+    candidates: Vec<usize>,
+    /// A query parameter's name, decoded.
+    decoded: Vec<u8>,
 }
 
-/// Where the components of a valid web URI with an authority are, found by
-/// scanning (RFC 3986 Appendix B's regular expression, in effect): the
-/// rules rewrite one component at a time and look again.
+/// Where the components of a web URI with an authority are ([`split`]):
+/// the rules rewrite one component at a time and look again.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct WebParts {
     /// After `//`, up to the path: userinfo, host and port.
-    authority: std::ops::Range<usize>,
-    host: std::ops::Range<usize>,
-    path: std::ops::Range<usize>,
+    authority: Range<usize>,
+    host: Range<usize>,
+    path: Range<usize>,
     /// The query without its `?`.
-    query: Option<std::ops::Range<usize>>,
+    query: Option<Range<usize>>,
     /// The fragment without its `#`.
-    fragment: Option<std::ops::Range<usize>>,
+    fragment: Option<Range<usize>>,
 }
 
 impl WebParts {
     /// The parts of `uri`, if it is a web URI with an authority.
     fn of(uri: &[u8]) -> Option<WebParts> {
-        let colon = memchr::memchr(b':', uri)?;
-        if !crate::normalize::scheme::is_web_scheme(&uri[..colon]) {
+        let parts = split(uri);
+        let scheme = parts.head.scheme?;
+        if !crate::normalize::scheme::is_web_scheme(&uri[scheme]) {
             return None;
-        }
-        let authority = colon + 3;
-        if uri.get(colon + 1..authority) != Some(b"//") {
-            return None;
-        }
-        let ends = |from: usize, stops: &[u8]| {
-            uri[from..]
-                .iter()
-                .position(|b| stops.contains(b))
-                .map_or(uri.len(), |n| from + n)
-        };
-        let path_start = ends(authority, b"/?#");
-        let fragment_at = memchr::memchr(b'#', &uri[path_start..]).map(|n| path_start + n);
-        let before_fragment = fragment_at.unwrap_or(uri.len());
-        let query_at =
-            memchr::memchr(b'?', &uri[path_start..before_fragment]).map(|n| path_start + n);
-        let path_end = query_at.unwrap_or(before_fragment);
-        // §3.2: the userinfo ends at the authority's `@`; the port follows
-        // the last `:` outside an IP literal. Authorities are short: one
-        // pass, byte by byte.
-        let (mut host_start, mut host_end) = (0, path_start - authority);
-        for (i, &b) in uri[authority..path_start].iter().enumerate() {
-            match b {
-                b'@' => (host_start, host_end) = (i + 1, path_start - authority),
-                b']' => host_end = path_start - authority,
-                b':' => host_end = i,
-                _ => {}
-            }
         }
         Some(WebParts {
-            authority: authority..path_start,
-            host: authority + host_start..authority + host_end,
-            path: path_start..path_end,
-            query: query_at.map(|q| q + 1..before_fragment),
-            fragment: fragment_at.map(|f| f + 1..uri.len()),
+            authority: parts.head.authority?,
+            host: parts.head.host?,
+            path: parts.path,
+            query: parts.query,
+            fragment: parts.fragment,
         })
     }
 }

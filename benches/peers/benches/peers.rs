@@ -7,13 +7,13 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use urinorm::normalize::{Normalizer, Rung};
+use urinorm::normalize::{Normalizer, Rung, Scratch};
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/sample/urls.txt");
 
 fn urinorm_ok(n: &Normalizer, line: &str, out: &mut Vec<u8>) -> bool {
     out.clear();
-    n.normalize_into(line.as_bytes(), out).is_ok()
+    n.normalize_into(line.as_bytes(), out, &mut Scratch::default()).is_ok()
 }
 
 fn url_ok(line: &str) -> bool {
@@ -71,10 +71,11 @@ fn peers(c: &mut Criterion) {
     g.bench_function("urinorm scheme normalize_into", |b| {
         let n = Normalizer::new(Rung::Scheme);
         let mut out = Vec::with_capacity(4096);
+        let mut scratch = Scratch::default();
         b.iter(|| {
             for line in &lines {
                 out.clear();
-                let changes = n.normalize_into(black_box(line.as_bytes()), &mut out);
+                let changes = n.normalize_into(black_box(line.as_bytes()), &mut out, &mut scratch);
                 black_box((&changes, &out));
             }
         })

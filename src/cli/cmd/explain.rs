@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use clap::Args;
 use urinorm::escape::escape_str;
-use urinorm::normalize::{Changes, Normalizer, Rung};
+use urinorm::normalize::{Changes, Normalizer, Rung, Scratch};
 use urinorm::rules::{Events, RuleId};
 use urinorm::uri::mask_password;
 
@@ -61,8 +61,8 @@ pub fn explain(uri: &str, protocol: &Normalizer) -> Explanation {
         } else {
             Normalizer::new(rung)
         };
-        let mut fired = Vec::new();
-        match normalizer.normalize_traced(uri.as_bytes(), &mut out, &mut fired) {
+        let (mut fired, mut scratch) = (Vec::new(), Scratch::default());
+        match normalizer.normalize_traced(uri.as_bytes(), &mut out, &mut fired, &mut scratch) {
             Ok(changes) => {
                 let output = String::from_utf8_lossy(&out);
                 text += &format!(

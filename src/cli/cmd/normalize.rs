@@ -85,7 +85,7 @@ impl RungArgs {
             Some(path) => Some(read_text(path)?),
             None => None,
         };
-        let rules = self.rules.site_rules()?;
+        let rules = self.rules.site_rules()?.map(SiteRules::into_rewrite);
         let options = ProtocolOptions {
             preset: self.preset,
             with: &self.with,

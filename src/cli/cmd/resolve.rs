@@ -4,6 +4,7 @@ use clap::Args;
 use serde_json::json;
 use urinorm::pipeline::{LineMapper, Mapped, Mode};
 use urinorm::resolve::{SchemeRule, resolve_into};
+use urinorm::scratch::Slot;
 use urinorm::{InvalidUri, UriRef};
 
 use crate::cli::engine::{Job, RunArgs, execute};
@@ -34,7 +35,12 @@ struct ResolveLines<'a> {
 }
 
 impl LineMapper for ResolveLines<'_> {
-    fn map_line(&self, line: &[u8], out: &mut Vec<u8>) -> Result<Option<Mapped>, InvalidUri> {
+    fn map_line(
+        &self,
+        line: &[u8],
+        out: &mut Vec<u8>,
+        _: &mut Slot,
+    ) -> Result<Option<Mapped>, InvalidUri> {
         let reference = UriRef::parse_bytes(line)?;
         let start = out.len();
         resolve_into(&self.base, &reference, self.rule, out)?;

@@ -548,7 +548,7 @@ proptest! {
         use urinorm::rules::{RulesFormat, RulesText, SiteRules};
         let rules = SiteRules::compile(&[RulesText { name: "r".into(), format: RulesFormat::Lines, text: text.clone() }])
             .expect("the generated rules are well formed");
-        let n = Normalizer::with_protocol(Protocol::from(PRESETS[preset])).with_rules(rules);
+        let n = Normalizer::with_protocol(Protocol::from(PRESETS[preset])).with_rules(rules.into_rewrite());
         if let Ok(once) = n.normalize(&input) {
             prop_assert!(urinorm::UriRef::parse(&once).is_ok(), "{} -> {}\n{}", input, once, text);
             prop_assert_eq!(n.normalize(&once).unwrap(), once.clone(), "{}\n{}", input, text);

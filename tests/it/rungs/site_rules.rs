@@ -1,7 +1,7 @@
 //! One test per rule of the syntax and scheme rungs, with the section it comes from.
 
 use urinorm::ErrorKind;
-use urinorm::normalize::{Normalizer, Rule, Rung};
+use urinorm::normalize::{Normalizer, Rule, Rung, Scratch};
 
 fn check(rung: Rung, cases: &[(&str, &str)]) {
     let normalizer = Normalizer::new(rung);
@@ -180,7 +180,7 @@ fn internationalized_hosts() {
 fn changes_name_the_rules_that_fired() {
     let mut out = Vec::new();
     let changes = Normalizer::new(Rung::Scheme)
-        .normalize_into(b"HTTP://a:80/./%7e", &mut out)
+        .normalize_into(b"HTTP://a:80/./%7e", &mut out, &mut Scratch::default())
         .unwrap();
     let rules: Vec<Rule> = changes.rules().collect();
     assert_eq!(
@@ -195,7 +195,7 @@ fn changes_name_the_rules_that_fired() {
     assert!(rules.iter().all(|r| !r.description().is_empty()));
     out.clear();
     let none = Normalizer::new(Rung::Scheme)
-        .normalize_into(b"http://a/", &mut out)
+        .normalize_into(b"http://a/", &mut out, &mut Scratch::default())
         .unwrap();
     assert!(none.is_empty());
 }

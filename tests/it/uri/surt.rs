@@ -12,8 +12,8 @@
 use serde_json::Value;
 use urinorm::UriRef;
 use urinorm::key::KeyFormat;
-use urinorm::normalize::Normalizer;
 use urinorm::normalize::protocol::{Preset, Protocol, Transform};
+use urinorm::normalize::{Normalizer, Scratch};
 use urinorm::surt::write_surt;
 
 fn ia() -> Normalizer {
@@ -24,7 +24,7 @@ fn ia() -> Normalizer {
 fn key(input: &str) -> Result<String, String> {
     let mut out = Vec::new();
     KeyFormat::Surt
-        .write(&ia(), input.as_bytes(), &mut out)
+        .write(&ia(), input.as_bytes(), &mut out, &mut Scratch::default())
         .map_err(|e| e.to_string())?;
     Ok(String::from_utf8(out).unwrap())
 }
@@ -177,6 +177,7 @@ fn cdx_spelling_keeps_the_canonical_form_a_uri() {
             &Normalizer::with_protocol(without),
             input.as_bytes(),
             &mut out,
+            &mut Scratch::default(),
         )
         .unwrap();
     assert_eq!(out, b"com,example)/a%7Cb/%C3%A9%3Fx?b=1&q%5B%5D=%22v%22");
