@@ -11,9 +11,6 @@
 //! ids), these repeat until nothing changes, as every transform must.
 
 use std::cmp::Ordering;
-use std::sync::OnceLock;
-
-use regex::bytes::Regex;
 
 use super::syntax::decode_triplets;
 use crate::swar;
@@ -133,38 +130,234 @@ pub(super) fn decode_repeatedly(
     changed
 }
 
+/// A session id found in a path or query: `text[..keep]` stays and
+/// `text[rest..]` follows it, as the expression's groups 1 and 2 would.
+struct Cut {
+    keep: usize,
+    rest: usize,
+}
+
+/// One of IA's session-id expressions: the cut it makes in a whole path or
+/// query, if any. Each pattern `P` is IA's, matched against the whole
+/// component as `(?i-u)^(.*/)P/([^?]+\.aspx.*)$` (a path) or
+/// `(?i-u)^(.*)P(?:&(.*))?$` (a query) with groups 1 and 2 kept, as IA's
+/// are: in any ASCII case, on bytes. The matchers below find exactly what
+/// those would, without a general engine.
+type Expression = fn(&[u8]) -> Option<Cut>;
+
 /// IA's session-id patterns on a path, each an ASP.NET cookieless segment
 /// before a path that names an `.aspx` page, in IA's order.
-const PATH_SESSION_IDS: [&str; 2] = [r"\((?:[a-z]\([0-9a-z]{24}\))+\)", r"\([0-9a-z]{24}\)"];
+const PATH_SESSION_IDS: [Expression; 2] = [
+    |path| last_in_path(path, tagged_ids),
+    |path| last_in_path(path, bare_id),
+];
 
 /// IA's session-id patterns on a query, in IA's order: each matches
 /// anywhere (`sid=` ends `xsid=` too) and takes the following `&` with it.
-const QUERY_SESSION_IDS: [&str; 5] = [
-    "jsessionid=[0-9a-z]{32}",
-    "phpsessid=[0-9a-z]{32}",
-    "sid=[0-9a-z]{32}",
-    "aspsessionid[a-z]{8}=[a-z]{24}",
-    "cfid=[^&]+&cftoken=[^&]+",
+const QUERY_SESSION_IDS: [Expression; 5] = [
+    // jsessionid=[0-9a-z]{32}
+    |query| last_in_query(query, &[Literal(b"jsessionid="), Run(ALNUM, 32)]),
+    // phpsessid=[0-9a-z]{32}
+    |query| last_in_query(query, &[Literal(b"phpsessid="), Run(ALNUM, 32)]),
+    // sid=[0-9a-z]{32}
+    |query| last_in_query(query, &[Literal(b"sid="), Run(ALNUM, 32)]),
+    // aspsessionid[a-z]{8}=[a-z]{24}
+    |query| {
+        let id = [
+            Literal(b"aspsessionid"),
+            Run(ALPHA, 8),
+            Literal(b"="),
+            Run(ALPHA, 24),
+        ];
+        last_in_query(query, &id)
+    },
+    // cfid=[^&]+&cftoken=[^&]+
+    last_cfid,
 ];
 
-/// The patterns as whole-component expressions whose groups 1 and 2 are
-/// what remains: the greedy `(.*)` makes each remove its last occurrence,
-/// as IA's does. Case-insensitive, bytes, no Unicode classes.
-fn session_id_expressions() -> &'static [Vec<Regex>; 2] {
-    static EXPRESSIONS: OnceLock<[Vec<Regex>; 2]> = OnceLock::new();
-    EXPRESSIONS.get_or_init(|| {
-        let compile = |pattern: String| Regex::new(&pattern).expect("IA's patterns compile");
-        [
-            PATH_SESSION_IDS
-                .iter()
-                .map(|p| compile(format!(r"(?i-u)^(.*/){p}/([^?]+\.aspx.*)$")))
-                .collect(),
-            QUERY_SESSION_IDS
-                .iter()
-                .map(|p| compile(format!("(?i-u)^(.*){p}(?:&(.*))?$")))
-                .collect(),
-        ]
+/// A piece of a session-id pattern: a literal, or exactly `n` bytes of a
+/// class. Both in any ASCII case, as IA's `(?i)` patterns are; a byte
+/// outside ASCII matches neither.
+enum Piece {
+    Literal(&'static [u8]),
+    Run(fn(&u8) -> bool, usize),
+}
+use Piece::{Literal, Run};
+
+/// `[0-9a-z]` in any case.
+const ALNUM: fn(&u8) -> bool = u8::is_ascii_alphanumeric;
+/// `[a-z]` in any case.
+const ALPHA: fn(&u8) -> bool = u8::is_ascii_alphabetic;
+
+/// The length of `pieces` at the start of `text`, if they are there. Each
+/// piece has one length, so a match has one end: nothing to backtrack.
+fn pieces_len(text: &[u8], pieces: &[Piece]) -> Option<usize> {
+    let mut end = 0;
+    for piece in pieces {
+        let (ok, len) = match *piece {
+            Literal(literal) => (
+                text.get(end..end + literal.len())?
+                    .eq_ignore_ascii_case(literal),
+                literal.len(),
+            ),
+            Run(class, n) => (text.get(end..end + n)?.iter().all(class), n),
+        };
+        if !ok {
+            return None;
+        }
+        end += len;
+    }
+    Some(end)
+}
+
+/// `\((?:[a-z]\([0-9a-z]{24}\))+\)` (ASP.NET's `(S(…))`, `(A(…)S(…))`):
+/// its length at the start of `segment`. The `+` may stop only where a `)`
+/// follows, and every further unit opens with a letter, so the longest run
+/// of units is the only one that can match.
+fn tagged_ids(segment: &[u8]) -> Option<usize> {
+    const UNIT: [Piece; 4] = [Run(ALPHA, 1), Literal(b"("), Run(ALNUM, 24), Literal(b")")];
+    let mut end = pieces_len(segment, &[Literal(b"(")])?;
+    while let Some(len) = pieces_len(&segment[end..], &UNIT) {
+        end += len;
+    }
+    (end > 1 && segment.get(end) == Some(&b')')).then_some(end + 1)
+}
+
+/// `\([0-9a-z]{24}\)` (ASP.NET 1's `(…)`): its length at the start of
+/// `segment`.
+fn bare_id(segment: &[u8]) -> Option<usize> {
+    pieces_len(segment, &[Literal(b"("), Run(ALNUM, 24), Literal(b")")])
+}
+
+/// Where IA's `.` stops: it matches any byte but `\n` (`[^&]` and `[^?]`
+/// match `\n` too), so a `(.*)` at the start ends in the first line and a
+/// `.*` at the end starts in the last. URIs are one line; this keeps the
+/// matchers exact on any bytes.
+#[derive(Clone, Copy)]
+struct Lines {
+    first_end: usize,
+    last_start: usize,
+}
+
+impl Lines {
+    fn of(text: &[u8]) -> Lines {
+        Lines {
+            first_end: memchr::memchr(b'\n', text).unwrap_or(text.len()),
+            last_start: memchr::memrchr(b'\n', text).map_or(0, |n| n + 1),
+        }
+    }
+}
+
+/// The last `id` in a path that `^(.*/)…/([^?]+\.aspx.*)$` accepts around
+/// it; `id` gives its length at the start of a slice. The greedy `(.*/)`
+/// takes the longest prefix it can, so this is the last id *that fits*: a
+/// later one with no page after it is passed over for an earlier one.
+///
+/// An id holds no `?` and `[^?]+` none either, so the id and its page are in
+/// one `?`-free stretch, the page at least a byte after the id's `/`; the
+/// stretch's last `.aspx` (with no `\n` after it, for `.*`) is the page that
+/// accepts the most ids. Stretch by stretch from the end, each byte is read
+/// a bounded number of times.
+fn last_in_path(path: &[u8], id: fn(&[u8]) -> Option<usize>) -> Option<Cut> {
+    let lines = Lines::of(path);
+    let mut stretch_end = path.len();
+    loop {
+        let stretch_start = memchr::memrchr(b'?', &path[..stretch_end]).map_or(0, |q| q + 1);
+        let page_from = stretch_start.max(lines.last_start);
+        let page = path
+            .get(page_from..stretch_end)
+            .and_then(|pages| rfind_ignore_case(pages, b".aspx"))
+            .map(|n| page_from + n);
+        if let Some(page) = page {
+            // `^(.*/)`: after a `/`, in the first line.
+            for keep in (stretch_start..page.min(lines.first_end + 1)).rev() {
+                if keep == 0 || path[keep - 1] != b'/' {
+                    continue;
+                }
+                let Some(slash) = id(&path[keep..]).map(|len| keep + len) else {
+                    continue;
+                };
+                if slash + 1 < page && path[slash] == b'/' {
+                    return Some(Cut {
+                        keep,
+                        rest: slash + 1,
+                    });
+                }
+            }
+        }
+        if stretch_start == 0 {
+            return None;
+        }
+        stretch_end = stretch_start - 1;
+    }
+}
+
+/// The last id `pieces` match in a query that `^(.*)…(?:&(.*))?$` accepts
+/// around it: the greedy `(.*)` makes it the last that fits (`sid=` + 33
+/// letters is no id, but one before it still is).
+fn last_in_query(query: &[u8], pieces: &[Piece]) -> Option<Cut> {
+    let lines = Lines::of(query);
+    (0..=lines.first_end).rev().find_map(|keep| {
+        let end = keep + pieces_len(&query[keep..], pieces)?;
+        let rest = rest_after(query, end, lines)?;
+        Some(Cut { keep, rest })
     })
+}
+
+/// `(?:&(.*))?$` after an id that ends at `query[end]`: where what is kept
+/// after it starts, if the query ends there or a `&` follows and the rest is
+/// in the last line.
+fn rest_after(query: &[u8], end: usize, lines: Lines) -> Option<usize> {
+    let rest = match query.get(end) {
+        None => end,
+        Some(b'&') => end + 1,
+        Some(_) => return None,
+    };
+    (rest >= lines.last_start).then_some(rest)
+}
+
+/// `cfid=[^&]+&cftoken=[^&]+` in a query, as [`last_in_query`] finds the
+/// others. Neither value holds a `&`, so a match is pinned to a
+/// `&cftoken=`: the token runs to the next `&` (it can stop nowhere else),
+/// and `cfid=` is in the parameter before it, the last one there that leaves
+/// its value a byte. Searching from each `&cftoken=` back, not from each
+/// `cfid=` on, reads each parameter a bounded number of times, however many
+/// `cfid=` it holds.
+fn last_cfid(query: &[u8]) -> Option<Cut> {
+    let lines = Lines::of(query);
+    let mut before = query.len();
+    while let Some(amp) = rfind_ignore_case(&query[..before], b"&cftoken=") {
+        before = amp;
+        let token = amp + b"&cftoken=".len();
+        let end = memchr::memchr(b'&', &query[token..]).map_or(query.len(), |n| token + n);
+        if end == token {
+            continue;
+        }
+        let Some(rest) = rest_after(query, end, lines) else {
+            continue;
+        };
+        let param = memchr::memrchr(b'&', &query[..amp]).map_or(0, |n| n + 1);
+        // A byte of value before the `&`, and `(.*)` before `cfid=` in the
+        // first line (`cfid=` holds no `\n`).
+        let names_end = amp.saturating_sub(1).min(lines.first_end);
+        let name = query
+            .get(param..names_end)
+            .and_then(|names| rfind_ignore_case(names, b"cfid="));
+        if let Some(name) = name {
+            return Some(Cut {
+                keep: param + name,
+                rest,
+            });
+        }
+    }
+    None
+}
+
+/// Where `needle` last occurs in `haystack`, in any ASCII case.
+fn rfind_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .rposition(|w| w.eq_ignore_ascii_case(needle))
 }
 
 /// Removes IA's path session ids from `out[start..]`.
@@ -173,7 +366,7 @@ pub(super) fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
     if memchr::memchr(b'(', path).is_none() || swar::find_ignore_case(path, b".aspx").is_none() {
         return false;
     }
-    strip_repeatedly(out, start, &session_id_expressions()[0])
+    strip_repeatedly(out, start, &PATH_SESSION_IDS)
 }
 
 /// Removes IA's query session ids from the query at `out[start..]`.
@@ -185,24 +378,20 @@ pub(super) fn drop_query_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
     {
         return false;
     }
-    strip_repeatedly(out, start, &session_id_expressions()[1])
+    strip_repeatedly(out, start, &QUERY_SESSION_IDS)
 }
 
-/// Applies `expressions` in order, each once, keeping groups 1 and 2, and
+/// Applies `expressions` in order, each once, keeping what each keeps, and
 /// again while one matches: the result is a fixed point.
-fn strip_repeatedly(out: &mut Vec<u8>, start: usize, expressions: &[Regex]) -> bool {
+fn strip_repeatedly(out: &mut Vec<u8>, start: usize, expressions: &[Expression]) -> bool {
     let mut changed = false;
     loop {
         let mut round = false;
         for expression in expressions {
-            let Some(groups) = expression.captures(&out[start..]) else {
+            let Some(Cut { keep, rest }) = expression(&out[start..]) else {
                 continue;
             };
-            let kept = start + groups.get(1).map_or(0, |g| g.end());
-            let rest = groups.get(2).map_or(0..0, |g| g.range());
-            // The rest moves down over the session id, after what is kept.
-            out.copy_within(start + rest.start..start + rest.end, kept);
-            out.truncate(kept + rest.len());
+            out.drain(start + keep..start + rest);
             round = true;
         }
         if !round {
@@ -226,6 +415,9 @@ fn name_and_rest(param: &[u8]) -> (&[u8], &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A session-id transform on `out[start..]`, ours or the oracle's.
+    type Strip = fn(&mut Vec<u8>, usize) -> bool;
 
     fn apply(f: impl Fn(&mut Vec<u8>, usize) -> bool, input: &str) -> String {
         let mut out = b"http://".to_vec();
@@ -347,6 +539,103 @@ mod tests {
         }
     }
 
+    /// Where IA's expressions, as the `regex` crate runs them, cut other
+    /// than where the last occurrence of a pattern is: each case is one a
+    /// simpler search gets wrong, checked against the oracle too.
+    #[test]
+    fn session_ids_where_a_naive_search_goes_wrong() {
+        let fill = |text: &str| {
+            text.replace("{id}", "4hqa0555fwsecu455xqckv45")
+                .replace("{token}", "0123456789abcdefghijklemopqrstuv")
+        };
+        let check = |f: Strip, oracle: Strip, cases: &[(&str, &str)]| {
+            for (input, expected) in cases {
+                let (input, expected) = (fill(input), fill(expected));
+                assert_eq!(apply(f, &input), expected, "{input:?}");
+                assert_eq!(apply(oracle, &input), expected, "the oracle on {input:?}");
+            }
+        };
+        check(
+            drop_path_session_ids,
+            oracle::drop_path_session_ids,
+            &[
+                // The last id has no page after it: the one before it is cut.
+                ("/({id})/a.aspx?/({id})/b", "/a.aspx?/({id})/b"),
+                // `[^?]+` needs a byte before `.aspx`, and no `?`.
+                ("/({id})/.aspx", "/({id})/.aspx"),
+                ("/({id})//.aspx", "//.aspx"),
+                ("/({id})/?a.aspx", "/({id})/?a.aspx"),
+                // `.` stops at `\n`, `[^?]` does not.
+                ("/({id})/a\n.aspx", "/a\n.aspx"),
+                ("/({id})/a.aspx\n", "/({id})/a.aspx\n"),
+                ("/\n/({id})/a.aspx", "/\n/({id})/a.aspx"),
+                // Each unit of the grouped form opens with a letter; any case.
+                ("/(s({id})({id}))/a.aspx", "/(s({id})({id}))/a.aspx"),
+                ("/(S({id})A({id}))/A.ASPX", "/A.ASPX"),
+                // Both forms in one round, the grouped one first.
+                ("/(s({id}))/({id})/a.aspx", "/a.aspx"),
+            ],
+        );
+        check(
+            drop_query_session_ids,
+            oracle::drop_query_session_ids,
+            &[
+                // The last id is followed by neither `&` nor the end: the one
+                // before it is cut.
+                ("sid={token}&sid={token}x", "sid={token}x"),
+                ("SID={token}", ""),
+                ("a\nsid={token}", "a\nsid={token}"),
+                ("sid={token}&a\nb", "sid={token}&a\nb"),
+                // The last `cfid=` leaves no value before the `&`: the one before
+                // it takes it as its value.
+                ("cfid=cfid=&cftoken=1", ""),
+                ("x=cfid=cfid=1&cftoken=2", "x=cfid="),
+                ("cfid=&cftoken=1", "cfid=&cftoken=1"),
+                ("cfid=1&cftoken=", "cfid=1&cftoken="),
+                // The token stops at the first `&`; the values may hold `\n`.
+                ("cfid=1&cftoken=2&cftoken=3", "cftoken=3"),
+                ("cfid=1\n2&cftoken=3\n4", ""),
+                ("cfid=1&cftoken=2&a\nb", "cfid=1&cftoken=2&a\nb"),
+                // `cfid=` is in the parameter just before `&cftoken=`.
+                ("cfid=1&x&cftoken=2", "cfid=1&x&cftoken=2"),
+            ],
+        );
+    }
+
+    /// Long runs of one shape, where a search that rereads the rest of the
+    /// text from every candidate would be slow: the same as the oracle.
+    #[test]
+    fn long_runs_of_one_shape_agree_with_the_oracle() {
+        let id = "4hqa0555fwsecu455xqckv45";
+        let token = "0123456789abcdefghijklemopqrstuv";
+        for unit in [
+            "cfid=".to_string(),
+            "cfid=1&cftoken=".to_string(),
+            "&cftoken=1".to_string(),
+            format!("sid={token}&"),
+            format!("sid={token}x&"),
+            format!("/({id})"),
+            format!("/({id})/"),
+            format!("/(s({id})a({id}))/"),
+            "/a.aspx?".to_string(),
+        ] {
+            for tail in ["", "/a.aspx", "&cftoken=1", "\n"] {
+                let input = unit.repeat(200) + tail;
+                let pairs: [(Strip, Strip); 2] = [
+                    (drop_path_session_ids, oracle::drop_path_session_ids),
+                    (drop_query_session_ids, oracle::drop_query_session_ids),
+                ];
+                for (ours, oracle) in pairs {
+                    assert_eq!(
+                        apply(ours, &input),
+                        apply(oracle, &input),
+                        "{unit:?} * 200 + {tail:?}"
+                    );
+                }
+            }
+        }
+    }
+
     /// urlcanon's `alphaRorderQuery` vectors.
     #[test]
     fn pairs_sort_by_name_then_value() {
@@ -360,6 +649,238 @@ mod tests {
             let mut params: Vec<&[u8]> = input.as_bytes().split(|&b| b == b'&').collect();
             params.sort_by(|a, b| pair_order(a, b));
             assert_eq!(params.join(&b"&"[..]), expected.as_bytes(), "{input}");
+        }
+    }
+
+    /// IA's expressions as the `regex` crate runs them, the way this module
+    /// ran them before it had matchers of its own: the oracle they must
+    /// agree with on every input.
+    mod oracle {
+        use std::sync::OnceLock;
+
+        use regex::bytes::Regex;
+
+        const PATH_SESSION_IDS: [&str; 2] =
+            [r"\((?:[a-z]\([0-9a-z]{24}\))+\)", r"\([0-9a-z]{24}\)"];
+
+        const QUERY_SESSION_IDS: [&str; 5] = [
+            "jsessionid=[0-9a-z]{32}",
+            "phpsessid=[0-9a-z]{32}",
+            "sid=[0-9a-z]{32}",
+            "aspsessionid[a-z]{8}=[a-z]{24}",
+            "cfid=[^&]+&cftoken=[^&]+",
+        ];
+
+        /// The patterns as whole-component expressions whose groups 1 and 2
+        /// are what remains.
+        pub(super) fn expressions() -> &'static [Vec<Regex>; 2] {
+            static EXPRESSIONS: OnceLock<[Vec<Regex>; 2]> = OnceLock::new();
+            EXPRESSIONS.get_or_init(|| {
+                let compile =
+                    |pattern: String| Regex::new(&pattern).expect("IA's patterns compile");
+                [
+                    PATH_SESSION_IDS
+                        .iter()
+                        .map(|p| compile(format!(r"(?i-u)^(.*/){p}/([^?]+\.aspx.*)$")))
+                        .collect(),
+                    QUERY_SESSION_IDS
+                        .iter()
+                        .map(|p| compile(format!("(?i-u)^(.*){p}(?:&(.*))?$")))
+                        .collect(),
+                ]
+            })
+        }
+
+        /// One expression applied once to `out[start..]`, keeping groups 1 and 2.
+        pub(super) fn strip_once(out: &mut Vec<u8>, start: usize, expression: &Regex) -> bool {
+            let Some(groups) = expression.captures(&out[start..]) else {
+                return false;
+            };
+            let kept = start + groups.get(1).map_or(0, |g| g.end());
+            let rest = groups.get(2).map_or(0..0, |g| g.range());
+            out.copy_within(start + rest.start..start + rest.end, kept);
+            out.truncate(kept + rest.len());
+            true
+        }
+
+        pub(super) fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
+            let path = &out[start..];
+            if memchr::memchr(b'(', path).is_none()
+                || crate::swar::find_ignore_case(path, b".aspx").is_none()
+            {
+                return false;
+            }
+            strip_repeatedly(out, start, &expressions()[0])
+        }
+
+        pub(super) fn drop_query_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
+            let query = &out[start..];
+            if !["jsessionid=", "sid=", "aspsessionid", "cftoken="]
+                .iter()
+                .any(|needle| crate::swar::find_ignore_case(query, needle.as_bytes()).is_some())
+            {
+                return false;
+            }
+            strip_repeatedly(out, start, &expressions()[1])
+        }
+
+        fn strip_repeatedly(out: &mut Vec<u8>, start: usize, expressions: &[Regex]) -> bool {
+            let mut changed = false;
+            loop {
+                let mut round = false;
+                for expression in expressions {
+                    round |= strip_once(out, start, expression);
+                }
+                if !round {
+                    return changed;
+                }
+                changed = true;
+            }
+        }
+    }
+
+    mod against_the_oracle {
+        use super::*;
+        use proptest::collection::SizeRange;
+        use proptest::prelude::*;
+        use proptest::sample::{Index, select};
+
+        const ALNUM: &[u8] = b"0123456789abcdefxyzABCDEFXYZ";
+        const LETTERS: &[u8] = b"abcsxyzABCSXYZ";
+        /// What the patterns are made of, with their near misses.
+        const PIECES: &[&[u8]] = &[
+            b"jsessionid=",
+            b"JSessionID=",
+            b"phpsessid=",
+            b"PHPSESSID=",
+            b"sid=",
+            b"SId=",
+            b"xsid=",
+            b"aspsessionid",
+            b"ASPSessionID",
+            b"cfid=",
+            b"CFID=",
+            b"&cftoken=",
+            b"&CFToken=",
+            b"cftoken=",
+            b"&",
+            b"&&",
+            b"=",
+            b"(",
+            b")",
+            b"))",
+            b"/",
+            b"//",
+            b"/(",
+            b")/",
+            b"))/",
+            b"s(",
+            b"A(",
+            b".aspx",
+            b".asp",
+            b"?",
+            b"\n",
+            b"a",
+            b"Z",
+            b"9",
+            b"-",
+            b"\xc3\xa9",
+            b"\xff",
+        ];
+        /// Pages for a path's ids, some they do not accept.
+        const PAGES: &[&[u8]] = &[
+            b"x.aspx",
+            b"/a.ASPX",
+            b".aspx",
+            b"/x.aspx?q",
+            b"a.aspx\n",
+            b"a\n.aspx",
+        ];
+        /// The lengths of the patterns' runs, and one off.
+        const RUN_LENGTHS: &[usize] = &[1, 2, 7, 8, 9, 23, 24, 25, 31, 32, 33];
+
+        fn cat(parts: &[&[u8]]) -> Vec<u8> {
+            parts.concat()
+        }
+
+        fn run(class: &'static [u8], len: impl Into<SizeRange>) -> impl Strategy<Value = Vec<u8>> {
+            prop::collection::vec(select(class), len)
+        }
+
+        /// A session id of each pattern (a path's between `/`s), or one
+        /// byte away from one.
+        fn id() -> impl Strategy<Value = Vec<u8>> {
+            let unit = (run(LETTERS, 1), run(ALNUM, 24))
+                .prop_map(|(letter, id)| cat(&[&letter, b"(", &id, b")"]));
+            let units = prop::collection::vec(unit, 1..4)
+                .prop_map(|units| cat(&[b"/(", &units.concat(), b")/"]));
+            let single = run(ALNUM, 24).prop_map(|id| cat(&[b"/(", &id, b")/"]));
+            let names: &[&[u8]] = &[b"jsessionid=", b"phpsessid=", b"sid="];
+            let token = (select(names), run(ALNUM, 32)).prop_map(|(name, id)| cat(&[name, &id]));
+            let asp = (run(LETTERS, 8), run(LETTERS, 24))
+                .prop_map(|(a, b)| cat(&[b"aspsessionid", &a, b"=", &b]));
+            let value = || run(b"0aZ=?/(\n\xff", 1..4);
+            let cfid = (value(), value()).prop_map(|(a, b)| cat(&[b"cfid=", &a, b"&cftoken=", &b]));
+            let exact = prop_oneof![units, single, token, asp, cfid];
+            (exact, 0..4u8, any::<Index>(), any::<u8>()).prop_map(|(mut id, edit, at, byte)| {
+                let at = at.index(id.len());
+                match edit {
+                    0 => drop(id.remove(at)),
+                    1 => id.insert(at, byte),
+                    2 => id[at] = byte,
+                    _ => {}
+                }
+                id
+            })
+        }
+
+        /// Paths and queries made of the patterns' pieces.
+        fn text() -> impl Strategy<Value = Vec<u8>> {
+            let piece = prop_oneof![
+                4 => select(PIECES).prop_map(<[u8]>::to_vec),
+                2 => select(PAGES).prop_map(<[u8]>::to_vec),
+                2 => select(RUN_LENGTHS).prop_flat_map(|n| run(ALNUM, n)),
+                1 => select(RUN_LENGTHS).prop_flat_map(|n| run(LETTERS, n)),
+                4 => id(),
+                1 => any::<u8>().prop_map(|b| vec![b]),
+            ];
+            prop::collection::vec(piece, 0..12).prop_map(|pieces| pieces.concat())
+        }
+
+        /// Bytes as they would be written in a Rust string: unlike a list of
+        /// numbers, readable in a failure.
+        fn escaped(bytes: &[u8]) -> String {
+            bytes.escape_ascii().to_string()
+        }
+
+        proptest! {
+            #[test]
+            fn each_expression_cuts_what_the_regex_cuts(text in text()) {
+                let expressions = oracle::expressions();
+                let ours = PATH_SESSION_IDS.iter().chain(&QUERY_SESSION_IDS);
+                for (expression, regex) in ours.zip(expressions[0].iter().chain(&expressions[1])) {
+                    let ours = expression(&text).map(|Cut { keep, rest }| {
+                        let mut out = text.clone();
+                        out.drain(keep..rest);
+                        escaped(&out)
+                    });
+                    let mut out = text.clone();
+                    let theirs = oracle::strip_once(&mut out, 0, regex).then(|| escaped(&out));
+                    prop_assert_eq!(ours, theirs, "{} on {}", regex, escaped(&text));
+                }
+            }
+
+            #[test]
+            fn the_transforms_write_what_the_regex_writes(text in text()) {
+                let run = |f: Strip| {
+                    let mut out = b"http://h".to_vec();
+                    out.extend_from_slice(&text);
+                    let changed = f(&mut out, 8);
+                    (changed, escaped(&out[8..]))
+                };
+                prop_assert_eq!(run(drop_path_session_ids), run(oracle::drop_path_session_ids));
+                prop_assert_eq!(run(drop_query_session_ids), run(oracle::drop_query_session_ids));
+            }
         }
     }
 }
