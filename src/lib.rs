@@ -3,7 +3,10 @@
 //! Normalize and deduplicate URIs in bulk, to the letter of RFC 3986.
 //!
 //! The library is a zero-copy parser for RFC 3986 URI references, reference
-//! resolution (§5.2), and the bulk engine the `urinorm` command runs on.
+//! resolution (§5.2) and the normalizers of the comparison ladder (the core,
+//! crate `urinorm-uri`, re-exported here), and the bulk engine the
+//! `urinorm` command runs on: lines and keys, site rules, the pipeline, the
+//! seen store and the ladder report.
 //!
 //! Parsing borrows the input and keeps an undefined component apart from an
 //! empty one:
@@ -33,36 +36,29 @@
 //! # Ok::<(), urinorm::InvalidUri>(())
 //! ```
 
-pub mod cleanup;
-pub mod domain;
-pub mod error;
-pub mod escape;
-pub mod fingerprint;
-pub mod host;
-pub mod key;
-pub mod ladder;
-pub mod lenient;
-pub mod mapper;
-pub mod normalize;
-mod offsets;
-mod parse;
-pub mod pipeline;
-pub mod resolve;
-pub mod rules;
-pub mod scope;
-pub mod scratch;
-pub mod seen;
-mod simd;
-pub mod split;
-pub mod surt;
-mod swar;
-pub mod table;
-pub mod uri;
+// The core: one reference at a time (its own crate, `urinorm-uri`,
+// re-exported whole so that `urinorm::normalize` and the rest keep their
+// paths).
+pub use urinorm_uri::psl_version;
+pub use urinorm_uri::{
+    ErrorKind, HostKind, InvalidUri, UriRef, domain, error, escape, fingerprint, host, lenient,
+    normalize, resolve, scratch, split, surt, table, uri,
+};
 
-pub use error::{ErrorKind, InvalidUri};
+// What a line means: which column, which key, which scope.
+pub mod key;
+pub mod mapper;
+pub mod scope;
+// Site rules: the rule languages behind the core's `SiteRewrite`.
+pub mod rules;
+// The bulk engine and its store.
+pub mod cleanup;
+pub mod pipeline;
+pub mod seen;
+// The ladder report.
+pub mod ladder;
 
 /// The README's examples, run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
-pub use uri::{HostKind, UriRef};

@@ -221,6 +221,19 @@ impl SiteRules {
 
     /// The rules as a normalizer holds them
     /// ([`Normalizer::with_rules`](crate::normalize::Normalizer::with_rules)).
+    ///
+    /// ```
+    /// use urinorm::normalize::{Normalizer, Rung};
+    /// use urinorm::rules::{RulesFormat, RulesText, SiteRules};
+    /// let text = "news.example rewrite-path ^/amp/(.*)$ /$1\n".to_string();
+    /// let rules = SiteRules::compile(&[RulesText { name: "site.rules".into(), format: RulesFormat::Lines, text }])?;
+    /// let normalizer = Normalizer::new(Rung::Protocol).with_rules(rules.into_rewrite());
+    /// assert_eq!(normalizer.normalize("http://News.Example/amp/a/b").unwrap(), "http://news.example/a/b");
+    /// // A result that normalizing again would change is rejected, naming the rule.
+    /// let err = normalizer.normalize("http://news.example/amp/amp/a").unwrap_err();
+    /// assert_eq!(err.to_string(), "rule site.rules:1 rewrite-path gives a URI that normalizing again changes");
+    /// # Ok::<(), urinorm::rules::RulesError>(())
+    /// ```
     pub fn into_rewrite(self) -> Arc<dyn SiteRewrite> {
         Arc::new(self)
     }

@@ -38,7 +38,7 @@ pub struct Parts {
 /// The scheme and authority of `uri` (see the module's opening).
 ///
 /// ```
-/// use urinorm::split::head;
+/// use urinorm_uri::split::head;
 /// let uri = b"http://user@[::1]:8080/a:b?c";
 /// let parts = head(uri);
 /// assert_eq!(&uri[parts.scheme.unwrap()], b"http");
@@ -71,7 +71,7 @@ pub fn head(uri: &[u8]) -> Head {
 /// Every component of `uri` (see the module's opening).
 ///
 /// ```
-/// use urinorm::split::split;
+/// use urinorm_uri::split::split;
 /// let uri = b"https://u:p@Ex.com:8080/a/b?c=1&d#e?f";
 /// let parts = split(uri);
 /// assert_eq!(&uri[parts.head.host.unwrap()], b"Ex.com");

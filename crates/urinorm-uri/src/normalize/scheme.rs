@@ -97,7 +97,7 @@ pub const SCHEMES: &[Scheme] = &[
 /// Whether `scheme` (as the scheme rung writes it: lower case) names the
 /// web: what the protocol rung's transforms and site rules act on, each
 /// with an authority (RFC 9110 §4.2, RFC 6455 §3).
-pub(crate) fn is_web_scheme(scheme: &[u8]) -> bool {
+pub fn is_web_scheme(scheme: &[u8]) -> bool {
     matches!(scheme, b"http" | b"https" | b"ws" | b"wss")
 }
 
@@ -229,7 +229,7 @@ pub fn normalize_path(
 }
 
 /// Lower-cases letters except the hex digits of `%XX`; says whether any changed.
-pub(crate) fn lowercase_outside_triplets(bytes: &mut [u8]) -> bool {
+pub fn lowercase_outside_triplets(bytes: &mut [u8]) -> bool {
     let mut changed = false;
     let mut i = 0;
     while i < bytes.len() {

@@ -16,7 +16,7 @@ use crate::offsets::Offsets;
 /// (§5.3 keeps them apart, and so does every rung of urinorm).
 ///
 /// ```
-/// use urinorm::UriRef;
+/// use urinorm_uri::UriRef;
 /// let uri = UriRef::parse("foo://example.com:8042/over/there?name=ferret#nose")?;
 /// assert_eq!(uri.scheme(), Some("foo"));
 /// assert_eq!(uri.authority(), Some("example.com:8042"));
@@ -28,7 +28,7 @@ use crate::offsets::Offsets;
 ///
 /// let bare = UriRef::parse("http://a?")?;
 /// assert_eq!((bare.query(), bare.fragment()), (Some(""), None));
-/// # Ok::<(), urinorm::InvalidUri>(())
+/// # Ok::<(), urinorm_uri::InvalidUri>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct UriRef<'a> {
@@ -142,11 +142,11 @@ impl<'a> UriRef<'a> {
     /// For every reference the parser accepts this gives back the input bytes.
     ///
     /// ```
-    /// let uri = urinorm::UriRef::parse("s://u@h:1/p?q#f")?;
+    /// let uri = urinorm_uri::UriRef::parse("s://u@h:1/p?q#f")?;
     /// let mut out = String::new();
     /// uri.recompose_into(&mut out);
     /// assert_eq!(out, "s://u@h:1/p?q#f");
-    /// # Ok::<(), urinorm::InvalidUri>(())
+    /// # Ok::<(), urinorm_uri::InvalidUri>(())
     /// ```
     pub fn recompose_into(&self, out: &mut String) {
         if let Some(scheme) = self.scheme() {
@@ -180,7 +180,7 @@ impl fmt::Display for UriRef<'_> {
 /// at nothing else once a line (scope filters, per-site caps).
 ///
 /// ```
-/// use urinorm::uri::SchemeHost;
+/// use urinorm_uri::uri::SchemeHost;
 /// let parts = SchemeHost::of_valid(b"http://user@[::1]:8080/a:b?c");
 /// assert_eq!((parts.scheme, parts.host, parts.registered_name), (Some(&b"http"[..]), Some(&b"[::1]"[..]), false));
 /// assert_eq!(SchemeHost::of_valid(b"mailto:a@b").host, None);
@@ -230,8 +230,8 @@ impl<'a> From<&UriRef<'a>> for SchemeHost<'a> {
 /// `****`, as RFC 3986 §7.5 asks of anything that displays a URI.
 ///
 /// ```
-/// assert_eq!(urinorm::uri::mask_password("http://u:pw@h/"), "http://u:****@h/");
-/// assert_eq!(urinorm::uri::mask_password("http://u@h/"), "http://u@h/");
+/// assert_eq!(urinorm_uri::uri::mask_password("http://u:pw@h/"), "http://u:****@h/");
+/// assert_eq!(urinorm_uri::uri::mask_password("http://u@h/"), "http://u@h/");
 /// ```
 pub fn mask_password(uri: &str) -> String {
     let Some(userinfo) = UriRef::parse(uri).ok().and_then(|u| u.userinfo()) else {

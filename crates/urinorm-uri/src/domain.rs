@@ -79,7 +79,7 @@ impl SuffixList {
     /// when `host` is itself a public suffix, or no domain name.
     ///
     /// ```
-    /// use urinorm::domain::SuffixList;
+    /// use urinorm_uri::domain::SuffixList;
     /// let list = SuffixList::BuiltIn;
     /// assert_eq!(list.registrable_domain(b"www.bbc.co.uk"), Some(&b"bbc.co.uk"[..]));
     /// assert_eq!(list.registrable_domain(b"foo.blogspot.com"), Some(&b"foo.blogspot.com"[..]));
@@ -136,7 +136,7 @@ mod tests {
     fn the_psl_maintainers_cases() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shared/corpora/conformance/psl/test_psl.txt"
+            "/../../../shared/corpora/conformance/psl/test_psl.txt"
         );
         let text = std::fs::read_to_string(path).expect("the PSL test file in ../shared");
         let (mut checked, mut skipped) = (0, Vec::new());
@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn the_version_named_is_the_one_built_in() {
-        let lock = include_str!("../Cargo.lock");
+        let lock = include_str!("../../../Cargo.lock");
         let entry = format!("name = \"psl\"\nversion = \"{PSL_VERSION}\"");
         assert!(
             lock.contains(&entry),

@@ -62,7 +62,7 @@ pub fn push_component(out: &mut Vec<u8>, bytes: &[u8], has_percent: bool, change
 /// Decodes, in place in `out[start..]`, each `%XX` triplet whose value
 /// `decode` accepts; says whether any was decoded. Shared by the scheme
 /// rung (UTF-8 in a host) and the protocol rung (`decode-safe`).
-pub(crate) fn decode_triplets(
+pub fn decode_triplets(
     out: &mut Vec<u8>,
     start: usize,
     decode: impl Fn(u8) -> bool,

@@ -17,7 +17,7 @@ use crate::uri::UriRef;
 /// reference, nothing is appended and the set is empty.
 ///
 /// ```
-/// use urinorm::lenient::{Repair, repair};
+/// use urinorm_uri::lenient::{Repair, repair};
 /// let mut out = Vec::new();
 /// let done = repair(b"  \"http://example.com/a b\"  ", &mut out);
 /// assert_eq!(out, b"http://example.com/a%20b");
@@ -32,7 +32,7 @@ pub fn repair(text: &[u8], out: &mut Vec<u8>) -> u32 {
 /// An offset past the repair's end maps to the end of `text`.
 ///
 /// ```
-/// use urinorm::lenient::original_offset;
+/// use urinorm_uri::lenient::original_offset;
 /// // "%EF%BB%BFhttps:…": the ':' at byte 14 of the repair is byte 8 of the text.
 /// assert_eq!(original_offset(b"\xef\xbb\xbfhttps://x.gov/a", 14), 8);
 /// // Inside <…> the space is line wrapping, removed: "http://a/bc".
@@ -183,7 +183,7 @@ fn authority_range(text: &[u8]) -> std::ops::Range<usize> {
 ///
 /// ```
 /// let text = b"see <http://a.example/x\n   y> or \"ftp://b.example/\".";
-/// assert_eq!(urinorm::lenient::extract_delimited(text), [b"http://a.example/xy".to_vec(), b"ftp://b.example/".to_vec()]);
+/// assert_eq!(urinorm_uri::lenient::extract_delimited(text), [b"http://a.example/xy".to_vec(), b"ftp://b.example/".to_vec()]);
 /// ```
 pub fn extract_delimited(text: &[u8]) -> Vec<Vec<u8>> {
     let mut found = Vec::new();

@@ -17,7 +17,7 @@ use std::fmt::Write;
 /// text is cut, and `…` says so.
 ///
 /// ```
-/// use urinorm::escape::escape;
+/// use urinorm_uri::escape::escape;
 /// assert_eq!(escape(b"http://a/\x1b]0;pwned\x07", 80), "http://a/\\x1b]0;pwned\\x07");
 /// assert_eq!(escape("http://b\u{fc}cher.de/\u{202e}".as_bytes(), 80), "http://b\u{fc}cher.de/\\u{202e}");
 /// assert_eq!(escape(b"a\\b\xff", 80), "a\\\\b\\xff");

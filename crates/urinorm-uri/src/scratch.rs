@@ -15,7 +15,7 @@ use std::fmt;
 /// (the engine's worker to a line mapper, the normalizer to site rules).
 ///
 /// ```
-/// use urinorm::scratch::Slot;
+/// use urinorm_uri::scratch::Slot;
 /// let mut slot = Slot::default();
 /// slot.get::<Vec<u8>>().extend_from_slice(b"kept");
 /// assert_eq!(slot.get::<Vec<u8>>(), b"kept");

@@ -25,10 +25,10 @@ pub enum SchemeRule {
 /// Resolves `reference` against `base` (§5.2.2) and returns the target URI.
 ///
 /// ```
-/// use urinorm::resolve::resolve;
+/// use urinorm_uri::resolve::resolve;
 /// assert_eq!(resolve("http://a/b/c/d;p?q", "../g")?, "http://a/b/g");
 /// assert_eq!(resolve("http://a/b/c/d;p?q", "?y")?, "http://a/b/c/d;p?y");
-/// # Ok::<(), urinorm::InvalidUri>(())
+/// # Ok::<(), urinorm_uri::InvalidUri>(())
 /// ```
 pub fn resolve(base: &str, reference: &str) -> Result<String, InvalidUri> {
     let base = UriRef::parse(base)?;
@@ -128,10 +128,10 @@ fn merge(base: &UriRef<'_>, reference_path: &str, out: &mut Vec<u8>) {
 ///
 /// ```
 /// let mut buf = b"/a/b/c/./../../g".to_vec();
-/// urinorm::resolve::remove_dot_segments(&mut buf, 0);
+/// urinorm_uri::resolve::remove_dot_segments(&mut buf, 0);
 /// assert_eq!(buf, b"/a/g");
 /// let mut buf = b"mid/content=5/../6".to_vec();
-/// urinorm::resolve::remove_dot_segments(&mut buf, 0);
+/// urinorm_uri::resolve::remove_dot_segments(&mut buf, 0);
 /// assert_eq!(buf, b"mid/6");
 /// ```
 pub fn remove_dot_segments(buf: &mut Vec<u8>, start: usize) {

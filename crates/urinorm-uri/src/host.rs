@@ -12,9 +12,9 @@ use crate::table::{HEXDIG, IPVFUTURE_TAIL, hex_value};
 /// Parses `IPv4address = dec-octet "." dec-octet "." dec-octet "." dec-octet`.
 ///
 /// ```
-/// assert_eq!(urinorm::host::parse_ipv4(b"192.0.2.1"), Some([192, 0, 2, 1]));
-/// assert_eq!(urinorm::host::parse_ipv4(b"192.0.2.01"), None); // leading zero
-/// assert_eq!(urinorm::host::parse_ipv4(b"256.0.0.1"), None);
+/// assert_eq!(urinorm_uri::host::parse_ipv4(b"192.0.2.1"), Some([192, 0, 2, 1]));
+/// assert_eq!(urinorm_uri::host::parse_ipv4(b"192.0.2.01"), None); // leading zero
+/// assert_eq!(urinorm_uri::host::parse_ipv4(b"256.0.0.1"), None);
 /// ```
 pub fn parse_ipv4(text: &[u8]) -> Option<[u8; 4]> {
     let mut octets = [0u8; 4];
@@ -43,7 +43,7 @@ fn parse_dec_octet(digits: &[u8]) -> Option<u8> {
 /// Parses the `IPv6address` rule of §3.2.2 into its eight 16-bit pieces.
 ///
 /// ```
-/// use urinorm::host::parse_ipv6;
+/// use urinorm_uri::host::parse_ipv6;
 /// assert_eq!(parse_ipv6(b"::1"), Some([0, 0, 0, 0, 0, 0, 0, 1]));
 /// assert_eq!(parse_ipv6(b"::ffff:192.0.2.1"), Some([0, 0, 0, 0, 0, 0xffff, 0xc000, 0x0201]));
 /// assert_eq!(parse_ipv6(b"1:2:3:4:5:6:7:8:9"), None);
@@ -114,8 +114,8 @@ pub fn parse_ipv6(text: &[u8]) -> Option<[u16; 8]> {
 /// Checks `IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )` (§3.2.2).
 ///
 /// ```
-/// assert!(urinorm::host::is_ipvfuture(b"v7.fe80::1+eth0"));
-/// assert!(!urinorm::host::is_ipvfuture(b"v.x"));
+/// assert!(urinorm_uri::host::is_ipvfuture(b"v7.fe80::1+eth0"));
+/// assert!(!urinorm_uri::host::is_ipvfuture(b"v.x"));
 /// ```
 pub fn is_ipvfuture(text: &[u8]) -> bool {
     let Some((&first, rest)) = text.split_first() else {
@@ -143,10 +143,10 @@ pub fn is_ipvfuture(text: &[u8]) -> bool {
 ///
 /// ```
 /// let mut out = Vec::new();
-/// urinorm::host::write_ipv6(&[0x2001, 0xdb8, 0, 0, 1, 0, 0, 1], &mut out);
+/// urinorm_uri::host::write_ipv6(&[0x2001, 0xdb8, 0, 0, 1, 0, 0, 1], &mut out);
 /// assert_eq!(out, b"2001:db8::1:0:0:1");
 /// out.clear();
-/// urinorm::host::write_ipv6(&[0, 0, 0, 0, 0, 0xffff, 0xc000, 0x0280], &mut out);
+/// urinorm_uri::host::write_ipv6(&[0, 0, 0, 0, 0, 0xffff, 0xc000, 0x0280], &mut out);
 /// assert_eq!(out, b"::ffff:192.0.2.128");
 /// ```
 pub fn write_ipv6(pieces: &[u16; 8], out: &mut Vec<u8>) {
@@ -229,7 +229,7 @@ fn write_compressed(pieces: &[u16], out: &mut Vec<u8>) {
 /// an optional trailing dot, every part a number.
 ///
 /// ```
-/// use urinorm::host::parse_numeric_ipv4;
+/// use urinorm_uri::host::parse_numeric_ipv4;
 /// assert_eq!(parse_numeric_ipv4(b"0x7f.1"), Some(0x7f00_0001));
 /// assert_eq!(parse_numeric_ipv4(b"2130706433"), Some(0x7f00_0001));
 /// assert_eq!(parse_numeric_ipv4(b"017700000001"), Some(0x7f00_0001));

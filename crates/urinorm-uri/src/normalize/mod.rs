@@ -69,7 +69,7 @@ impl Rung {
     /// are an error: they would be silently ignored.
     ///
     /// ```
-    /// use urinorm::normalize::Rung;
+    /// use urinorm_uri::normalize::Rung;
     /// assert_eq!(Rung::requested(None, false), Ok(Rung::Scheme));
     /// assert_eq!(Rung::requested(None, true), Ok(Rung::Protocol));
     /// assert_eq!(Rung::requested(Some(Rung::Syntax), false), Ok(Rung::Syntax));
@@ -259,8 +259,8 @@ impl Changes {
 /// Writes canonical forms at one rung.
 ///
 /// ```
-/// use urinorm::normalize::protocol::Protocol;
-/// use urinorm::normalize::{Normalizer, Rung, Scratch};
+/// use urinorm_uri::normalize::protocol::Protocol;
+/// use urinorm_uri::normalize::{Normalizer, Rung, Scratch};
 ///
 /// let syntax = Normalizer::new(Rung::Syntax);
 /// assert_eq!(syntax.normalize("eXAMPLE://a/./b/../b/%63/%7bfoo%7d")?, "example://a/b/c/%7Bfoo%7D");
@@ -280,7 +280,7 @@ impl Changes {
 /// // The protocol rung, with the `safe` preset.
 /// let safe = Normalizer::with_protocol(Protocol::default());
 /// assert_eq!(safe.normalize("http://a/?utm_source=x&id=1#top")?, "http://a/?id=1");
-/// # Ok::<(), urinorm::InvalidUri>(())
+/// # Ok::<(), urinorm_uri::InvalidUri>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Normalizer {
@@ -336,16 +336,36 @@ impl Normalizer {
     /// transforms.
     ///
     /// ```
-    /// use urinorm::normalize::{Normalizer, Rung};
-    /// use urinorm::rules::{RulesFormat, RulesText, SiteRules};
-    /// let text = "news.example rewrite-path ^/amp/(.*)$ /$1\n".to_string();
-    /// let rules = SiteRules::compile(&[RulesText { name: "site.rules".into(), format: RulesFormat::Lines, text }])?;
-    /// let normalizer = Normalizer::new(Rung::Protocol).with_rules(rules.into_rewrite());
-    /// assert_eq!(normalizer.normalize("http://News.Example/amp/a/b").unwrap(), "http://news.example/a/b");
+    /// use std::sync::Arc;
+    /// use urinorm_uri::normalize::site::{Events, RuleId, SiteRewrite};
+    /// use urinorm_uri::normalize::{Normalizer, Rung};
+    /// use urinorm_uri::scratch::Slot;
+    ///
+    /// /// One rule: the first `/amp` of a URI goes.
+    /// #[derive(Debug)]
+    /// struct NoAmp;
+    ///
+    /// impl SiteRewrite for NoAmp {
+    ///     fn apply(&self, out: &mut Vec<u8>, start: usize, _: &mut Slot, fired: &mut dyn FnMut(RuleId)) -> Events {
+    ///         let Some(at) = out[start..].windows(5).position(|w| w == b"/amp/") else {
+    ///             return Events::default();
+    ///         };
+    ///         out.drain(start + at..start + at + 4);
+    ///         fired(RuleId::new(0));
+    ///         Events::CHANGED
+    ///     }
+    ///     fn label(&self, _: RuleId) -> &str { "no-amp" }
+    ///     fn made_invalid(&self, _: RuleId) -> &'static str { "no-amp makes the URI invalid" }
+    ///     fn not_a_fixed_point(&self, _: RuleId) -> &'static str { "no-amp is not a fixed point" }
+    ///     fn describe(&self) -> &str { "no-amp" }
+    /// }
+    ///
+    /// let normalizer = Normalizer::new(Rung::Protocol).with_rules(Arc::new(NoAmp));
+    /// assert_eq!(normalizer.normalize("http://News.Example/amp/a/b")?, "http://news.example/a/b");
     /// // A result that normalizing again would change is rejected, naming the rule.
     /// let err = normalizer.normalize("http://news.example/amp/amp/a").unwrap_err();
-    /// assert_eq!(err.to_string(), "rule site.rules:1 rewrite-path gives a URI that normalizing again changes");
-    /// # Ok::<(), urinorm::rules::RulesError>(())
+    /// assert_eq!(err.to_string(), "no-amp is not a fixed point");
+    /// # Ok::<(), urinorm_uri::InvalidUri>(())
     /// ```
     pub fn with_rules(self, rules: Arc<dyn SiteRewrite>) -> Normalizer {
         Normalizer {
@@ -367,8 +387,8 @@ impl Normalizer {
     /// line and the Python package build theirs here.
     ///
     /// ```
-    /// use urinorm::normalize::protocol::{ProtocolOptions, Transform};
-    /// use urinorm::normalize::{Normalizer, Rung};
+    /// use urinorm_uri::normalize::protocol::{ProtocolOptions, Transform};
+    /// use urinorm_uri::normalize::{Normalizer, Rung};
     ///
     /// let scheme = Normalizer::from_options(None, &ProtocolOptions::default())?;
     /// assert_eq!(scheme.rung(), Rung::Scheme);
@@ -433,7 +453,20 @@ impl Normalizer {
 
     /// [`Normalizer::normalize_into`] for a reference already parsed, so
     /// that callers working one line at several rungs parse it once.
-    pub(crate) fn normalize_parsed(
+    ///
+    /// ```
+    /// use urinorm_uri::UriRef;
+    /// use urinorm_uri::normalize::{Normalizer, Rung, Scratch};
+    /// let uri = UriRef::parse("HTTP://a/./b")?;
+    /// let (mut out, mut scratch) = (Vec::new(), Scratch::default());
+    /// for rung in [Rung::Syntax, Rung::Scheme] {
+    ///     out.clear();
+    ///     Normalizer::new(rung).normalize_parsed(&uri, &mut out, &mut scratch)?;
+    ///     assert_eq!(out, b"http://a/b");
+    /// }
+    /// # Ok::<(), urinorm_uri::InvalidUri>(())
+    /// ```
+    pub fn normalize_parsed(
         &self,
         uri: &UriRef<'_>,
         out: &mut Vec<u8>,
@@ -452,14 +485,14 @@ impl Normalizer {
     /// unchanged lines where they are instead of copying them.
     ///
     /// ```
-    /// use urinorm::normalize::{Normalizer, Rung, Scratch};
+    /// use urinorm_uri::normalize::{Normalizer, Rung, Scratch};
     /// let scheme = Normalizer::new(Rung::Scheme);
     /// let (mut out, mut scratch) = (Vec::new(), Scratch::default());
     /// assert!(!scheme.normalize_if_changed(b"http://example.com/a", &mut out, &mut scratch)?);
     /// assert!(out.is_empty());
     /// assert!(scheme.normalize_if_changed(b"HTTP://example.com/a", &mut out, &mut scratch)?);
     /// assert_eq!(out, b"http://example.com/a");
-    /// # Ok::<(), urinorm::InvalidUri>(())
+    /// # Ok::<(), urinorm_uri::InvalidUri>(())
     /// ```
     pub fn normalize_if_changed(
         &self,
@@ -472,7 +505,16 @@ impl Normalizer {
     }
 
     /// [`Normalizer::normalize_if_changed`], with the changes made.
-    pub(crate) fn rewrite_if_changed(
+    ///
+    /// ```
+    /// use urinorm_uri::normalize::{Normalizer, Rule, Rung, Scratch};
+    /// let (mut out, mut scratch) = (Vec::new(), Scratch::default());
+    /// let scheme = Normalizer::new(Rung::Scheme);
+    /// let (changed, changes) = scheme.rewrite_if_changed(b"http://a:80/", &mut out, &mut scratch)?;
+    /// assert!(changed && changes.contains(Rule::DropDefaultPort));
+    /// # Ok::<(), urinorm_uri::InvalidUri>(())
+    /// ```
+    pub fn rewrite_if_changed(
         &self,
         input: &[u8],
         out: &mut Vec<u8>,
@@ -569,7 +611,19 @@ impl Normalizer {
     /// The protocol rung's form of a reference already in its scheme-rung
     /// form (`canonical`), checked as [`Normalizer::normalize_into`] checks
     /// it: the ladder's protocol steps start from the scheme rung's classes.
-    pub(crate) fn protocol_form(
+    ///
+    /// ```
+    /// use urinorm_uri::UriRef;
+    /// use urinorm_uri::normalize::protocol::Protocol;
+    /// use urinorm_uri::normalize::{Normalizer, Scratch};
+    /// let (mut out, mut scratch) = (Vec::new(), Scratch::default());
+    /// let safe = Normalizer::with_protocol(Protocol::default());
+    /// let canonical = UriRef::parse("http://a/?utm_source=x")?;
+    /// safe.protocol_form(&canonical, &mut out, &mut scratch)?;
+    /// assert_eq!(out, b"http://a/");
+    /// # Ok::<(), urinorm_uri::InvalidUri>(())
+    /// ```
+    pub fn protocol_form(
         &self,
         canonical: &UriRef<'_>,
         out: &mut Vec<u8>,
@@ -886,8 +940,8 @@ mod tests {
 
     #[test]
     fn layout_is_parsed_on_the_sample_and_the_conformance_vectors() {
-        let sample = include_str!("../../testdata/sample/urls.txt");
-        let fluent = include_str!("../../testdata/conformance/fluent-uri/fluent_uri_normalize.tsv");
+        let sample = include_str!("../../../../testdata/sample/urls.txt");
+        let fluent = include_str!("../../../../testdata/conformance/fluent-uri/fluent_uri_normalize.tsv");
         let vectors = fluent.lines().flat_map(|l| l.split('\t'));
         let extra = [
             "http://%31.2.3.4/",

@@ -135,7 +135,7 @@ impl fmt::Display for ErrorKind {
 /// scheme names.
 ///
 /// ```
-/// let err = urinorm::UriRef::parse("http://a/b%zz").unwrap_err();
+/// let err = urinorm_uri::UriRef::parse("http://a/b%zz").unwrap_err();
 /// assert_eq!(err.offset(), 10);
 /// assert_eq!(err.to_string(), "invalid percent-encoding at byte 10");
 /// ```
@@ -178,7 +178,7 @@ impl InvalidUri {
     /// The same error, its offset counted in `within` and moved to `offset`.
     ///
     /// ```
-    /// use urinorm::error::{ErrorKind, InvalidUri, Within};
+    /// use urinorm_uri::error::{ErrorKind, InvalidUri, Within};
     /// let e = InvalidUri::new(3, ErrorKind::Space).within(Within::Field(2), 3);
     /// assert_eq!(e.to_string(), "field 2: space is not allowed in a URI at byte 3 of the field");
     /// ```

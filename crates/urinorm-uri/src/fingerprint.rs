@@ -1,6 +1,6 @@
 //! Stable 128-bit fingerprints of keys, for what outlives a run or leaves
 //! the process: the seen store's runs, and the fingerprints Python and
-//! Spark keep. Unlike the in-memory hashes ([`crate::pipeline`]'s ahash,
+//! Spark keep. Unlike the in-memory hashes (the engine's ahash,
 //! whose output may change across versions and machines), a fingerprint
 //! is a documented function of the key's bytes alone:
 //!
@@ -22,7 +22,7 @@ pub type Fingerprint = [u8; 16];
 /// The fingerprint of `key`.
 ///
 /// ```
-/// use urinorm::fingerprint::fingerprint;
+/// use urinorm_uri::fingerprint::fingerprint;
 /// let print = fingerprint(b"http://example.com/");
 /// assert_eq!(u128::from_be_bytes(print), 0x42663426682770e605cd77c9b152d153);
 /// ```

@@ -51,13 +51,13 @@ const CDX_RAW_IN_HOST: Table = Table::of(b"");
 /// key `--key surt` writes. On error `out` is left as it was.
 ///
 /// ```
-/// use urinorm::normalize::{Normalizer, Rung, Scratch};
-/// use urinorm::surt::normalize_surt_into;
+/// use urinorm_uri::normalize::{Normalizer, Rung, Scratch};
+/// use urinorm_uri::surt::normalize_surt_into;
 /// let (mut out, mut scratch) = (Vec::new(), Scratch::default());
 /// let scheme = Normalizer::new(Rung::Scheme);
 /// normalize_surt_into(&scheme, b"HTTP://WWW.Example.com:80/a", &mut out, &mut scratch)?;
 /// assert_eq!(out, b"com,example,www)/a");
-/// # Ok::<(), urinorm::InvalidUri>(())
+/// # Ok::<(), urinorm_uri::InvalidUri>(())
 /// ```
 pub fn normalize_surt_into(
     normalizer: &Normalizer,
@@ -81,14 +81,14 @@ pub fn normalize_surt_into(
 /// Appends the SURT key of `uri` to `out`.
 ///
 /// ```
-/// use urinorm::{UriRef, surt::write_surt};
+/// use urinorm_uri::{UriRef, surt::write_surt};
 /// let mut out = Vec::new();
 /// write_surt(&UriRef::parse("http://www.example.com:8080/a?b#c")?, &mut out);
 /// assert_eq!(out, b"com,example,www:8080)/a?b#c");
 /// out.clear();
 /// write_surt(&UriRef::parse("dns:example.com")?, &mut out);
 /// assert_eq!(out, b"dns:example.com");
-/// # Ok::<(), urinorm::InvalidUri>(())
+/// # Ok::<(), urinorm_uri::InvalidUri>(())
 /// ```
 pub fn write_surt(uri: &UriRef<'_>, out: &mut Vec<u8>) {
     write_surt_as(uri, Spelling::Uri, out);
@@ -97,12 +97,12 @@ pub fn write_surt(uri: &UriRef<'_>, out: &mut Vec<u8>) {
 /// Appends the SURT key of `uri` to `out` in `spelling`.
 ///
 /// ```
-/// use urinorm::{UriRef, surt::{Spelling, write_surt_as}};
+/// use urinorm_uri::{UriRef, surt::{Spelling, write_surt_as}};
 /// let uri = UriRef::parse("http://10.0.0.1/caf%C3%A9%3F?a%5B%5D=1")?;
 /// let mut out = Vec::new();
 /// write_surt_as(&uri, Spelling::Cdx, &mut out);
 /// assert_eq!(out, b"1,0,0,10)/caf%c3%a9??a[]=1");
-/// # Ok::<(), urinorm::InvalidUri>(())
+/// # Ok::<(), urinorm_uri::InvalidUri>(())
 /// ```
 pub fn write_surt_as(uri: &UriRef<'_>, spelling: Spelling, out: &mut Vec<u8>) {
     let (Some(host), Some(kind)) = (uri.host(), uri.host_kind()) else {

@@ -313,7 +313,7 @@ impl FromStr for Preset {
 /// arguments both become one of these, so both mean the same.
 ///
 /// ```
-/// use urinorm::normalize::protocol::{ProtocolOptions, Transform};
+/// use urinorm_uri::normalize::protocol::{ProtocolOptions, Transform};
 /// let options = ProtocolOptions {
 ///     preset: Some("aggressive".parse()?),
 ///     without: &[Transform::StripWww],
@@ -410,8 +410,8 @@ fn builtin_sorted() -> impl Iterator<Item = &'static str> {
 /// Which transforms are on, and the tracking list they use.
 ///
 /// ```
-/// use urinorm::normalize::protocol::{Protocol, Transform};
-/// let mut p: Protocol = "aggressive".parse::<urinorm::normalize::protocol::Preset>()?.into();
+/// use urinorm_uri::normalize::protocol::{Protocol, Transform};
+/// let mut p: Protocol = "aggressive".parse::<urinorm_uri::normalize::protocol::Preset>()?.into();
 /// p.remove(Transform::StripWww);
 /// assert!(p.contains(Transform::SortQuery) && !p.contains(Transform::StripWww));
 /// # Ok::<(), String>(())
@@ -537,7 +537,7 @@ impl Protocol {
     /// drop the same parameters read the same).
     ///
     /// ```
-    /// use urinorm::normalize::protocol::Protocol;
+    /// use urinorm_uri::normalize::protocol::Protocol;
     /// let mut p = Protocol::default();
     /// assert_eq!(p.tracking_setting(), "built-in");
     /// p.set_tracking_list("ref\nsrc_*");
@@ -1089,12 +1089,12 @@ fn strip_www(out: &mut Vec<u8>, host_start: usize) -> bool {
 /// at a glance.
 ///
 /// ```
-/// use urinorm::UriRef;
-/// use urinorm::normalize::protocol::{Transform, candidates};
+/// use urinorm_uri::UriRef;
+/// use urinorm_uri::normalize::protocol::{Transform, candidates};
 /// let uri = UriRef::parse("https://example.com/a.html?q=1")?;
 /// let may: Vec<Transform> = candidates(&uri).collect();
 /// assert_eq!(may, [Transform::DropSessionIds, Transform::IaSessionIds, Transform::DropTrackingParams, Transform::DropEmptyParams]);
-/// # Ok::<(), urinorm::InvalidUri>(())
+/// # Ok::<(), urinorm_uri::InvalidUri>(())
 /// ```
 pub fn candidates<'a>(uri: &'a UriRef<'_>) -> impl Iterator<Item = Transform> + 'a {
     let web = is_web(uri);
