@@ -19,7 +19,7 @@ use pyo3::types::PyCapsule;
 
 use urinorm::fingerprint::{Fingerprint, fingerprint};
 use urinorm::key::KeyFormat;
-use urinorm::normalize::Normalizer;
+use urinorm::normalize::{Normalizer, Scratch};
 
 /// `struct ArrowSchema` of the C data interface.
 #[repr(C)]
@@ -214,6 +214,8 @@ pub struct Batch {
     validity: Vec<u8>,
     nulls: usize,
     length: usize,
+    /// The normalizer's buffers, reused from value to value.
+    scratch: Scratch,
 }
 
 impl Batch {
@@ -241,6 +243,7 @@ impl Batch {
             validity: Vec::with_capacity(capacity.div_ceil(8)),
             nulls: 0,
             length: 0,
+            scratch: Scratch::default(),
         };
         batch.push_offset();
         batch
@@ -248,15 +251,18 @@ impl Batch {
 
     /// Appends the `key` of `value` (or its fingerprint), or a null.
     pub fn push(&mut self, normalizer: &Normalizer, key: KeyFormat, value: Option<&[u8]>) {
+        let scratch = &mut self.scratch;
         let valid = match &mut self.shape {
             // On error nothing is appended, so the value is an empty null.
-            Shape::Keys(_) => {
-                value.is_some_and(|value| key.write(normalizer, value, &mut self.data).is_ok())
-            }
+            Shape::Keys(_) => value.is_some_and(|value| {
+                key.write(normalizer, value, &mut self.data, scratch)
+                    .is_ok()
+            }),
             // A null of a fixed-size array still takes its 16 bytes.
             Shape::Fingerprints { key: made } => {
                 made.clear();
-                let valid = value.is_some_and(|value| key.write(normalizer, value, made).is_ok());
+                let valid =
+                    value.is_some_and(|value| key.write(normalizer, value, made, scratch).is_ok());
                 let print = if valid { fingerprint(made) } else { [0; 16] };
                 self.data.extend_from_slice(&print);
                 valid

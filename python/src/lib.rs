@@ -260,7 +260,12 @@ impl PyNormalizer {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let mut out = Vec::with_capacity(uri.len());
         parse_key(key)?
-            .write(&self.normalizer, uri.as_bytes(), &mut out)
+            .write(
+                &self.normalizer,
+                uri.as_bytes(),
+                &mut out,
+                &mut Scratch::default(),
+            )
             .map_err(|e| invalid_uri(py, &e))?;
         Ok(PyBytes::new(py, &fingerprint(&out)))
     }

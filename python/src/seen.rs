@@ -16,6 +16,7 @@ use pyo3::types::{PyCapsule, PyString};
 
 use urinorm::fingerprint::fingerprint;
 use urinorm::mapper::{Columns, NormalizeLines};
+use urinorm::normalize::Scratch;
 use urinorm::seen::{Access, Config, Store, StoreError};
 
 use crate::{PyNormalizer, arrow, parse_key};
@@ -162,14 +163,14 @@ impl PySeenSet {
 
     /// The fingerprint of each value's key; `None` for a null or invalid value.
     fn prints<'v>(&self, values: impl Iterator<Item = Option<&'v [u8]>>) -> Vec<Option<u128>> {
-        let mut key = Vec::new();
+        let (mut key, mut scratch) = (Vec::new(), Scratch::default());
         values
             .map(|value| {
                 key.clear();
                 let value = value?;
                 self.lines
                     .key
-                    .write(&self.lines.normalizer, value, &mut key)
+                    .write(&self.lines.normalizer, value, &mut key, &mut scratch)
                     .ok()?;
                 Some(u128::from_be_bytes(fingerprint(&key)))
             })

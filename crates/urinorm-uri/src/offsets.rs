@@ -134,7 +134,10 @@ mod tests {
     /// equal to a parse, in `normalize`).
     #[test]
     fn the_parser_s_offsets_describe_their_text() {
-        let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/sample/urls.txt");
+        let sample = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/sample/urls.txt"
+        );
         let sample = std::fs::read(sample).unwrap();
         let extra: &[&[u8]] = &[b"", b"a", b"//", b"?#", b"s://u@[::1]:80/p?q#f", b"s:/./a?"];
         let mut parsed = 0;

@@ -941,7 +941,8 @@ mod tests {
     #[test]
     fn layout_is_parsed_on_the_sample_and_the_conformance_vectors() {
         let sample = include_str!("../../../../testdata/sample/urls.txt");
-        let fluent = include_str!("../../../../testdata/conformance/fluent-uri/fluent_uri_normalize.tsv");
+        let fluent =
+            include_str!("../../../../testdata/conformance/fluent-uri/fluent_uri_normalize.tsv");
         let vectors = fluent.lines().flat_map(|l| l.split('\t'));
         let extra = [
             "http://%31.2.3.4/",

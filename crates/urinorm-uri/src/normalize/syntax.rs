@@ -62,11 +62,7 @@ pub fn push_component(out: &mut Vec<u8>, bytes: &[u8], has_percent: bool, change
 /// Decodes, in place in `out[start..]`, each `%XX` triplet whose value
 /// `decode` accepts; says whether any was decoded. Shared by the scheme
 /// rung (UTF-8 in a host) and the protocol rung (`decode-safe`).
-pub fn decode_triplets(
-    out: &mut Vec<u8>,
-    start: usize,
-    decode: impl Fn(u8) -> bool,
-) -> bool {
+pub fn decode_triplets(out: &mut Vec<u8>, start: usize, decode: impl Fn(u8) -> bool) -> bool {
     let end = out.len();
     // Bytes before the first `%` stay where they are.
     let Some(first) = memchr::memchr(b'%', &out[start..]) else {
