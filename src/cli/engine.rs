@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
+use urinorm::pipeline::Format;
 use urinorm::pipeline::output::{Output, RejectSink, compression_named};
 use urinorm::pipeline::stats::Stats;
-use urinorm::pipeline::stream::Format;
 use urinorm::pipeline::{
     self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError, Sinks,
 };

@@ -15,8 +15,8 @@ use std::io;
 use clap::{Parser, Subcommand};
 
 use urinorm::escape::escape_str;
-use urinorm::pipeline::RunError;
 use urinorm::pipeline::input::{Input, InputError, MmapChoice, STDIN};
+use urinorm::pipeline::{RunError, SpoolError};
 use urinorm::seen::StoreError;
 
 /// `urinorm --version`: the program's, and the Public Suffix List's it
@@ -116,7 +116,11 @@ impl fmt::Display for Error {
         match self {
             Error::Input(e) => e.fmt(f),
             Error::Output { name, source } => {
-                write!(f, "cannot write '{}': {source}", escape_str(name))
+                write!(f, "cannot write '{}': {source}", escape_str(name))?;
+                match is_spool_error(source) {
+                    true => f.write_str("; choose a disk with room with --temp-dir"),
+                    false => Ok(()),
+                }
             }
             Error::Usage(message) => f.write_str(message),
             // The library says what failed; the command line, what to do.
@@ -158,6 +162,14 @@ impl From<RunError> for Error {
 }
 
 /// Runs the parsed command line.
+/// Whether writing failed in the temporary copy of the output (a seen
+/// store's run on standard output), which `--temp-dir` moves.
+fn is_spool_error(error: &io::Error) -> bool {
+    error
+        .get_ref()
+        .is_some_and(|inner| inner.is::<SpoolError>())
+}
+
 pub fn run(cli: Cli) -> Result<Outcome, Error> {
     match cli.command {
         Command::Normalize(args) => cmd::normalize::run(&args),

@@ -265,6 +265,33 @@ impl<'s> Live<'s> {
     }
 }
 
+/// Writing the temporary copy of the output failed (a full disk, say):
+/// carried as the inner error of the `io::Error` the writer reports, so
+/// that the caller can say what to do about it.
+#[derive(Debug)]
+pub struct SpoolError {
+    /// The directory it was in.
+    dir: String,
+    source: io::Error,
+}
+
+impl std::fmt::Display for SpoolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dir = crate::escape::escape_str(&self.dir);
+        write!(
+            f,
+            "{} (in the temporary copy of the output under '{dir}')",
+            self.source
+        )
+    }
+}
+
+impl std::error::Error for SpoolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 /// The output while the run is read, when it cannot be written where it
 /// goes (standard output, a pipe): an unnamed temporary file, gone with the
 /// process however it ends.
@@ -282,14 +309,10 @@ impl Spool {
         })
     }
 
-    fn error(&self, e: io::Error) -> io::Error {
-        io::Error::new(
-            e.kind(),
-            format!(
-                "{e} (in the temporary copy of the output under '{}'; choose a disk with room with --temp-dir)",
-                crate::escape::escape_str(&self.dir)
-            ),
-        )
+    fn error(&self, source: io::Error) -> io::Error {
+        let kind = source.kind();
+        let dir = self.dir.clone();
+        io::Error::new(kind, SpoolError { dir, source })
     }
 
     /// Copies the spooled lines to `out`, leaving out the classes the store

@@ -68,23 +68,6 @@ pub struct Survivor<'a> {
 }
 
 /// The partition files being written.
-///
-/// ```
-/// use urinorm::pipeline::spill::{Order, Spill};
-/// let dir = tempfile::tempdir()?;
-/// let mut spill = Spill::create(dir.path(), 0, 64 << 20)?;
-/// for (hash, key) in [(7, "b"), (9, "a"), (7, "b")] {
-///     spill.push(hash, key.as_bytes(), None, 0).map_err(std::io::Error::other)?;
-/// }
-/// let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-/// let mut classes = Vec::new();
-/// let stats = spill
-///     .finish(&pool, 64 << 20, Order::Input, |s| Ok(classes.push((s.output.to_vec(), s.size))))
-///     .map_err(std::io::Error::other)?;
-/// assert_eq!(classes, [(b"b".to_vec(), 2), (b"a".to_vec(), 1)]);
-/// assert_eq!(stats.records, 3);
-/// # Ok::<(), std::io::Error>(())
-/// ```
 pub struct Spill {
     dir: tempfile::TempDir,
     partitions: Vec<BufWriter<File>>,
@@ -563,6 +546,31 @@ fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spill_gives_its_classes_back_in_input_order() -> io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let mut spill = Spill::create(dir.path(), 0, 64 << 20)?;
+        for (hash, key) in [(7, "b"), (9, "a"), (7, "b")] {
+            spill
+                .push(hash, key.as_bytes(), None, 0)
+                .map_err(io::Error::other)?;
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let mut classes = Vec::new();
+        let stats = spill
+            .finish(&pool, 64 << 20, Order::Input, |s| {
+                classes.push((s.output.to_vec(), s.size));
+                Ok(())
+            })
+            .map_err(io::Error::other)?;
+        assert_eq!(classes, [(b"b".to_vec(), 2), (b"a".to_vec(), 1)]);
+        assert_eq!(stats.records, 3);
+        Ok(())
+    }
 
     /// A class as the tests see it: key, output, size.
     type Class = (Vec<u8>, Vec<u8>, u64);

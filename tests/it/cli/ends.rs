@@ -243,6 +243,33 @@ fn a_full_filesystem_ends_every_command_with_one_sentence() {
     }
 }
 
+/// A run against a seen store that writes to standard output keeps its
+/// output in a temporary copy until the store is read: a full disk there
+/// names the copy's directory, and the command line says what moves it.
+#[test]
+fn a_full_disk_under_the_temporary_copy_ends_with_one_sentence() {
+    let (dir, input) = with_big_input();
+    let store = dir.path().join("store");
+    let temp = tempfile::tempdir().unwrap();
+    let args = [
+        "dedup",
+        "-q",
+        "--seen",
+        store.to_str().unwrap(),
+        "--temp-dir",
+        temp.path().to_str().unwrap(),
+        input.to_str().unwrap(),
+    ];
+    let (status, stderr) = with_file_size_limit(&args, 2048);
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    let expected = format!(
+        "(in the temporary copy of the output under '{}'); choose a disk with room with --temp-dir",
+        temp.path().display()
+    );
+    assert!(stderr.trim_end().ends_with(&expected), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
 #[test]
 fn a_full_standard_output_ends_with_one_sentence() {
     let (_dir, input) = with_big_input();
