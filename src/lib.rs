@@ -55,8 +55,8 @@ pub mod rules;
 pub mod cleanup;
 pub mod pipeline;
 pub mod seen;
-// The ladder report.
-pub mod ladder;
+// The ladder report (`urinorm ladder`; the ladder of rungs is `normalize`).
+pub mod ladder_report;
 
 /// The README's examples, run as doctests.
 #[cfg(doctest)]

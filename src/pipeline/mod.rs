@@ -35,12 +35,12 @@ mod input_error;
 pub mod output;
 pub(crate) mod place;
 mod plan;
-mod seen;
 mod set;
 mod sniff;
 mod sort;
 mod spill;
 pub mod stats;
+mod store_join;
 mod stream;
 mod worker;
 mod writer;
@@ -66,11 +66,11 @@ use input::{Input, InputError, total_bytes};
 use output::RejectSink;
 pub use plan::Refused;
 use plan::{OutputKind, Plan, StoreAccess};
-pub use seen::SpoolError;
-use seen::{Live, SeenMode, Spool};
 pub use sniff::Format;
 pub use spill::SpillError;
 use stats::Stats;
+pub use store_join::SpoolError;
+use store_join::{Live, SeenMode, Spool};
 use worker::{Buffers, Hashes, process};
 use writer::Writer;
 
@@ -629,7 +629,7 @@ fn target<'t>(spool: &'t mut Option<Spool>, out: &'t mut dyn Write) -> &'t mut d
 fn settle(
     stats: &mut Stats,
     finished: Option<Finished>,
-    held: Option<seen::Held>,
+    held: Option<store_join::Held>,
     live: bool,
 ) -> Result<(), RunError> {
     if let Some(Finished {
@@ -664,13 +664,13 @@ fn settle(
 fn remove_held(
     pool: &rayon::ThreadPool,
     store: &mut Store,
-    classes: seen::Classes,
+    classes: store_join::Classes,
     header_marks: &[u64],
     spool: Option<Spool>,
     out: &mut dyn Write,
     out_file: &Option<File>,
-) -> Result<(seen::Held, u64), RunError> {
-    let joined = seen::join(pool, store, classes).map_err(RunError::Seen)?;
+) -> Result<(store_join::Held, u64), RunError> {
+    let joined = store_join::join(pool, store, classes).map_err(RunError::Seen)?;
     let verdicts = &joined.verdicts;
     let (staged, written) = std::thread::scope(|scope| {
         let staging = scope.spawn(|| joined.stage(store));
@@ -678,7 +678,7 @@ fn remove_held(
             (Some(spool), _) => spool.write_unheld(verdicts, header_marks, out),
             (None, Some(file)) => out
                 .flush()
-                .and_then(|()| seen::remove_held(file, verdicts, header_marks)),
+                .and_then(|()| store_join::remove_held(file, verdicts, header_marks)),
             (None, None) => Ok(0),
         };
         (staging.join(), written)

@@ -7,7 +7,7 @@
 //!
 //! It knows options and their combinations; not lines, keys or files.
 
-use super::seen::SeenMode;
+use super::store_join::SeenMode;
 use super::{Emit, Mode, Options};
 
 /// How a run may use a seen store.

@@ -10,8 +10,8 @@ use std::io::Write;
 use super::dedup::{Fate, Fates};
 use super::input::Input;
 use super::output::RejectSink;
-use super::seen::{Classes, SeenMode};
 use super::stats::Stats;
+use super::store_join::{Classes, SeenMode};
 use super::worker::{Other, Processed, Silent};
 use super::{Emit, Mode, Note, NoteKind, Options, RunError};
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::json;
 use urinorm::escape::escape_str;
-use urinorm::ladder::{self, Options, Report};
+use urinorm::ladder_report::{self, Options, Report};
 use urinorm::normalize::protocol::Transform;
 use urinorm::pipeline::MAX_LINE_BYTES;
 use urinorm::pipeline::output::Output;
@@ -81,7 +81,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         top_hosts: args.top_hosts,
         rules: args.rules.each_file()?,
     };
-    let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
+    let report = ladder_report::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
     let run = RunFacts {
         // The program as `urinorm`, wherever it was run from.
         command: ["urinorm".to_string()]

@@ -4,7 +4,7 @@ use clap::Args;
 use serde_json::json;
 use urinorm::domain::SuffixList;
 use urinorm::escape::escape_str;
-use urinorm::ladder::LadderRules;
+use urinorm::ladder_report::LadderRules;
 use urinorm::normalize::protocol::{Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{NeedsProtocolRung, Normalizer, Rung};
 use urinorm::pipeline::Mode;

@@ -499,7 +499,7 @@ pub fn run(
         tables: [syntax, scheme],
         rejected,
         rejected_by_reason,
-        seen,
+        lines_read,
         blank,
         ..
     } = counts;
@@ -574,7 +574,7 @@ pub fn run(
     let mut rejected_by_reason: Vec<(&'static str, u64)> = rejected_by_reason.into_iter().collect();
     rejected_by_reason.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     Ok(Report {
-        lines: seen,
+        lines: lines_read,
         blank,
         sample: options.sample,
         steps: reports,
@@ -652,7 +652,9 @@ struct RungCounts {
     rejected: [u64; 3],
     rejected_by_reason: HashMap<&'static str, u64>,
     time: [Duration; 3],
-    seen: u64,
+    /// The lines the report reads: not blank, not a header, and in the
+    /// sample when it samples.
+    lines_read: u64,
     blank: u64,
 }
 
@@ -665,7 +667,7 @@ impl RungCounts {
     /// Counts a batch of chunks, in input order, each rung on its own task.
     fn count(&mut self, printed: &[ChunkPrints<'_>]) {
         for chunk in printed {
-            self.seen += chunk.lines.len() as u64;
+            self.lines_read += chunk.lines.len() as u64;
             self.blank += chunk.blank;
             for &reason in &chunk.rejected_by_reason {
                 *self.rejected_by_reason.entry(reason).or_default() += 1;
@@ -714,7 +716,7 @@ fn count_rungs<'a>(
         rejected: [0; 3],
         rejected_by_reason: HashMap::new(),
         time: [Duration::ZERO; 3],
-        seen: 0,
+        lines_read: 0,
         blank: 0,
     };
     let mut chunks = Chunks::new(inputs);

@@ -1,4 +1,5 @@
-//! A run against a seen store ([`crate::seen`]), one of two ways.
+//! A run joined with a seen store ([`crate::seen`]: the store itself, which
+//! this module only reads and stages), one of two ways.
 //!
 //! In bulk, whether a class was admitted by an earlier run is known only
 //! once the whole batch is read and its fingerprints are joined with the
