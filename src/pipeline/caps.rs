@@ -36,12 +36,17 @@ pub(crate) struct SiteNumbers {
 }
 
 /// The numbers a worker has met, and of which table: its own copy, so
-/// that it locks the shared table once a site.
+/// that it locks the shared table once a site while it is in the copy. A
+/// copy travels with each set of a chunk's buffers (several per thread),
+/// so it is bounded: past [`KNOWN_SITES`] it starts again.
 #[derive(Default)]
 pub(crate) struct KnownSites {
     table: u64,
     numbers: Numbers,
 }
+
+/// How many sites a worker's copy holds at most: under a MiB each.
+const KNOWN_SITES: usize = 1 << 14;
 
 /// The ids of tables made so far (0 is none).
 static TABLES: AtomicU64 = AtomicU64::new(1);
@@ -63,7 +68,7 @@ impl SiteNumbers {
             return NO_SITE;
         };
         let print = self.prints.of(site);
-        if known.table != self.id {
+        if known.table != self.id || known.numbers.len() >= KNOWN_SITES {
             known.numbers.clear();
             known.table = self.id;
         }
@@ -152,6 +157,23 @@ mod tests {
         let (sites, mut caps) = (SiteNumbers::new(), Caps::new(0));
         assert!(!caps.admit(sites.number(Some(b"a"), &mut KnownSites::default())));
         assert!(caps.admit(NO_SITE));
+    }
+
+    #[test]
+    fn a_workers_copy_stays_bounded_and_numbers_stay_the_same() {
+        let sites = SiteNumbers::new();
+        let mut known = KnownSites::default();
+        let names: Vec<Vec<u8>> = (0..KNOWN_SITES + 10)
+            .map(|i| format!("h{i}").into_bytes())
+            .collect();
+        let first: Vec<u32> = names
+            .iter()
+            .map(|n| sites.number(Some(n), &mut known))
+            .collect();
+        assert!(known.numbers.len() <= KNOWN_SITES);
+        for (name, n) in names.iter().zip(&first) {
+            assert_eq!(sites.number(Some(name), &mut known), *n);
+        }
     }
 
     #[test]
