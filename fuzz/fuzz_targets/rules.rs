@@ -12,7 +12,7 @@
 use libfuzzer_sys::fuzz_target;
 use urinorm::UriRef;
 use urinorm::normalize::protocol::{PRESETS, Protocol};
-use urinorm::normalize::{Normalizer, Rung};
+use urinorm::normalize::{Normalizer, Rung, Scratch};
 use urinorm::rules::{RulesFormat, RulesText, SiteRules};
 use urinorm::ErrorKind;
 

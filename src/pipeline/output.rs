@@ -120,7 +120,7 @@ impl<W: Write> Write for Encoder<W> {
 /// ```
 /// use std::path::Path;
 /// use urinorm::pipeline::output::compression_named;
-/// use urinorm::pipeline::stream::Format;
+/// use urinorm::pipeline::Format;
 /// assert_eq!(compression_named(Path::new("urls.txt.gz")), Some(Format::Gzip));
 /// assert_eq!(compression_named(Path::new("urls.txt")), None);
 /// ```

@@ -19,7 +19,7 @@ impl Format {
     /// The format's name, as messages say it.
     ///
     /// ```
-    /// assert_eq!(urinorm::pipeline::stream::Format::Zstd.name(), "zstd");
+    /// assert_eq!(urinorm::pipeline::Format::Zstd.name(), "zstd");
     /// ```
     pub const fn name(self) -> &'static str {
         match self {
