@@ -2,18 +2,19 @@
 //! whatever the mapper says a line's site is), in input order, the budget
 //! of a crawler frontier. The workers number the sites as they meet them
 //! ([`SiteNumbers`], in parallel: a number only has to be the same for the
-//! same site; each worker's scratch remembers the numbers it has seen, so
-//! it locks the shared table once a site), so the serial decision in input order is an
-//! array lookup, and a class sent to the spill carries its site's number
-//! back. A site is known by its 128-bit in-memory fingerprint (as the
-//! ladder counts classes): a collision among 10^6 sites has a probability
-//! near 10^-27, and a lookup reads one table slot, not the site's bytes.
+//! same site), a chunk's sites together, so that a worker takes each lock
+//! of the shared table once a chunk, not once a line; the serial decision
+//! in input order is then an array lookup, and a class sent to the spill
+//! carries its site's number back. A site is known by its 128-bit
+//! in-memory fingerprint (as the ladder counts classes): a collision among
+//! 10^6 sites has a probability near 10^-27, and a lookup reads one table
+//! slot, not the site's bytes.
 //!
 //! It knows sites as bytes and counts; not what a site is.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::hash::{InMemoryPrints, PrintHasher};
 
@@ -28,70 +29,58 @@ type Numbers = HashMap<u128, u32, PrintHasher>;
 
 /// A number for each site, given on first sight by any worker.
 pub(crate) struct SiteNumbers {
-    /// Which table this is, for the threads' own copies.
-    id: u64,
     prints: InMemoryPrints,
     shards: [Mutex<Numbers>; SHARDS],
     next: AtomicU32,
 }
 
-/// The numbers a worker has met, and of which table: its own copy, so
-/// that it locks the shared table once a site while it is in the copy. A
-/// copy travels with each set of a chunk's buffers (several per thread),
-/// so it is bounded: past [`KNOWN_SITES`] it starts again.
+/// The sites of a chunk's lines waiting for their numbers: each line's
+/// place (the caller's index) and its site's fingerprint. Reused from
+/// chunk to chunk.
 #[derive(Default)]
-pub(crate) struct KnownSites {
-    table: u64,
-    numbers: Numbers,
+pub(crate) struct ChunkSites(Vec<(u32, u128)>);
+
+impl ChunkSites {
+    /// Notes that the line at `at` has `site`.
+    pub(crate) fn push(&mut self, numbers: &SiteNumbers, at: u32, site: &[u8]) {
+        self.0.push((at, numbers.prints.of(site)));
+    }
 }
 
-/// How many sites a worker's copy holds at most: under a MiB each.
-const KNOWN_SITES: usize = 1 << 14;
-
-/// The ids of tables made so far (0 is none).
-static TABLES: AtomicU64 = AtomicU64::new(1);
+fn shard(print: u128) -> usize {
+    (print >> 64) as usize % SHARDS
+}
 
 impl SiteNumbers {
     pub(crate) fn new() -> SiteNumbers {
         SiteNumbers {
-            id: TABLES.fetch_add(1, Ordering::Relaxed),
             prints: InMemoryPrints::new(),
             shards: std::array::from_fn(|_| Mutex::default()),
             next: AtomicU32::new(0),
         }
     }
 
-    /// The number of `site` (`None`: [`NO_SITE`]), looked up first in
-    /// what the worker already knows.
-    pub(crate) fn number(&self, site: Option<&[u8]>, known: &mut KnownSites) -> u32 {
-        let Some(site) = site else {
-            return NO_SITE;
-        };
-        let print = self.prints.of(site);
-        if known.table != self.id || known.numbers.len() >= KNOWN_SITES {
-            known.numbers.clear();
-            known.table = self.id;
+    /// Gives each site of `sites` its number (`number(at, n)`), numbering
+    /// those met for the first time, and empties `sites`. Sites are taken
+    /// shard by shard, each shard's lock once.
+    pub(crate) fn number(&self, sites: &mut ChunkSites, mut number: impl FnMut(u32, u32)) {
+        sites.0.sort_unstable_by_key(|&(_, print)| shard(print));
+        for group in sites.0.chunk_by(|a, b| shard(a.1) == shard(b.1)) {
+            let mut numbers = self.shards[shard(group[0].1)]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            for &(at, print) in group {
+                let n = *numbers.entry(print).or_insert_with(|| {
+                    let n = self.next.fetch_add(1, Ordering::Relaxed);
+                    // A site has a line: fewer than 2^32 - 1 of them in
+                    // any input a chunk offset can address.
+                    assert!(n != NO_SITE, "fewer than 2^32 - 1 sites");
+                    n
+                });
+                number(at, n);
+            }
         }
-        *known
-            .numbers
-            .entry(print)
-            .or_insert_with(|| self.shared_number(print))
-    }
-
-    /// The number of the site of fingerprint `print` in the shared table,
-    /// given if it has none.
-    fn shared_number(&self, print: u128) -> u32 {
-        let shard = (print >> 64) as usize % SHARDS;
-        let mut numbers = self.shards[shard].lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(&n) = numbers.get(&print) {
-            return n;
-        }
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        // A site has a line: fewer than 2^32 - 1 of them in any input a
-        // chunk offset can address.
-        assert!(n != NO_SITE, "fewer than 2^32 - 1 sites");
-        numbers.insert(print, n);
-        n
+        sites.0.clear();
     }
 }
 
@@ -130,10 +119,23 @@ impl Caps {
 mod tests {
     use super::*;
 
+    /// The numbers of `names` (`None`: no site), taken as one chunk.
+    fn numbers_of(sites: &SiteNumbers, names: &[Option<&[u8]>]) -> Vec<u32> {
+        let mut numbers = vec![NO_SITE; names.len()];
+        let mut chunk = ChunkSites::default();
+        for (at, name) in names.iter().enumerate() {
+            if let Some(name) = name {
+                chunk.push(sites, at as u32, name);
+            }
+        }
+        sites.number(&mut chunk, |at, n| numbers[at as usize] = n);
+        assert!(chunk.0.is_empty(), "emptied for the next chunk");
+        numbers
+    }
+
     #[test]
     fn admits_the_first_classes_of_each_site() {
         let (sites, mut caps) = (SiteNumbers::new(), Caps::new(2));
-        let mut known = KnownSites::default();
         let lines = [
             Some(&b"a"[..]),
             Some(b"b"),
@@ -143,37 +145,19 @@ mod tests {
             None,
             Some(b"b"),
         ];
-        let admitted: Vec<bool> = lines
-            .iter()
-            .map(|&site| caps.admit(sites.number(site, &mut known)))
+        let admitted: Vec<bool> = numbers_of(&sites, &lines)
+            .into_iter()
+            .map(|n| caps.admit(n))
             .collect();
         assert_eq!(admitted, [true, true, true, true, false, true, true]);
-        let fresh = &mut KnownSites::default();
-        assert_eq!(sites.number(Some(b"b"), fresh), 1, "numbers are kept");
+        assert_eq!(numbers_of(&sites, &[Some(b"b")]), [1], "numbers are kept");
     }
 
     #[test]
     fn a_zero_cap_admits_only_classes_without_a_site() {
         let (sites, mut caps) = (SiteNumbers::new(), Caps::new(0));
-        assert!(!caps.admit(sites.number(Some(b"a"), &mut KnownSites::default())));
+        assert!(!caps.admit(numbers_of(&sites, &[Some(b"a")])[0]));
         assert!(caps.admit(NO_SITE));
-    }
-
-    #[test]
-    fn a_workers_copy_stays_bounded_and_numbers_stay_the_same() {
-        let sites = SiteNumbers::new();
-        let mut known = KnownSites::default();
-        let names: Vec<Vec<u8>> = (0..KNOWN_SITES + 10)
-            .map(|i| format!("h{i}").into_bytes())
-            .collect();
-        let first: Vec<u32> = names
-            .iter()
-            .map(|n| sites.number(Some(n), &mut known))
-            .collect();
-        assert!(known.numbers.len() <= KNOWN_SITES);
-        for (name, n) in names.iter().zip(&first) {
-            assert_eq!(sites.number(Some(name), &mut known), *n);
-        }
     }
 
     #[test]
@@ -183,21 +167,20 @@ mod tests {
             .map(|i| format!("h{}", i % 100).into_bytes())
             .collect();
         let numbers: Vec<u32> = std::thread::scope(|s| {
-            let halves: Vec<_> = names
-                .chunks(500)
-                .map(|half| {
+            let chunks: Vec<_> = names
+                .chunks(50)
+                .map(|chunk| {
                     s.spawn(|| {
-                        let mut known = KnownSites::default();
-                        half.iter()
-                            .map(|n| sites.number(Some(n), &mut known))
-                            .collect::<Vec<_>>()
+                        let chunk: Vec<Option<&[u8]>> =
+                            chunk.iter().map(|n| Some(&n[..])).collect();
+                        numbers_of(&sites, &chunk)
                     })
                 })
                 .collect();
-            halves.into_iter().flat_map(|h| h.join().unwrap()).collect()
+            chunks.into_iter().flat_map(|h| h.join().unwrap()).collect()
         });
         for (name, n) in names.iter().zip(&numbers) {
-            assert_eq!(sites.number(Some(name), &mut KnownSites::default()), *n);
+            assert_eq!(numbers_of(&sites, &[Some(name)]), [*n]);
         }
         let distinct: std::collections::HashSet<_> = numbers.iter().collect();
         assert_eq!(distinct.len(), 100);

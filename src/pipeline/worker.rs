@@ -5,7 +5,7 @@
 //! It knows lines and the mapper's verdicts; what is done with the keys
 //! (written, deduplicated) is decided downstream.
 
-use super::caps::{KnownSites, NO_SITE, SiteNumbers};
+use super::caps::{ChunkSites, NO_SITE, SiteNumbers};
 pub use super::chunks::Span;
 use super::chunks::{Chunk, Line, LineRules};
 use super::{Emit, Invalid, LineMapper, Mode, Options};
@@ -84,13 +84,13 @@ pub struct Processed<'a> {
 }
 
 /// What a worker reuses from line to line that is not output: the line
-/// mapper's own buffers and the site numbers it has met. It travels with
+/// mapper's own buffers and the chunk's sites waiting for numbers. It travels with
 /// the chunk's [`Buffers`], so each set of buffers has one and no two
 /// threads share it.
 #[derive(Default)]
 struct Scratch {
     mapper: Slot,
-    sites: KnownSites,
+    sites: ChunkSites,
 }
 
 impl Processed<'_> {
@@ -217,7 +217,7 @@ pub fn process<'a>(
     let mut header = None;
     let Scratch {
         mapper: mapper_scratch,
-        sites: known_sites,
+        sites: chunk_sites,
     } = &mut scratch;
     // A line the loop rejects unread comes as its error.
     let mut map =
@@ -262,15 +262,17 @@ pub fn process<'a>(
                         notes[bits.trailing_zeros() as usize] += 1;
                         bits &= bits - 1;
                     }
+                    // Numbered with the chunk's other sites, after the loop.
+                    if let (Some(numbers), Some(site)) = (sites, mapped.site) {
+                        chunk_sites.push(numbers, accepted.len() as u32, &arena[site]);
+                    }
                     accepted.push(Accepted {
                         hash,
                         key: mapped.key.map(in_arena),
                         output: mapped.output.map(in_arena),
                         line: span,
                         blank: blank_line,
-                        site: sites.map_or(NO_SITE, |s| {
-                            s.number(mapped.site.map(|r| &arena[r]), known_sites)
-                        }),
+                        site: NO_SITE,
                     });
                 }
                 Err(_) if invalid == Invalid::Pass => {
@@ -317,6 +319,9 @@ pub fn process<'a>(
             Line::Text(line) => map(Ok(line), span, false, index, &mut silent),
         }
         lines = index + 1;
+    }
+    if let Some(numbers) = sites {
+        numbers.number(chunk_sites, |at, n| accepted[at as usize].site = n);
     }
     let mut p = Processed {
         chunk,
