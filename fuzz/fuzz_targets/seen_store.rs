@@ -6,14 +6,16 @@
 //! and given a commit. Invariants:
 //! - no panic, whatever the bytes: every failure is a `StoreError`;
 //! - a store that verifies holds every fingerprint its run's body spells
-//!   (read here from the bytes, as the format says: 16 bytes each from
-//!   byte 64, as many as the header's count), and lookups agree with them;
+//!   with a stamp other than 0 (read here from the bytes, as the format
+//!   says: from byte 64, blocks of up to 4096 prints of 16 bytes, each
+//!   block's prints followed by their 4-byte stamps in version 2, as many
+//!   as the header's count), and lookups agree with them;
 //! - a store that opens for writing takes a commit, and then verifies and
 //!   holds what it held plus what the commit added.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use urinorm::seen::{Access, Store};
+use urinorm::seen::{Access, Holding, Staging, Store};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 2 {
@@ -35,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
     let held = store.holds(&asked);
     if verified && store.runs() == 1 {
         let held = held.expect("a verified store answers");
-        assert!(held[..spelled.len()].iter().all(|&h| h), "a print of the run not held");
+        assert!(held[..spelled.len()].iter().all(|&h| h == Holding::Held), "a print of the run not held");
         assert_eq!(store.keys(), spelled.len() as u64);
     }
     let config = store.config().clone();
@@ -50,29 +52,48 @@ fuzz_target!(|data: &[u8]| {
     let Ok(held) = store.holds(&added) else {
         return;
     };
-    let unheld: Vec<u128> = added.iter().zip(held).filter(|(_, h)| !h).map(|(p, _)| *p).collect();
+    let unheld: Vec<u128> =
+        added.iter().zip(held).filter(|(_, h)| *h == Holding::Absent).map(|(p, _)| *p).collect();
     let new = unheld.len() as u64;
-    if store.stage(unheld.into_iter()).is_err() || store.publish().is_err() {
+    if store.stage(unheld.into_iter(), Staging::Admit { renewed: 0 }).is_err()
+        || store.publish().is_err()
+    {
         return;
     }
     if verified {
         store.verify().expect("a verified store stays verified through a commit");
         assert_eq!(store.keys(), before + new);
-        assert!(store.holds(&added).unwrap().iter().all(|&h| h));
+        assert!(store.holds(&added).unwrap().iter().all(|&h| h == Holding::Held));
     }
 });
 
-/// The fingerprints a run file's body spells, by the format: the header's
-/// count at bytes 24..32, 16 bytes each from byte 64 (as far as the bytes go).
+/// The fingerprints a run file's body spells with a stamp other than 0
+/// (a tombstone), by the format: the version at bytes 16..20, the count at
+/// 24..32, then from byte 64 blocks of up to 4096 prints (16 bytes each),
+/// in version 2 each followed by the block's stamps (4 bytes each), as far
+/// as the bytes go.
 fn spelled_prints(run: &[u8]) -> Vec<u128> {
-    let Some(count) = run.get(24..32) else {
+    let (Some(version), Some(count)) = (run.get(16..20), run.get(24..32)) else {
         return Vec::new();
     };
-    let count = u64::from_le_bytes(count.try_into().unwrap()).min(1 << 20) as usize;
-    run.get(64..)
-        .unwrap_or_default()
-        .chunks_exact(16)
-        .take(count)
-        .map(|p| u128::from_be_bytes(p.try_into().unwrap()))
-        .collect()
+    let stamp_bytes = match u32::from_le_bytes(version.try_into().unwrap()) {
+        1 => 0,
+        _ => 4,
+    };
+    let mut left = u64::from_le_bytes(count.try_into().unwrap()).min(1 << 20) as usize;
+    let mut body = run.get(64..).unwrap_or_default();
+    let mut prints = Vec::new();
+    while left > 0 && !body.is_empty() {
+        let n = left.min(4096);
+        let (block, rest) = body.split_at((n * (16 + stamp_bytes)).min(body.len()));
+        let (block_prints, stamps) = block.split_at((n * 16).min(block.len()));
+        for (i, p) in block_prints.chunks_exact(16).enumerate() {
+            let stamp = stamps.get(i * stamp_bytes..i * stamp_bytes + stamp_bytes);
+            if stamp_bytes == 0 || stamp.is_some_and(|s| s != [0; 4]) {
+                prints.push(u128::from_be_bytes(p.try_into().unwrap()));
+            }
+        }
+        (body, left) = (rest, left - n);
+    }
+    prints
 }

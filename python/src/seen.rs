@@ -17,7 +17,7 @@ use pyo3::types::{PyCapsule, PyString};
 use urinorm::fingerprint::fingerprint;
 use urinorm::mapper::{Columns, NormalizeLines};
 use urinorm::normalize::Scratch;
-use urinorm::seen::{Access, Config, Store, StoreError};
+use urinorm::seen::{Access, Clock, Config, Holding, Staging, Store, StoreError};
 
 use crate::{PyNormalizer, arrow, parse_key};
 
@@ -39,33 +39,44 @@ pub struct PySeenSet {
     store: Option<Store>,
     /// Admitted, not yet committed.
     pending: HashSet<u128>,
+    /// How many of `pending` the store holds, expired (admitted again).
+    renewed: u64,
 }
 
 #[pymethods]
 impl PySeenSet {
     /// Opens (or makes) the store at `path` for keys `normalizer` makes of
-    /// kind `key`; with `wait`, waits for another writer.
+    /// kind `key`; with `wait`, waits for another writer. With `max_age`
+    /// (seconds), a key admitted longer ago counts as not held (and is
+    /// admitted again); `now` (seconds since the epoch) stands for the
+    /// clock's time.
     #[new]
+    #[pyo3(signature = (path, normalizer, key, wait, max_age=None, now=None))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         normalizer: &PyNormalizer,
         key: &str,
         wait: bool,
+        max_age: Option<f64>,
+        now: Option<f64>,
     ) -> PyResult<Self> {
+        let clock = clock(max_age, now)?;
         let lines = NormalizeLines::new(
             normalizer.normalizer.clone(),
             parse_key(key)?,
             Columns::default(),
         );
         let config = Config::new(lines.key_settings());
-        let store = py
+        let mut store = py
             .detach(|| Store::open(&path, &config, Access::Write { wait }))
             .map_err(store_error)?;
+        store.set_clock(clock);
         Ok(PySeenSet {
             lines,
             store: Some(store),
             pending: HashSet::new(),
+            renewed: 0,
         })
     }
 
@@ -116,9 +127,10 @@ impl PySeenSet {
     fn commit(&mut self, py: Python<'_>) -> PyResult<u64> {
         let mut pending: Vec<u128> = self.pending.drain().collect();
         pending.sort_unstable();
+        let renewed = std::mem::take(&mut self.renewed);
         let store = self.store_mut()?;
         let committed = py.detach(|| {
-            store.stage(pending.into_iter())?;
+            store.stage(pending.into_iter(), Staging::Admit { renewed })?;
             store.publish()
         });
         Ok(committed.map_err(store_error)?.admitted)
@@ -137,19 +149,45 @@ impl PySeenSet {
     /// admitted since the last commit are answered new again next time).
     fn discard(&mut self) {
         self.pending.clear();
+        self.renewed = 0;
         self.store = None;
     }
 
-    /// The distinct keys held: committed and admitted since.
+    /// The distinct keys held: committed and admitted since (expired ones
+    /// among them, admitted again, counted once).
     fn __len__(&self) -> PyResult<usize> {
         let store = self.store.as_ref().ok_or_else(closed)?;
-        Ok(store.keys() as usize + self.pending.len())
+        Ok((store.keys() + self.pending.len() as u64 - self.renewed) as usize)
     }
 
     /// The settings the store's keys are made with.
     fn config(&self) -> PyResult<String> {
         Ok(self.store.as_ref().ok_or_else(closed)?.config().to_string())
     }
+}
+
+/// The clock of `max_age` and `now`, both in seconds.
+fn clock(max_age: Option<f64>, now: Option<f64>) -> PyResult<Clock> {
+    let seconds = |s: f64, what: &str| {
+        std::time::Duration::try_from_secs_f64(s).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "{what} must be a number of seconds, not below 0"
+            ))
+        })
+    };
+    let clock = match now {
+        Some(now) => {
+            let time = std::time::SystemTime::UNIX_EPOCH + seconds(now, "now")?;
+            let stamp = urinorm::seen::Stamp::of(time)
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+            Clock::at(stamp)
+        }
+        None => Clock::system(),
+    };
+    Ok(match max_age {
+        Some(age) => clock.with_max_age(seconds(age, "max_age")?),
+        None => clock,
+    })
 }
 
 fn closed() -> PyErr {
@@ -192,24 +230,30 @@ impl PySeenSet {
             .copied()
             .collect();
         let store = self.store.as_ref().ok_or_else(closed)?;
-        let held = py.detach(|| store.holds(&unknown)).map_err(store_error)?;
-        let held: HashSet<u128> = unknown
-            .into_iter()
-            .zip(held)
-            .filter(|(_, h)| *h)
-            .map(|(p, _)| p)
-            .collect();
+        let holdings = py.detach(|| store.holds(&unknown)).map_err(store_error)?;
+        let (mut held, mut expired) = (HashSet::new(), HashSet::new());
+        for (print, holding) in unknown.into_iter().zip(holdings) {
+            match holding {
+                Holding::Held => held.insert(print),
+                Holding::Expired => expired.insert(print),
+                Holding::Absent => false,
+            };
+        }
         Ok(prints
             .into_iter()
             .map(|print| {
                 let print = print?;
                 let known = held.contains(&print) || self.pending.contains(&print);
+                if contains {
+                    return Some(known);
+                }
+                if known {
+                    return Some(false);
+                }
                 // Inserted, so a repeat later in the batch is not new.
-                Some(if contains {
-                    known
-                } else {
-                    !known && self.pending.insert(print)
-                })
+                self.pending.insert(print);
+                self.renewed += u64::from(expired.contains(&print));
+                Some(true)
             })
             .collect())
     }

@@ -204,3 +204,24 @@ def test_site_rules_as_arguments(tmp_path):
     rules.write_text("example.com frobnicate\n")
     with pytest.raises(urinorm.RulesError, match="site.rules:1: unknown action"):
         DupeFilter(rules=[rules])
+
+
+def test_a_recrawl_after_the_maximum_age(tmp_path, site):
+    """URINORM_SEEN_MAX_AGE lets a crawl fetch again what was admitted
+    longer ago (here, a store filled as if two hours before), once; a
+    crawl within the age fetches nothing."""
+    import time
+
+    store = tmp_path / "seen"
+    two_hours_ago = time.time() - 7200
+    with urinorm.SeenSet(store, preset="safe", now=two_hours_ago) as seen:
+        seen.add_keys([f"http://127.0.0.1:{site.port}{page}" for page in PAGES])
+    settings = {"URINORM_SEEN_DIR": str(store), "URINORM_SEEN_MAX_AGE": "3h"}
+    crawl(tmp_path, site, tmp_path / "job1", settings)
+    assert site.fetched == []
+    settings["URINORM_SEEN_MAX_AGE"] = "1h"
+    crawl(tmp_path, site, tmp_path / "job2", settings)
+    assert sorted(site.fetched) == sorted(PAGES), site.fetched
+    site.fetched.clear()
+    crawl(tmp_path, site, tmp_path / "job3", settings)
+    assert site.fetched == []

@@ -154,3 +154,34 @@ def test_rules_errors_open_no_store(tmp_path):
     with pytest.raises(FileNotFoundError):
         urinorm.SeenSet(tmp_path / "s", rules=tmp_path / "missing.rules")
     assert not (tmp_path / "s").exists()
+
+
+def test_keys_older_than_max_age_are_new_again(cli, tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    day0 = datetime(2026, 11, 1)
+    with urinorm.SeenSet(tmp_path / "s", now=day0) as seen:
+        assert seen.add(["http://a/", "http://b/"]) == [True, True]
+    day5 = day0 + timedelta(days=5)
+    with urinorm.SeenSet(tmp_path / "s", now=day5, max_age="7d") as seen:
+        assert seen.add(["http://a/", "http://c/"]) == [False, True]
+    # Day 10: a and b (day 0) expired, c (day 5) held; a key admitted
+    # again is one key still.
+    day10 = day0 + timedelta(days=10)
+    with urinorm.SeenSet(tmp_path / "s", now=day10, max_age=timedelta(days=7)) as seen:
+        assert seen.contains(["http://a/", "http://c/"]) == [False, True]
+        assert seen.add(["http://a/", "http://A/", "http://c/"]) == [True, False, False]
+        assert len(seen) == 3
+    # The command line reads the same times: b, not re-admitted, expired.
+    day11 = (day0 + timedelta(days=11)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    kept = dedup_seen(
+        cli, tmp_path / "s", ["http://a/", "http://b/", "http://c/"],
+        "--seen-readonly", "--seen-max-age", "7d", "--now", day11,
+    )
+    assert kept == ["http://b/"]
+    # In seconds too; and a length that is not one is refused.
+    day40 = (day0 + timedelta(days=40)).replace(tzinfo=timezone.utc).timestamp()
+    with urinorm.SeenSet(tmp_path / "s", now=day40, max_age=86400.0) as seen:
+        assert seen.contains(["http://a/"]) == [False]
+    with pytest.raises(ValueError, match="not a length of time"):
+        urinorm.SeenSet(tmp_path / "s", max_age="a week")

@@ -57,11 +57,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from ._options import Names, Paths
+from ._options import Duration, Names, Paths
+from ._options import epoch_seconds as _epoch_seconds
 from ._options import normalizer as _normalizer
+from ._options import seconds as _seconds
 from ._urinorm import PRESETS as _PRESETS
 from ._urinorm import RUNGS as _RUNGS
 from ._urinorm import TRANSFORMS as _TRANSFORMS
@@ -298,6 +301,13 @@ class SeenSet:
     paths: a store made under other rules is refused, and the same rules
     read from another path are the same.
 
+    Each key carries the time of the commit that admitted it. With
+    ``max_age`` (seconds, a ``timedelta``, or ``"7d"`` as the command line
+    writes it), a key admitted longer ago counts as not held: ``add``
+    answers it new and admits it again, with the new time (a recrawl).
+    ``now`` (a ``datetime``, UTC when naive, or seconds since the epoch)
+    stands for the clock's time, for replays and tests.
+
     >>> import tempfile
     >>> with SeenSet(tempfile.mkdtemp()) as seen:
     ...     seen.add(["http://a/", "HTTP://A:80/", "http://b/", "not a uri"])
@@ -319,13 +329,22 @@ class SeenSet:
         *,
         rules: Paths | None = None,
         rules_clearurls: Paths | None = None,
+        max_age: Duration | None = None,
+        now: datetime | float | None = None,
     ):
         normalizer = _normalizer(
             rung, preset, with_, without, tracking_params, rules, rules_clearurls
         )
         # Kept for urinorm.scrapy: its keys are made by the store's normalizer.
         self._normalizer = normalizer
-        self._set = _SeenSet(os.fspath(path), normalizer, key, wait)
+        self._set = _SeenSet(
+            os.fspath(path),
+            normalizer,
+            key,
+            wait,
+            max_age=_seconds(max_age),
+            now=_epoch_seconds(now),
+        )
 
     def add(self, values):
         """For each value, whether its key is new, admitting it: a list of

@@ -1,5 +1,6 @@
 """Type stubs for urinorm: the public API of urinorm/__init__.py and its extension module."""
 
+import datetime
 import os
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias, overload
@@ -169,6 +170,8 @@ class SeenSet:
         *,
         rules: Paths | None = None,
         rules_clearurls: Paths | None = None,
+        max_age: int | float | str | datetime.timedelta | None = None,
+        now: datetime.datetime | float | None = None,
     ) -> None: ...
     @overload
     def add(self, values: pyarrow.Array) -> pyarrow.BooleanArray: ...

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
 from ._urinorm import Normalizer, RulesError, check_options
@@ -27,6 +28,42 @@ Paths = str | os.PathLike | Iterable[str | os.PathLike]
 #: The rules files' texts, as the extension takes them: ``(rules,
 #: rules_clearurls)``, each a tuple of ``(name, text)`` pairs.
 Texts = tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
+
+
+#: A length of time: seconds, a ``timedelta``, or text as the command line
+#: takes it (``"7d"``, ``"12h"``, ``"30m"``, ``"45s"``, ``"2w"``).
+Duration = int | float | str | timedelta
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def seconds(given: Duration | None) -> float | None:
+    """``given`` in seconds; ValueError when it is not a length of time."""
+    if given is None:
+        return None
+    if isinstance(given, timedelta):
+        return given.total_seconds()
+    if isinstance(given, str):
+        text = given.strip()
+        unit = _UNITS.get(text[-1:], None)
+        number = text[:-1] if unit else text
+        try:
+            value = float(number) * (unit or 1)
+        except ValueError:
+            raise ValueError(
+                f"{given!r} is not a length of time: give seconds, or a number and s, m, h, d or w ('7d')"
+            ) from None
+        return value
+    return float(given)
+
+
+def epoch_seconds(given: datetime | float | None) -> float | None:
+    """A time as seconds since the epoch (a naive ``datetime`` is UTC)."""
+    if given is None or not isinstance(given, datetime):
+        return given
+    if given.tzinfo is None:
+        given = given.replace(tzinfo=timezone.utc)
+    return given.timestamp()
 
 
 def names(given: Names | None) -> tuple[str, ...] | None:

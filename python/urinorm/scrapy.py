@@ -15,6 +15,9 @@ different bodies stay apart. With ``JOBDIR`` set (or
 again what an earlier one fetched, and the store is the one the command
 line's ``dedup --seen`` reads. Keys admitted are committed at least every
 ``URINORM_COMMIT_EVERY`` seconds (default 1) and when the spider closes.
+With ``URINORM_SEEN_MAX_AGE`` (seconds, or ``"7d"`` as the command line's
+``--seen-max-age`` takes it), a request whose key was admitted longer ago
+is let through again (a recrawl), and its key admitted with the new time.
 
 Settings: ``URINORM_RUNG``, ``URINORM_PRESET``, ``URINORM_WITH``,
 ``URINORM_WITHOUT`` (lists of transform names), ``URINORM_TRACKING_PARAMS``
@@ -22,7 +25,8 @@ Settings: ``URINORM_RUNG``, ``URINORM_PRESET``, ``URINORM_WITH``,
 ``URINORM_RULES_CLEARURLS`` (lists of site rules files: urinorm's line
 format and ClearURLs' ``data.min.json``, as ``--rules`` and
 ``--rules-clearurls`` take them; read once, when the filter is made),
-``URINORM_SEEN_DIR``, ``URINORM_COMMIT_EVERY``; ``DUPEFILTER_DEBUG`` logs
+``URINORM_SEEN_DIR``, ``URINORM_COMMIT_EVERY``, ``URINORM_SEEN_MAX_AGE``;
+``DUPEFILTER_DEBUG`` logs
 every duplicate, as Scrapy's own filter does.
 """
 
@@ -58,6 +62,7 @@ class DupeFilter(BaseDupeFilter):
         rules=None,
         rules_clearurls=None,
         commit_every: float = 1.0,
+        max_age=None,
     ) -> None:
         options = {
             "rung": rung,
@@ -70,7 +75,7 @@ class DupeFilter(BaseDupeFilter):
         }
         # The rules are read once: the keys of a crawl, and those its store
         # records the settings of, are made under the same rules.
-        self._store = SeenSet(path, **options) if path else None
+        self._store = SeenSet(path, max_age=max_age, **options) if path else None
         self._normalizer = self._store._normalizer if self._store else normalizer(**options)
         self._keys: set[bytes] = set()
         self._commit_every = commit_every
@@ -97,6 +102,7 @@ class DupeFilter(BaseDupeFilter):
             rules=settings.getlist("URINORM_RULES"),
             rules_clearurls=settings.getlist("URINORM_RULES_CLEARURLS"),
             commit_every=settings.getfloat("URINORM_COMMIT_EVERY", 1.0),
+            max_age=settings.get("URINORM_SEEN_MAX_AGE"),
         )
 
     def request_key(self, request) -> bytes:

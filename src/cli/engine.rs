@@ -12,7 +12,7 @@ use urinorm::pipeline::stats::Stats;
 use urinorm::pipeline::{
     self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError, Sinks,
 };
-use urinorm::seen::{Access, Committed, Config, Store, StoreError};
+use urinorm::seen::{Access, Clock, Committed, Config, Stamp, Store, StoreError};
 
 use super::progress::Bar;
 use super::rejects::{EXAMPLES, RejectExamples, RejectsToFile, RejectsToStderr};
@@ -204,6 +204,39 @@ pub struct SeenRequest<'a> {
     pub wait: bool,
     /// Line-buffered to a stream: commit at least this often.
     pub commit_every: std::time::Duration,
+    /// The run's time and the maximum age of a key held.
+    pub clock: Clock,
+    /// Forget the keys of the lines the store holds, rather than admit
+    /// the others (`seen forget`).
+    pub forget: bool,
+}
+
+/// The time a command that commits or judges ages takes as now.
+#[derive(Args, Debug)]
+pub struct NowArgs {
+    /// Take this time as now (RFC 3339, UTC: 2026-11-25T00:00:00Z) rather
+    /// than the clock's: keys admitted are stamped with it, and ages are
+    /// judged from it (for replays and tests).
+    #[arg(long, value_name = "TIME", value_parser = parse_now)]
+    pub now: Option<Stamp>,
+}
+
+impl NowArgs {
+    pub fn clock(&self) -> Clock {
+        clock_at(self.now)
+    }
+}
+
+/// The clock at `now`, or the system's.
+pub fn clock_at(now: Option<Stamp>) -> Clock {
+    now.map_or_else(Clock::system, Clock::at)
+}
+
+/// Parses `--now`.
+pub fn parse_now(text: &str) -> Result<Stamp, String> {
+    let time = humantime::parse_rfc3339(text)
+        .map_err(|e| format!("{e}: give a time like 2026-11-25T00:00:00Z"))?;
+    Stamp::of(time).map_err(|e| e.to_string())
 }
 
 impl SeenRequest<'_> {
@@ -214,6 +247,16 @@ impl SeenRequest<'_> {
             true => Access::ReadOnly,
             false => Access::Write { wait: false },
         };
+        let mut store = self.open_with(access, quiet)?;
+        store.set_clock(self.clock);
+        Ok(store)
+    }
+
+    fn open_with(&self, access: Access, quiet: bool) -> Result<Store, Error> {
+        if self.forget {
+            // Forgetting makes no store: one must be there.
+            Store::open_existing(self.dir, Access::ReadOnly)?;
+        }
         match Store::open(self.dir, &self.config, access) {
             Err(StoreError::Locked { holder, .. }) if self.wait => {
                 if !quiet {
@@ -311,6 +354,7 @@ pub fn execute(
         rejects,
         progress: &progress,
         seen: store.as_mut(),
+        forget: job.seen.as_ref().is_some_and(|s| s.forget),
     };
     let stats = pipeline::run(&inputs, job.mapper, &options, sinks).map_err(|e| match e {
         RunError::Output(source) => write_error(source),
@@ -367,7 +411,9 @@ fn seen_json(store: &Store, committed: Option<Committed>) -> Value {
     json!({
         "dir": store.dir().display().to_string(),
         "readonly": !store.is_writable(),
-        "admitted": committed.map_or(0, |c| c.admitted),
+        "admitted": committed.map_or(0, |c| c.admitted - c.renewed),
+        "readmitted": committed.map_or(0, |c| c.renewed),
+        "forgotten": committed.map_or(0, |c| c.forgotten),
         "keys": store.keys(),
         "runs": store.runs(),
     })
@@ -380,6 +426,17 @@ fn report_store(store: &Store, committed: Option<Committed>) {
     let runs = counted(store.runs(), "run");
     let mut err = io::stderr().lock();
     let _ = match committed {
+        Some(c) if c.forgotten > 0 => writeln!(
+            err,
+            "urinorm: seen store '{dir}': {} keys forgotten; it holds {keys} keys in {runs}",
+            c.forgotten
+        ),
+        Some(c) if c.renewed > 0 => writeln!(
+            err,
+            "urinorm: seen store '{dir}': {} new keys admitted, and {} expired ones again; it holds {keys} keys in {runs}",
+            c.admitted - c.renewed,
+            c.renewed
+        ),
         Some(c) => writeln!(
             err,
             "urinorm: seen store '{dir}': {} new keys admitted; it holds {keys} keys in {runs}",

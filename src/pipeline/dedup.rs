@@ -29,7 +29,7 @@ use super::spill::{Order, Spill, SpillError, SpillStats, Survivor};
 use super::store_join::{Classes, Live};
 use super::worker::{Accepted, Processed, Span};
 use super::{Emit, Mode, Options, RunError};
-use crate::seen::{Asked, StoreError};
+use crate::seen::{Asked, Holding, StoreError};
 
 /// What the dedup stage made of an accepted line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +45,10 @@ pub(crate) enum Fate {
     Held,
     /// The first line of a class past its site's cap: not written.
     Capped,
+    /// The first line of a class a seen store consulted batch by batch
+    /// holds, admitted longer ago than the maximum age: written as a first
+    /// line is, and admitted again.
+    Expired,
 }
 
 impl Fate {
@@ -54,8 +58,14 @@ impl Fate {
             1 => Fate::First,
             2 => Fate::Spilled,
             3 => Fate::Held,
-            _ => Fate::Capped,
+            4 => Fate::Capped,
+            _ => Fate::Expired,
         }
+    }
+
+    /// Whether the line is written as its class's first (new or expired).
+    pub(crate) fn is_first(self) -> bool {
+        matches!(self, Fate::First | Fate::Expired)
     }
 }
 
@@ -339,13 +349,17 @@ impl Dedup {
             .map(|(at, &(c, i))| Asked {
                 print: batch[c as usize].0.prints[i as usize],
                 at,
-                held: false,
+                holding: Holding::Absent,
             })
             .collect();
         asked.sort_unstable_by_key(|a| a.print);
         live.lookup(pool, &mut asked)?;
-        for a in asked.iter().filter(|a| a.held) {
+        for a in asked.iter().filter(|a| a.holding != Holding::Absent) {
             let (c, i) = news[a.at];
+            if a.holding == Holding::Expired {
+                batch[c as usize].1.set(i as usize, Fate::Expired);
+                continue;
+            }
             batch[c as usize].1.set(i as usize, Fate::Held);
             leave_out(&mut self.order, base + a.at);
             self.held.insert(a.print);
@@ -368,7 +382,7 @@ impl Dedup {
         let caps = self.caps.as_mut().expect("caps asked for");
         for (k, &(c, i)) in news.iter().enumerate() {
             let (p, fates) = &batch[c as usize];
-            if fates.get(i as usize) != Fate::First {
+            if !fates.get(i as usize).is_first() {
                 continue; // held: it uses none of the budget
             }
             if !caps.admit(p.accepted[i as usize].site) {

@@ -70,7 +70,7 @@ pub use sniff::Format;
 pub use spill::SpillError;
 use stats::Stats;
 pub use store_join::SpoolError;
-use store_join::{Live, SeenMode, Spool};
+use store_join::{Bulk, Live, SeenMode, Spool};
 use worker::{Buffers, Hashes, process};
 use writer::Writer;
 
@@ -282,6 +282,10 @@ pub struct Sinks<'s> {
     /// caller publishes once the output is safe (so a kill in between can
     /// only write a class again, never lose one). Unused when mapping.
     pub seen: Option<&'s mut Store>,
+    /// With a seen store opened for writing, in bulk: stage tombstones for
+    /// the classes it holds (forget them) rather than admit those it does
+    /// not (`seen forget`).
+    pub forget: bool,
 }
 
 /// Told how far a run got; the library itself shows nothing.
@@ -434,7 +438,7 @@ struct Run<'r, 'i> {
     rejects: &'r mut dyn RejectSink,
     progress: &'r dyn Progress,
     /// A store joined with the whole run at the end.
-    bulk: Option<&'r mut Store>,
+    bulk: Option<Bulk<'r>>,
     /// A store consulted batch by batch.
     live: Option<Live<'r>>,
 }
@@ -454,9 +458,10 @@ impl<'r, 'i> Run<'r, 'i> {
             rejects,
             progress,
             seen,
+            forget,
         } = sinks;
         let (bulk, live) = match (plan.seen, seen) {
-            (SeenMode::Bulk, store) => (store, None),
+            (SeenMode::Bulk, store) => (store.map(|store| Bulk { store, forget }), None),
             (SeenMode::Live, Some(store)) => (None, Some(Live::new(store))),
             _ => (None, None),
         };
@@ -591,11 +596,11 @@ impl<'r, 'i> Run<'r, 'i> {
             live.stage_pending().map_err(RunError::Seen)?;
         }
         let held = match (self.bulk, classes) {
-            (Some(store), Some(classes)) => {
+            (Some(bulk), Some(classes)) => {
                 let marks = self.writer.header_marks();
                 let (held, bytes_out) = remove_held(
                     pool,
-                    store,
+                    bulk,
                     classes,
                     marks,
                     self.spool,
@@ -647,6 +652,7 @@ fn settle(
         stats.seen.get_or_insert(0);
     }
     if let Some(held) = held {
+        stats.expired += held.expired;
         stats.unique -= held.classes;
         stats.duplicates -= held.lines - held.classes;
         stats.seen = Some(held.lines);
@@ -663,7 +669,7 @@ fn settle(
 /// many classes and lines the store held, and the output's bytes.
 fn remove_held(
     pool: &rayon::ThreadPool,
-    store: &mut Store,
+    Bulk { store, forget }: Bulk<'_>,
     classes: store_join::Classes,
     header_marks: &[u64],
     spool: Option<Spool>,
@@ -673,7 +679,7 @@ fn remove_held(
     let joined = store_join::join(pool, store, classes).map_err(RunError::Seen)?;
     let verdicts = &joined.verdicts;
     let (staged, written) = std::thread::scope(|scope| {
-        let staging = scope.spawn(|| joined.stage(store));
+        let staging = scope.spawn(|| joined.stage(store, forget));
         let written = match (spool, out_file) {
             (Some(spool), _) => spool.write_unheld(verdicts, header_marks, out),
             (None, Some(file)) => out

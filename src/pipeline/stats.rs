@@ -44,6 +44,10 @@ pub struct Stats {
     /// With a seen store: lines whose key the store holds (admitted by an
     /// earlier run), none of them written.
     pub seen: Option<u64>,
+    /// With a seen store that judges ages (`--seen-max-age`): unique lines
+    /// whose key the store held, admitted longer ago than that (a recrawl:
+    /// written, and admitted again with the run's time). Part of `unique`.
+    pub expired: u64,
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub seconds: f64,
@@ -99,6 +103,7 @@ impl Stats {
         object.insert("filtered".into(), json!(self.filtered));
         if let Some(seen) = self.seen {
             object.insert("seen".into(), json!(seen));
+            object.insert("expired".into(), json!(self.expired));
         }
         object.insert("bytes_in".into(), json!(self.bytes_in));
         object.insert("bytes_out".into(), json!(self.bytes_out));
@@ -132,10 +137,11 @@ impl fmt::Display for Stats {
         let (lines, rejected, blank) = (self.lines, self.rejected_total(), self.blank);
         if self.deduplicated {
             let (unique, duplicates) = (self.unique, self.duplicates);
-            write!(
-                f,
-                "{lines} lines read = {unique} unique + {duplicates} duplicates"
-            )?;
+            write!(f, "{lines} lines read = {unique} unique")?;
+            if self.expired > 0 {
+                write!(f, " ({} of them expired in the seen store)", self.expired)?;
+            }
+            write!(f, " + {duplicates} duplicates")?;
             if let Some(seen) = self.seen {
                 write!(f, " + {seen} seen")?;
             }

@@ -24,7 +24,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use crate::fingerprint::fingerprint;
-use crate::seen::{Probe, Store, StoreError};
+use crate::seen::{Holding, Probe, Staging, Store, StoreError};
 
 /// A class's fingerprint, its number in output order and its size in
 /// lines: 24 bytes, sorted by fingerprint for the join.
@@ -32,12 +32,15 @@ use crate::seen::{Probe, Store, StoreError};
 struct ClassPrint {
     high: u64,
     low: u64,
-    /// The class's number; its top bit is set once the store holds it.
+    /// The class's number; its top two bits say what the store holds of
+    /// it ([`HELD`], [`EXPIRED`]).
     number: u32,
     size: u32,
 }
 
 const HELD: u32 = 1 << 31;
+const EXPIRED: u32 = 1 << 30;
+const NUMBER: u32 = EXPIRED - 1;
 
 impl ClassPrint {
     fn print(&self) -> u128 {
@@ -47,6 +50,10 @@ impl ClassPrint {
     fn is_held(&self) -> bool {
         self.number & HELD != 0
     }
+
+    fn is_expired(&self) -> bool {
+        self.number & EXPIRED != 0
+    }
 }
 
 impl Probe for ClassPrint {
@@ -54,8 +61,13 @@ impl Probe for ClassPrint {
         ClassPrint::print(self)
     }
 
-    fn held(&mut self) {
-        self.number |= HELD;
+    fn found(&mut self, holding: Holding) {
+        self.number &= NUMBER;
+        self.number |= match holding {
+            Holding::Absent => 0,
+            Holding::Held => HELD,
+            Holding::Expired => EXPIRED,
+        };
     }
 }
 
@@ -91,9 +103,9 @@ impl Classes {
 
     fn add(&mut self, print: u128, size: u64) {
         let number = match u32::try_from(self.prints.len()) {
-            Ok(n) if n & HELD == 0 => n,
+            Ok(n) if n <= NUMBER => n,
             _ => {
-                self.too_large = Some("more than 2147483647 distinct keys");
+                self.too_large = Some("more than 1073741823 distinct keys");
                 return;
             }
         };
@@ -119,22 +131,22 @@ impl Classes {
 pub(crate) struct Verdicts {
     /// One bit per class, by number: set where the store holds it.
     held: Vec<u64>,
-    classes: u64,
-    lines: u64,
+    held_counts: Held,
 }
 
 /// How much of a run a seen store held.
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Held {
     pub(crate) classes: u64,
     pub(crate) lines: u64,
+    /// Classes it held past the maximum age: written and admitted again,
+    /// not counted in `classes`.
+    pub(crate) expired: u64,
 }
 
 impl Verdicts {
     pub(crate) fn held(&self) -> Held {
-        Held {
-            classes: self.classes,
-            lines: self.lines,
-        }
+        self.held_counts
     }
 
     fn is_held(&self, class: u64) -> bool {
@@ -165,28 +177,52 @@ pub(crate) fn join(
     pool.install(|| store.lookup(&mut prints))?;
     let mut verdicts = Verdicts {
         held: vec![0; prints.len().div_ceil(64)],
-        classes: 0,
-        lines: 0,
+        held_counts: Held::default(),
     };
-    for class in prints.iter().filter(|c| c.is_held()) {
-        let number = class.number & !HELD;
-        verdicts.held[number as usize / 64] |= 1 << (number % 64);
-        verdicts.classes += 1;
-        verdicts.lines += u64::from(class.size);
+    for class in &prints {
+        verdicts.held_counts.expired += u64::from(class.is_expired());
+        if class.is_held() {
+            let number = class.number & NUMBER;
+            verdicts.held[number as usize / 64] |= 1 << (number % 64);
+            verdicts.held_counts.classes += 1;
+            verdicts.held_counts.lines += u64::from(class.size);
+        }
     }
     Ok(Joined { prints, verdicts })
 }
 
 impl Joined {
-    /// When `store` is open for writing, stages the classes it does not
-    /// hold as its next run.
-    pub(crate) fn stage(&self, store: &mut Store) -> Result<(), StoreError> {
-        if store.is_writable() {
-            let unheld = self.prints.iter().filter(|c| !c.is_held());
-            store.stage(unheld.map(ClassPrint::print))?;
+    /// When `store` is open for writing, stages its next run: the classes
+    /// it does not hold (new, or expired: admitted again), or with
+    /// `forget`, tombstones for those it does.
+    pub(crate) fn stage(&self, store: &mut Store, forget: bool) -> Result<(), StoreError> {
+        if !store.is_writable() {
+            return Ok(());
         }
+        let prints = self.prints.iter();
+        match forget {
+            true => store.stage(
+                prints
+                    .filter(|c| c.is_held() || c.is_expired())
+                    .map(ClassPrint::print),
+                Staging::Forget,
+            )?,
+            false => store.stage(
+                prints.filter(|c| !c.is_held()).map(ClassPrint::print),
+                Staging::Admit {
+                    renewed: self.verdicts.held_counts.expired,
+                },
+            )?,
+        };
         Ok(())
     }
+}
+
+/// A store joined with the whole run at the end, and what the join stages
+/// ([`Joined::stage`]).
+pub(crate) struct Bulk<'s> {
+    pub(crate) store: &'s mut Store,
+    pub(crate) forget: bool,
 }
 
 /// How a run uses a seen store.
@@ -199,20 +235,35 @@ pub(crate) enum SeenMode {
     Live,
 }
 
+/// Keys admitted and written out, not yet committed.
+#[derive(Default)]
+pub(crate) struct Admitted {
+    prints: Vec<u128>,
+    /// How many of them the store held, expired.
+    renewed: u64,
+}
+
+impl Admitted {
+    pub(crate) fn push(&mut self, print: u128, renewed: bool) {
+        self.prints.push(print);
+        self.renewed += u64::from(renewed);
+    }
+}
+
 /// A seen store consulted batch by batch, shared by the stage that looks
 /// classes up and the writer's side, which commits what it has written.
 pub(crate) struct Live<'s> {
     store: Mutex<&'s mut Store>,
     /// Keys admitted and written out, not yet committed (ascending after
     /// [`Live::take_pending`] sorts them).
-    pending: Mutex<Vec<u128>>,
+    pending: Mutex<Admitted>,
 }
 
 impl<'s> Live<'s> {
     pub(crate) fn new(store: &'s mut Store) -> Live<'s> {
         Live {
             store: Mutex::new(store),
-            pending: Mutex::new(Vec::new()),
+            pending: Mutex::new(Admitted::default()),
         }
     }
 
@@ -230,27 +281,28 @@ impl<'s> Live<'s> {
         pool.install(|| store.lookup(probes))
     }
 
-    /// Takes `prints`, admitted and written out, to commit.
-    pub(crate) fn admit(&self, prints: &mut Vec<u128>) {
+    /// Takes `admitted`, written out, to commit.
+    pub(crate) fn admit(&self, admitted: &mut Admitted) {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        pending.append(prints);
+        pending.prints.append(&mut admitted.prints);
+        pending.renewed += std::mem::take(&mut admitted.renewed);
     }
 
-    fn take_pending(&self) -> Vec<u128> {
+    fn take_pending(&self) -> Admitted {
         let mut pending =
             std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
-        pending.sort_unstable();
+        pending.prints.sort_unstable();
         pending
     }
 
     /// Commits the keys admitted so far, if any.
     pub(crate) fn commit(&self) -> Result<(), StoreError> {
         let pending = self.take_pending();
-        if pending.is_empty() {
+        if pending.prints.is_empty() {
             return Ok(());
         }
         let mut store = self.store();
-        store.stage(pending.into_iter())?;
+        stage(&mut store, pending)?;
         store.publish().map(drop)
     }
 
@@ -260,10 +312,15 @@ impl<'s> Live<'s> {
         let pending = self.take_pending();
         let mut store = self.store();
         if store.is_writable() {
-            store.stage(pending.into_iter())?;
+            stage(&mut store, pending)?;
         }
         Ok(())
     }
+}
+
+fn stage(store: &mut Store, admitted: Admitted) -> Result<u64, StoreError> {
+    let renewed = admitted.renewed;
+    store.stage(admitted.prints.into_iter(), Staging::Admit { renewed })
 }
 
 /// Writing the temporary copy of the output failed (a full disk, say):
@@ -437,8 +494,11 @@ mod tests {
     fn holding(held: &[u64], classes: u64) -> Verdicts {
         let mut verdicts = Verdicts {
             held: vec![0; classes.div_ceil(64) as usize],
-            classes: held.len() as u64,
-            lines: held.len() as u64,
+            held_counts: Held {
+                classes: held.len() as u64,
+                lines: held.len() as u64,
+                expired: 0,
+            },
         };
         for &class in held {
             verdicts.held[class as usize / 64] |= 1 << (class % 64);

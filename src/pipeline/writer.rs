@@ -11,7 +11,7 @@ use super::dedup::{Fate, Fates};
 use super::input::Input;
 use super::output::RejectSink;
 use super::stats::Stats;
-use super::store_join::{Classes, SeenMode};
+use super::store_join::{Admitted, Classes, SeenMode};
 use super::worker::{Other, Processed, Silent};
 use super::{Emit, Mode, Note, NoteKind, Options, RunError};
 
@@ -56,7 +56,7 @@ pub(crate) struct Writer<'i> {
     classes: Option<Classes>,
     /// Against a live seen store: the fingerprints of the classes written
     /// since they were last handed over, to commit.
-    admitted: Option<Vec<u128>>,
+    admitted: Option<Admitted>,
 }
 
 impl<'i> Writer<'i> {
@@ -86,7 +86,7 @@ impl<'i> Writer<'i> {
             class_lines: 0,
             header_marks: Vec::new(),
             classes: (seen == SeenMode::Bulk).then(Classes::default),
-            admitted: (seen == SeenMode::Live).then(Vec::new),
+            admitted: (seen == SeenMode::Live).then(Admitted::default),
         }
     }
 
@@ -180,11 +180,13 @@ impl<'i> Writer<'i> {
                 // Counted as the spill decides, at the end.
                 (_, Fate::Duplicate | Fate::Held | Fate::Capped | Fate::Spilled) => continue,
                 // Written at the end, in order: see `write_class`.
-                (_, Fate::First) if self.sorted => continue,
-                (Emit::Canonical, Fate::First) => p.output(a),
-                (Emit::First, Fate::First) => p.line(a.line),
+                (_, Fate::First | Fate::Expired) if self.sorted => continue,
+                (Emit::Canonical, Fate::First | Fate::Expired) => p.output(a),
+                (Emit::First, Fate::First | Fate::Expired) => p.line(a.line),
                 // Counts are known only at the end: see `write_class`.
-                (Emit::Count | Emit::Nothing | Emit::Verdict, Fate::First) => continue,
+                (Emit::Count | Emit::Nothing | Emit::Verdict, Fate::First | Fate::Expired) => {
+                    continue;
+                }
             };
             self.class_lines += 1;
             self.emit(&[bytes], out)?;
@@ -211,6 +213,7 @@ impl<'i> Writer<'i> {
                 Fate::Duplicate => b"dup\t",
                 Fate::Held => b"seen\t",
                 Fate::Capped => b"capped\t",
+                Fate::Expired => b"expired\t",
                 Fate::Spilled => unreachable!("verdicts are never spilled"),
             };
             self.emit(&[verdict, p.key(a)], out)?;
@@ -236,13 +239,16 @@ impl<'i> Writer<'i> {
     /// Counts a decided line, and keeps what a seen store needs of it.
     fn note_fate(&mut self, p: &Processed<'_>, i: usize, fate: Fate) {
         match fate {
-            Fate::First => {
+            Fate::First | Fate::Expired => {
                 self.stats.unique += 1;
                 if let Some(classes) = &mut self.classes {
                     classes.push_print(p.prints[i]);
                 }
                 if let Some(admitted) = &mut self.admitted {
-                    admitted.push(p.prints[i]);
+                    admitted.push(p.prints[i], fate == Fate::Expired);
+                }
+                if fate == Fate::Expired {
+                    self.stats.expired += 1;
                 }
             }
             Fate::Duplicate => self.stats.duplicates += 1,
@@ -284,7 +290,7 @@ impl<'i> Writer<'i> {
 
     /// The fingerprints of the classes written since the last call (a live
     /// seen store's), emptied.
-    pub(crate) fn admitted_mut(&mut self) -> Option<&mut Vec<u128>> {
+    pub(crate) fn admitted_mut(&mut self) -> Option<&mut Admitted> {
         self.admitted.as_mut()
     }
 

@@ -5,12 +5,18 @@
 //! one commit or the next.
 //!
 //! ```text
-//! urinorm seen store version 1
-//! {"commit":3,"committed_at":1795000000,"config":{...},"next_run":4,"runs":[{"file":"0000000002.run","keys":812}]}
+//! urinorm seen store version 2
+//! {"commit":3,"committed_at":1795000000,"config":{...},"next_run":4,"runs":[{"file":"0000000002.run","entries":812,"adds":790}]}
 //! crc32 5f0a1c2e
 //! ```
 //!
-//! The checksum covers the two lines above it.
+//! The checksum covers the two lines above it. A run's `entries` are the
+//! prints in its file; its `adds`, what it adds to the store's count of
+//! keys (entries less the keys an older run also holds, admitted again
+//! after they expired; a run of tombstones subtracts the keys it hides),
+//! so that the store's count is their sum, whatever the runs share.
+//! Version 1 (before keys had times) wrote `keys`, which is both: runs
+//! then never shared a key. It is read, and written back as version 2.
 //!
 //! It knows the manifest's text; not what runs hold.
 
@@ -23,8 +29,8 @@ use serde_json::{Value, json};
 
 use super::{Config, StoreError};
 
-/// The store format this urinorm reads and writes.
-pub(crate) const VERSION: u32 = 1;
+/// The store format this urinorm writes; it reads version 1 too.
+pub(crate) const VERSION: u32 = 2;
 
 pub(crate) const FILE: &str = "MANIFEST";
 const FIRST_LINE: &str = "urinorm seen store version ";
@@ -36,7 +42,10 @@ const MAX_BYTES: u64 = 16 << 20;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct RunEntry {
     pub(crate) id: u64,
-    pub(crate) keys: u64,
+    /// The prints in its file.
+    pub(crate) entries: u64,
+    /// What it adds to the store's count of keys.
+    pub(crate) adds: i64,
 }
 
 impl RunEntry {
@@ -84,16 +93,16 @@ impl Manifest {
         }
     }
 
-    /// The distinct keys the store holds (runs never share a key).
+    /// The distinct keys the store holds.
     pub(crate) fn keys(&self) -> u64 {
-        self.runs.iter().map(|r| r.keys).sum()
+        self.runs.iter().map(|r| r.adds).sum::<i64>().max(0) as u64
     }
 
     fn to_text(&self) -> String {
         let runs: Vec<Value> = self
             .runs
             .iter()
-            .map(|r| json!({"file": r.file_name(), "keys": r.keys}))
+            .map(|r| json!({"file": r.file_name(), "entries": r.entries, "adds": r.adds}))
             .collect();
         let committed_at = self.committed_at.map(|t| {
             t.duration_since(SystemTime::UNIX_EPOCH)
@@ -125,12 +134,12 @@ impl Manifest {
         let (version, rest) = text
             .split_once('\n')
             .ok_or_else(|| damaged("is cut short"))?;
-        if version != VERSION.to_string() {
+        let Some(version) = [1, VERSION].into_iter().find(|v| version == v.to_string()) else {
             return Err(StoreError::UnknownVersion {
                 path: path.to_path_buf(),
                 version: version.chars().take(20).collect(),
             });
-        }
+        };
         let (body, rest) = rest
             .split_once('\n')
             .ok_or_else(|| damaged("is cut short"))?;
@@ -144,18 +153,23 @@ impl Manifest {
             return Err(damaged("has a checksum that does not match"));
         }
         let body: Value = serde_json::from_str(body).map_err(|_| damaged("is not valid JSON"))?;
-        Manifest::from_json(&body).ok_or_else(|| damaged("lacks a field a manifest has"))
+        Manifest::from_json(&body, version).ok_or_else(|| damaged("lacks a field a manifest has"))
     }
 
-    fn from_json(body: &Value) -> Option<Manifest> {
+    fn from_json(body: &Value, version: u32) -> Option<Manifest> {
         let runs = body["runs"]
             .as_array()?
             .iter()
             .map(|r| {
-                Some(RunEntry {
-                    id: run_id(r["file"].as_str()?)?,
-                    keys: r["keys"].as_u64()?,
-                })
+                let id = run_id(r["file"].as_str()?)?;
+                let (entries, adds) = match version {
+                    1 => (
+                        r["keys"].as_u64()?,
+                        i64::try_from(r["keys"].as_u64()?).ok()?,
+                    ),
+                    _ => (r["entries"].as_u64()?, r["adds"].as_i64()?),
+                };
+                Some(RunEntry { id, entries, adds })
             })
             .collect::<Option<Vec<_>>>()?;
         let committed_at = match &body["committed_at"] {
@@ -245,7 +259,18 @@ mod tests {
             commit: 3,
             committed_at: Some(SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000)),
             next_run: 9,
-            runs: vec![RunEntry { id: 2, keys: 812 }, RunEntry { id: 8, keys: 5 }],
+            runs: vec![
+                RunEntry {
+                    id: 2,
+                    entries: 812,
+                    adds: 790,
+                },
+                RunEntry {
+                    id: 8,
+                    entries: 5,
+                    adds: -5,
+                },
+            ],
             ..Manifest::new(Config::new([("rung", "scheme"), ("key", "canonical")]))
         }
     }
@@ -257,7 +282,7 @@ mod tests {
         assert_eq!(Manifest::read(dir.path()).unwrap(), Some(manifest()));
         let text = manifest().to_text();
         assert!(
-            text.starts_with("urinorm seen store version 1\n{"),
+            text.starts_with("urinorm seen store version 2\n{"),
             "{text}"
         );
         let path = Path::new("MANIFEST");
@@ -274,11 +299,28 @@ mod tests {
 
     #[test]
     fn a_later_version_and_a_foreign_file_are_named_as_such() {
-        let later = manifest().to_text().replace("version 1", "version 2");
+        let later = manifest().to_text().replace("version 2", "version 3");
         let e = Manifest::parse(later.as_bytes(), Path::new("M")).unwrap_err();
-        assert!(e.to_string().contains("format version 2"), "{e}");
+        assert!(e.to_string().contains("format version 3"), "{e}");
         let e = Manifest::parse(b"hello", Path::new("M")).unwrap_err();
         assert!(e.to_string().contains("not a seen store"), "{e}");
+    }
+
+    /// A store written before keys had times reads as it was: each run
+    /// adds its keys.
+    #[test]
+    fn a_version_1_manifest_is_read() {
+        let body = r#"{"commit":2,"committed_at":1795000000,"config":{"rung":"scheme"},"next_run":5,"runs":[{"file":"0000000004.run","keys":812}]}"#;
+        let lines = format!("urinorm seen store version 1\n{body}\n");
+        let text = format!("{lines}crc32 {:08x}\n", crc32fast::hash(lines.as_bytes()));
+        let manifest = Manifest::parse(text.as_bytes(), Path::new("M")).unwrap();
+        let entry = RunEntry {
+            id: 4,
+            entries: 812,
+            adds: 812,
+        };
+        assert_eq!(manifest.runs, [entry]);
+        assert_eq!(manifest.keys(), 812);
     }
 
     #[test]

@@ -13,6 +13,12 @@
 //! - A batch's fingerprints are sorted and merge-joined against each run,
 //!   reading only the blocks they fall in ([`Store::lookup`]); memory stays
 //!   a few blocks and the fence, whatever the store's size.
+//! - Each key carries the time of the commit that admitted it (`clock`):
+//!   a run's [`Clock`] may count keys older than a maximum age as not held
+//!   (they are admitted again, with the new time), [`Store::expire`] drops
+//!   them for good, and [`Store::forget`] hides keys on request with
+//!   tombstones. A key's newest entry, in the newest run that has one,
+//!   decides.
 //! - A commit writes the batch's new fingerprints as a new run, then
 //!   replaces the manifest atomically ([`Store::stage`], [`Store::publish`]);
 //!   runs are merged like the digits of a binary counter (a run no larger
@@ -23,12 +29,15 @@
 //!   manifest and open its runs, a snapshot that later commits do not
 //!   disturb.
 //!
-//! Runs never share a fingerprint, so the store's key count is the sum of
-//! its runs'.
+//! Runs may share a fingerprint (a key admitted again after it expired, a
+//! tombstone); each run's entry in the manifest says what it adds to the
+//! key count, so the count is their sum, and merging runs keeps only each
+//! key's newest entry.
 //!
 //! It knows fingerprints, files and the configuration's text; not URIs,
 //! lines or the pipeline.
 
+mod clock;
 mod error;
 pub(crate) mod lock;
 pub(crate) mod manifest;
@@ -42,6 +51,7 @@ use std::time::SystemTime;
 use rayon::prelude::*;
 use serde_json::Value;
 
+pub use clock::{Clock, ClockError, Holding, Stamp};
 pub use error::StoreError;
 use lock::WriterLock;
 use manifest::{Manifest, RunEntry};
@@ -122,15 +132,17 @@ impl fmt::Display for Config {
 pub trait Probe: Send {
     /// The fingerprint, as the number its big-endian bytes spell.
     fn print(&self) -> u128;
-    /// Called when the store holds it.
-    fn held(&mut self);
+    /// Called for each run that has an entry for it, oldest run first, with
+    /// what that entry says by the store's clock: the last call is the
+    /// answer.
+    fn found(&mut self, holding: Holding);
 }
 
 /// A fingerprint asked about, with where it was asked.
 pub(crate) struct Asked {
     pub(crate) print: u128,
     pub(crate) at: usize,
-    pub(crate) held: bool,
+    pub(crate) holding: Holding,
 }
 
 impl Probe for Asked {
@@ -138,8 +150,8 @@ impl Probe for Asked {
         self.print
     }
 
-    fn held(&mut self) {
-        self.held = true;
+    fn found(&mut self, holding: Holding) {
+        self.holding = holding;
     }
 }
 
@@ -158,14 +170,29 @@ pub enum Access {
 #[derive(Debug)]
 struct Staged {
     id: u64,
-    keys: u64,
+    entries: u64,
+    adds: i64,
+}
+
+/// What a staged run does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Staging {
+    /// Admits its prints with the clock's time; `renewed` of them are keys
+    /// the store holds already (expired, admitted again).
+    Admit { renewed: u64 },
+    /// Forgets its prints, all of which the store holds (held or expired).
+    Forget,
 }
 
 /// What a commit did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Committed {
-    /// New keys admitted.
+    /// Keys admitted (new, or expired and admitted again).
     pub admitted: u64,
+    /// Of those, the keys admitted again (held, but expired).
+    pub renewed: u64,
+    /// Keys forgotten.
+    pub forgotten: u64,
     /// Keys the store holds now.
     pub keys: u64,
     /// Runs it is made of now.
@@ -175,14 +202,14 @@ pub struct Committed {
 /// An open seen store.
 ///
 /// ```
-/// use urinorm::seen::{Access, Config, Store};
+/// use urinorm::seen::{Access, Config, Holding, Staging, Store};
 /// let dir = tempfile::tempdir()?;
 /// let config = Config::new([("rung", "scheme")]);
 /// let mut store = Store::open(dir.path(), &config, Access::Write { wait: false })?;
-/// store.stage([1u128, 5, 9].into_iter())?;
+/// store.stage([1u128, 5, 9].into_iter(), Staging::Admit { renewed: 0 })?;
 /// store.publish()?;
 /// let held = store.holds(&[5, 6])?;
-/// assert_eq!(held, [true, false]);
+/// assert_eq!(held, [Holding::Held, Holding::Absent]);
 /// assert_eq!(store.keys(), 3);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -193,6 +220,7 @@ pub struct Store {
     runs: Vec<Run>,
     lock: Option<WriterLock>,
     staged: Option<Staged>,
+    clock: Clock,
 }
 
 /// How many times a reader re-reads the manifest when a run it names was
@@ -233,6 +261,7 @@ impl Store {
                 runs,
                 lock: None,
                 staged: None,
+                clock: Clock::system(),
             });
         };
         if new.is_some() {
@@ -266,6 +295,7 @@ impl Store {
             runs,
             lock: Some(lock),
             staged: None,
+            clock: Clock::system(),
         })
     }
 
@@ -301,14 +331,25 @@ impl Store {
         (self.manifest.commit, self.manifest.committed_at)
     }
 
+    /// The clock it stamps commits with and judges ages by (the system's
+    /// time, no maximum age, until [`Store::set_clock`]).
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    pub fn set_clock(&mut self, clock: Clock) {
+        self.clock = clock;
+    }
+
     /// Whether it was opened for writing.
     pub fn is_writable(&self) -> bool {
         self.lock.is_some()
     }
 
-    /// Calls [`Probe::held`] on each of `probes` the store holds. The
-    /// probes must be in ascending order of print. Runs in parallel on the
-    /// current rayon pool, a range of prints per task.
+    /// Calls [`Probe::found`] on each of `probes` the store has an entry
+    /// for, run by run, oldest first. The probes must be in ascending order
+    /// of print. Runs in parallel on the current rayon pool, a range of
+    /// prints per task.
     pub fn lookup<P: Probe>(&self, probes: &mut [P]) -> Result<(), StoreError> {
         debug_assert!(probes.windows(2).all(|w| w[0].print() <= w[1].print()));
         if self.runs.is_empty() || probes.is_empty() {
@@ -320,52 +361,68 @@ impl Store {
             let mut block = Block::default();
             self.runs
                 .iter()
-                .try_for_each(|run| run.join(probes, &mut block))
+                .try_for_each(|run| run.join(probes, &mut block, &self.clock))
         })
     }
 
-    /// Which of `prints` (in any order) the store holds.
-    pub fn holds(&self, prints: &[u128]) -> Result<Vec<bool>, StoreError> {
+    /// What the store says of each of `prints` (in any order).
+    pub fn holds(&self, prints: &[u128]) -> Result<Vec<Holding>, StoreError> {
         let mut asked: Vec<Asked> = prints
             .iter()
             .enumerate()
             .map(|(at, &print)| Asked {
                 print,
                 at,
-                held: false,
+                holding: Holding::Absent,
             })
             .collect();
         asked.sort_unstable_by_key(|a| a.print);
         self.lookup(&mut asked)?;
-        let mut held = vec![false; prints.len()];
+        let mut held = vec![Holding::Absent; prints.len()];
         for a in asked {
-            held[a.at] = a.held;
+            held[a.at] = a.holding;
         }
         Ok(held)
     }
 
-    /// Writes `prints` (ascending; repeats are held once), the keys a batch
-    /// admits, as a run, synced but not yet live: [`Store::publish`] makes
-    /// it so. A kill in between leaves the store as it was. Returns how many
-    /// keys it staged.
-    pub fn stage(&mut self, prints: impl Iterator<Item = u128>) -> Result<u64, StoreError> {
+    /// Writes `prints` (ascending; repeats are held once) as a run that
+    /// admits or forgets them, synced but not yet live: [`Store::publish`]
+    /// makes it so. A kill in between leaves the store as it was. Returns
+    /// how many prints it staged.
+    pub fn stage(
+        &mut self,
+        prints: impl Iterator<Item = u128>,
+        staging: Staging,
+    ) -> Result<u64, StoreError> {
         self.writable()?;
         let id = self.manifest.next_run;
         let mut prints = prints.peekable();
-        // Nothing new: no file to write and sync, only the commit to count.
+        // Nothing to write: no file to write and sync, only the commit to count.
         if prints.peek().is_none() {
-            self.staged = Some(Staged { id, keys: 0 });
+            self.staged = Some(Staged {
+                id,
+                entries: 0,
+                adds: 0,
+            });
             return Ok(0);
         }
+        let stamp = match staging {
+            Staging::Admit { .. } => self.clock.now(),
+            Staging::Forget => Stamp::FORGOTTEN,
+        };
         let path = manifest::temp_path(&self.dir, id);
         let mut writer = RunWriter::create(&path, self.manifest.config.id())?;
         for print in prints {
-            writer.push(print)?;
+            writer.push(print, stamp)?;
         }
-        let keys = writer.count();
+        let entries = writer.count();
         writer.finish()?;
-        self.staged = Some(Staged { id, keys });
-        Ok(keys)
+        let adds = match staging {
+            Staging::Admit { renewed } => entries as i64 - renewed.min(entries) as i64,
+            Staging::Forget => -(entries as i64),
+        };
+        self.staged = Some(Staged { id, entries, adds });
+        Ok(entries)
     }
 
     /// Makes the staged run live (an empty stage adds none): one atomic
@@ -375,31 +432,42 @@ impl Store {
         self.writable()?;
         let mut next = self.manifest.clone();
         next.commit += 1;
-        next.committed_at = Some(SystemTime::now());
+        next.committed_at = Some(self.clock.now().time());
         let staged = self.staged.take();
-        let admitted = staged.as_ref().map_or(0, |s| s.keys);
+        let mut counts = Committed::default();
         // An empty stage wrote no file.
-        if let Some(Staged { id, keys }) = staged.filter(|s| s.keys > 0) {
+        if let Some(Staged { id, entries, adds }) = staged.filter(|s| s.entries > 0) {
+            match adds < 0 {
+                true => counts.forgotten = entries,
+                false => {
+                    counts.admitted = entries;
+                    counts.renewed = entries - adds as u64;
+                }
+            }
             let temp = manifest::temp_path(&self.dir, id);
             let path = self.dir.join(manifest::run_file_name(id));
             std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
             next.next_run = id + 1;
-            next.runs.push(RunEntry { id, keys });
+            next.runs.push(RunEntry { id, entries, adds });
             self.runs.push(Run::open(&path, &next.config.id())?);
         }
         next.write(&self.dir)?;
         self.manifest = next;
         while let Some(at) = self.merge_due() {
-            self.merge(at..at + 2)?;
+            self.merge(at..at + 2, None)?;
         }
-        Ok(self.committed(admitted))
-    }
-
-    fn committed(&self, admitted: u64) -> Committed {
-        Committed {
-            admitted,
+        Ok(Committed {
             keys: self.keys(),
             runs: self.runs.len(),
+            ..counts
+        })
+    }
+
+    fn committed(&self) -> Committed {
+        Committed {
+            keys: self.keys(),
+            runs: self.runs.len(),
+            ..Committed::default()
         }
     }
 
@@ -409,7 +477,7 @@ impl Store {
     /// [`MAX_RUNS`], the smallest neighbouring pair. A batch much smaller
     /// than the store so costs only its own run.
     fn merge_due(&self) -> Option<usize> {
-        let keys: Vec<u64> = self.manifest.runs.iter().map(|r| r.keys).collect();
+        let keys: Vec<u64> = self.manifest.runs.iter().map(|r| r.entries).collect();
         let n = keys.len();
         if n >= 2 && keys[n - 2] <= keys[n - 1] {
             return Some(n - 2);
@@ -425,34 +493,81 @@ impl Store {
     pub fn compact(&mut self) -> Result<Committed, StoreError> {
         self.writable()?;
         if self.runs.len() > 1 {
-            self.merge(0..self.runs.len())?;
+            self.merge(0..self.runs.len(), None)?;
         }
-        Ok(self.committed(0))
+        Ok(self.committed())
     }
 
-    /// Merges the neighbouring runs `range` into one run in their place:
-    /// the merged run is written and synced, the manifest replaced, and
-    /// only then the old files removed (a kill in between leaves files that
-    /// the next writer removes).
-    fn merge(&mut self, range: std::ops::Range<usize>) -> Result<(), StoreError> {
+    /// Removes for good every key admitted before `before` (and every
+    /// tombstone): all runs are merged into one without them, as
+    /// [`Store::compact`] does. Returns the commit's figures, `forgotten`
+    /// being the keys removed.
+    pub fn expire(&mut self, before: Stamp) -> Result<Committed, StoreError> {
+        self.writable()?;
+        let keys = self.keys();
+        if !self.runs.is_empty() {
+            self.merge(0..self.runs.len(), Some(before))?;
+        }
+        Ok(Committed {
+            forgotten: keys - self.keys(),
+            ..self.committed()
+        })
+    }
+
+    /// Merges the neighbouring runs `range` into one run in their place,
+    /// keeping each key's newest entry (and, with `expire_before`, only
+    /// those at least that recent): the merged run is written and synced,
+    /// the manifest replaced, and only then the old files removed (a kill
+    /// in between leaves files that the next writer removes).
+    fn merge(
+        &mut self,
+        range: std::ops::Range<usize>,
+        expire_before: Option<Stamp>,
+    ) -> Result<(), StoreError> {
         let id = self.manifest.next_run;
         let temp = manifest::temp_path(&self.dir, id);
         let mut writer = RunWriter::create(&temp, self.manifest.config.id())?;
-        merge_runs(&self.runs[range.clone()], &mut writer)?;
-        let keys = writer.count();
+        // A tombstone hides older entries: in a merge from the oldest run
+        // there are none left to hide.
+        let keep = Keep {
+            tombstones: range.start > 0,
+            since: expire_before.unwrap_or(Stamp(1)),
+        };
+        merge_runs(&self.runs[range.clone()], |print, stamp| {
+            match keep.keeps(stamp) {
+                true => writer.push(print, stamp),
+                false => Ok(()),
+            }
+        })?;
+        let entries = writer.count();
         writer.finish()?;
-        let path = self.dir.join(manifest::run_file_name(id));
-        std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
         let mut next = self.manifest.clone();
         next.next_run = id + 1;
-        let old: Vec<RunEntry> = next
-            .runs
-            .splice(range.clone(), [RunEntry { id, keys }])
-            .collect();
-        let merged = Run::open(&path, &next.config.id())?;
+        // Merging changes no answer, so the count it adds is the sum of
+        // the runs'; unless entries were dropped for their age, a merge of
+        // every run then adds exactly its entries.
+        let adds = match expire_before {
+            Some(_) => entries as i64,
+            None => next.runs[range.clone()].iter().map(|r| r.adds).sum(),
+        };
+        // Nothing left (every key forgotten or expired): no run in their place.
+        let merged = match entries {
+            0 => {
+                let _ = std::fs::remove_file(&temp);
+                None
+            }
+            _ => {
+                let path = self.dir.join(manifest::run_file_name(id));
+                std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
+                let run = Run::open(&path, &next.config.id())?;
+                Some((RunEntry { id, entries, adds }, run))
+            }
+        };
+        let (entry, run) = merged.unzip();
+        let old: Vec<RunEntry> = next.runs.splice(range.clone(), entry).collect();
         next.write(&self.dir)?;
         self.manifest = next;
-        self.runs.splice(range, [merged]);
+        self.runs.splice(range, run);
         for entry in old {
             // Left behind, it is removed by the next writer.
             let _ = std::fs::remove_file(self.dir.join(entry.file_name()));
@@ -460,21 +575,45 @@ impl Store {
         Ok(())
     }
 
-    /// Reads every block of every run, checking checksums and order.
+    /// Reads every block of every run, checking checksums and order, and
+    /// that the keys they hold together are as many as the manifest says.
     pub fn verify(&self) -> Result<(), StoreError> {
         for (run, entry) in self.runs.iter().zip(&self.manifest.runs) {
-            if run.count() != entry.keys {
+            if run.count() != entry.entries {
                 return Err(StoreError::damaged(
                     run.path(),
                     format!(
                         "holds {} fingerprints where the manifest says {}",
                         run.count(),
-                        entry.keys
+                        entry.entries
                     ),
                 ));
             }
         }
-        self.runs.par_iter().try_for_each(Run::verify)
+        self.runs.par_iter().try_for_each(Run::verify)?;
+        let held = self.ages(&[])?.iter().sum::<u64>();
+        if held != self.keys() {
+            return Err(StoreError::damaged(
+                &self.dir.join(manifest::FILE),
+                format!("counts {} keys where its runs hold {held}", self.keys()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The keys held, by age: how many were admitted at or after each of
+    /// `since` (newest first) and before the one before it, then the rest;
+    /// `since.len() + 1` counts. Reads every run.
+    pub fn ages(&self, since: &[Stamp]) -> Result<Vec<u64>, StoreError> {
+        debug_assert!(since.windows(2).all(|w| w[0] >= w[1]));
+        let mut counts = vec![0; since.len() + 1];
+        merge_runs(&self.runs, |_, stamp| {
+            if !stamp.is_forgotten() {
+                counts[since.partition_point(|&s| stamp < s)] += 1;
+            }
+            Ok(())
+        })?;
+        Ok(counts)
     }
 
     fn writable(&self) -> Result<(), StoreError> {
@@ -490,24 +629,49 @@ impl Store {
 /// Probes per lookup task at least: a task should read many prints per block.
 const BLOCK_PROBES: usize = 1 << 14;
 
-/// Writes the union of `runs` (each ascending) into `writer`, ascending.
-fn merge_runs(runs: &[Run], writer: &mut RunWriter) -> Result<(), StoreError> {
+/// Which entries a merge keeps.
+struct Keep {
+    tombstones: bool,
+    /// The oldest stamp kept.
+    since: Stamp,
+}
+
+impl Keep {
+    fn keeps(&self, stamp: Stamp) -> bool {
+        match stamp.is_forgotten() {
+            true => self.tombstones,
+            false => stamp >= self.since,
+        }
+    }
+}
+
+/// Calls `each(print, stamp)` on the newest entry of every print of `runs`
+/// (oldest run first, each ascending), in ascending order of print.
+fn merge_runs(
+    runs: &[Run],
+    mut each: impl FnMut(u128, Stamp) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let mut readers: Vec<_> = runs.iter().map(Run::reader).collect();
     let mut heads = BinaryHeap::new();
     for (i, reader) in readers.iter_mut().enumerate() {
-        if let Some(print) = reader.next_print()? {
-            heads.push(Reverse((print, i)));
+        if let Some((print, stamp)) = reader.next_entry()? {
+            heads.push(Reverse((print, i, stamp)));
         }
     }
-    while let Some(Reverse((print, i))) = heads.pop() {
-        writer.push(print)?;
-        if let Some(next) = readers[i].next_print()? {
-            heads.push(Reverse((next, i)));
+    // Equal prints come out oldest run first: the last of them is newest.
+    let mut newest: Option<(u128, Stamp)> = None;
+    while let Some(Reverse((print, i, stamp))) = heads.pop() {
+        if let Some((last, last_stamp)) = newest.filter(|&(last, _)| last != print) {
+            each(last, last_stamp)?;
+        }
+        newest = Some((print, stamp));
+        if let Some((next, stamp)) = readers[i].next_entry()? {
+            heads.push(Reverse((next, i, stamp)));
         }
     }
-    Ok(())
+    newest.map_or(Ok(()), |(print, stamp)| each(print, stamp))
 }
 
 /// The manifest of the store in `dir` and its runs, opened: a consistent

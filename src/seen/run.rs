@@ -1,34 +1,47 @@
-//! A run: one immutable file of fingerprints in ascending order, read a
-//! block at a time through a small fence index, never whole.
+//! A run: one immutable file of fingerprints in ascending order, each
+//! with the time it was admitted, read a block at a time through a small
+//! fence index, never whole.
 //!
 //! ```text
 //! header   64 bytes  magic "urinorm-seen-run", version, prints per block,
 //!                    count, the store's configuration id, CRC-32 of the above
-//! prints   count × 16 bytes, strictly ascending (big-endian: byte order is
-//!                    numeric order)
-//! fence    one entry per block of BLOCK_PRINTS prints: its first print (16)
-//!                    and the CRC-32 of its bytes (4)
+//! blocks   one per BLOCK_PRINTS prints (the last may be shorter): the
+//!                    block's prints, 16 bytes each, strictly ascending
+//!                    (big-endian: byte order is numeric order), then their
+//!                    stamps, 4 bytes each
+//! fence    one entry per block: its first print (16) and the CRC-32 of
+//!                    its bytes, prints and stamps (4)
 //! trailer  CRC-32 of the fence (4), "done"
 //! ```
 //!
-//! Integers are little-endian; checksums are CRC-32 (IEEE). The file's
-//! length follows from the count, so a file cut short is caught before any
-//! block is read; every block read is checked against its checksum, so a
-//! damaged block is an error, never a wrong answer.
+//! A stamp is the [`Stamp`] of the commit that admitted the key (seconds
+//! since the Unix epoch), or 0 for a key forgotten: a tombstone, which
+//! hides the key in older runs. Integers are little-endian; checksums are
+//! CRC-32 (IEEE). The file's length follows from the count, so a file cut
+//! short is caught before any block is read; every block read is checked
+//! against its checksum, so a damaged block is an error, never a wrong
+//! answer.
 //!
-//! It knows fingerprints and bytes on disk; not keys, manifests or locks.
+//! Version 1 runs (before keys had times) are read as well: prints only,
+//! each stamped with the file's modification time, which is no earlier
+//! than the commit that admitted it (a key so never expires early).
+//!
+//! It knows fingerprints, stamps and bytes on disk; not keys, manifests or
+//! locks.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::{Probe, StoreError};
+use super::{Clock, Probe, Stamp, StoreError};
 
 const MAGIC: &[u8; 16] = b"urinorm-seen-run";
-const VERSION: u32 = 1;
+/// The version written; version 1 (no stamps) is read too.
+const VERSION: u32 = 2;
 const HEADER_BYTES: u64 = 64;
 const PRINT_BYTES: u64 = 16;
+const STAMP_BYTES: u64 = 4;
 const FENCE_ENTRY_BYTES: u64 = 20;
 const TRAILER: &[u8; 4] = b"done";
 const TRAILER_BYTES: u64 = 8;
@@ -56,6 +69,10 @@ pub(crate) struct Run {
     file: File,
     count: u64,
     fence: Vec<FenceEntry>,
+    /// The bytes of one entry: a print, and in version 2 its stamp.
+    entry_bytes: u64,
+    /// A version 1 run's stamp for all its keys.
+    stamp_v1: Stamp,
 }
 
 /// One block read from a run, reused from block to block.
@@ -63,15 +80,24 @@ pub(crate) struct Run {
 pub(crate) struct Block {
     bytes: Vec<u8>,
     prints: Vec<u128>,
+    stamps: Vec<Stamp>,
 }
 
-/// The size of a run file holding `count` prints.
-pub(crate) fn file_len(count: u64) -> Option<u64> {
+/// The size of a run file holding `count` prints, in version `version`.
+pub(crate) fn file_len(count: u64, version: u32) -> Option<u64> {
     let blocks = count.div_ceil(BLOCK_PRINTS as u64);
+    let entry_bytes = entry_bytes(version);
     count
-        .checked_mul(PRINT_BYTES)?
+        .checked_mul(entry_bytes)?
         .checked_add(blocks.checked_mul(FENCE_ENTRY_BYTES)?)?
         .checked_add(HEADER_BYTES + TRAILER_BYTES)
+}
+
+fn entry_bytes(version: u32) -> u64 {
+    match version {
+        1 => PRINT_BYTES,
+        _ => PRINT_BYTES + STAMP_BYTES,
+    }
 }
 
 fn u32_at(bytes: &[u8], at: usize) -> u32 {
@@ -103,7 +129,7 @@ impl Run {
             return Err(damaged("has a header whose checksum does not match"));
         }
         let version = u32_at(&header, 16);
-        if version != VERSION {
+        if version != VERSION && version != 1 {
             return Err(StoreError::UnknownVersion {
                 path: path.to_path_buf(),
                 version: version.to_string(),
@@ -118,7 +144,7 @@ impl Run {
             ));
         }
         let count = u64::from_le_bytes(header[24..32].try_into().expect("8 bytes"));
-        match file_len(count) {
+        match file_len(count, version) {
             Some(expected) if expected == len => {}
             Some(expected) if expected > len => {
                 return Err(damaged(&format!(
@@ -132,7 +158,8 @@ impl Run {
             }
         }
         let blocks = count.div_ceil(BLOCK_PRINTS as u64) as usize;
-        let fence_at = HEADER_BYTES + count * PRINT_BYTES;
+        let entry_bytes = entry_bytes(version);
+        let fence_at = HEADER_BYTES + count * entry_bytes;
         let mut fence_bytes =
             vec![0u8; blocks * FENCE_ENTRY_BYTES as usize + TRAILER_BYTES as usize];
         read_at(&file, path, &mut fence_bytes, fence_at)?;
@@ -147,11 +174,20 @@ impl Run {
                 crc: u32_at(entry, 16),
             })
             .collect();
+        let stamp_v1 = match version {
+            1 => {
+                let modified = file.metadata().and_then(|m| m.modified());
+                Stamp::of_file_time(modified.map_err(StoreError::io(path, "read"))?)
+            }
+            _ => Stamp::FORGOTTEN,
+        };
         Ok(Run {
             path: path.to_path_buf(),
             file,
             count,
             fence,
+            entry_bytes,
+            stamp_v1,
         })
     }
 
@@ -168,12 +204,12 @@ impl Run {
     fn read_block(&self, b: usize, block: &mut Block) -> Result<(), StoreError> {
         let start = (b * BLOCK_PRINTS) as u64;
         let n = (self.count - start).min(BLOCK_PRINTS as u64) as usize;
-        block.bytes.resize(n * PRINT_BYTES as usize, 0);
+        block.bytes.resize(n * self.entry_bytes as usize, 0);
         read_at(
             &self.file,
             &self.path,
             &mut block.bytes,
-            HEADER_BYTES + start * PRINT_BYTES,
+            HEADER_BYTES + start * self.entry_bytes,
         )?;
         let entry = self.fence[b];
         if crc(&block.bytes) != entry.crc {
@@ -182,13 +218,22 @@ impl Run {
                 format!("has a block of fingerprints (block {b}) whose checksum does not match"),
             ));
         }
+        let (prints, stamps) = block.bytes.split_at(n * PRINT_BYTES as usize);
         block.prints.clear();
         block.prints.extend(
-            block
-                .bytes
+            prints
                 .chunks_exact(PRINT_BYTES as usize)
                 .map(|p| print_at(p, 0)),
         );
+        block.stamps.clear();
+        match self.entry_bytes {
+            PRINT_BYTES => block.stamps.resize(n, self.stamp_v1),
+            _ => block.stamps.extend(
+                stamps
+                    .chunks_exact(STAMP_BYTES as usize)
+                    .map(|s| Stamp(u32_at(s, 0))),
+            ),
+        }
         if block.prints.first() != Some(&entry.first) {
             return Err(StoreError::damaged(
                 &self.path,
@@ -198,14 +243,15 @@ impl Run {
         Ok(())
     }
 
-    /// Calls [`Probe::held`] on each of `probes` (ascending by print) that
-    /// the run holds. Reads only the blocks some probe falls in, each once,
+    /// Calls [`Probe::found`] on each of `probes` (ascending by print) that
+    /// the run holds, with its stamp. Reads only the blocks some probe falls in, each once,
     /// in file order: a batch as large as the run reads it sequentially,
     /// a small one a few blocks.
     pub(crate) fn join<P: Probe>(
         &self,
         probes: &mut [P],
         block: &mut Block,
+        clock: &Clock,
     ) -> Result<(), StoreError> {
         let mut b = 0;
         let mut loaded = None;
@@ -224,23 +270,23 @@ impl Run {
                 self.read_block(b, block)?;
                 loaded = Some(b);
             }
-            if block.prints.binary_search(&print).is_ok() {
-                probe.held();
+            if let Ok(at) = block.prints.binary_search(&print) {
+                probe.found(clock.judge(block.stamps[at]));
             }
         }
         Ok(())
     }
 
-    /// Every print, in order, each block checked; `each` is called with them
-    /// a block at a time.
+    /// Every entry, in order, each block checked; `each` is called with
+    /// them a block at a time.
     pub(crate) fn for_each_block(
         &self,
-        mut each: impl FnMut(&[u128]) -> Result<(), StoreError>,
+        mut each: impl FnMut(&Block) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let mut block = Block::default();
         for b in 0..self.fence.len() {
             self.read_block(b, &mut block)?;
-            each(&block.prints)?;
+            each(&block)?;
         }
         Ok(())
     }
@@ -248,8 +294,8 @@ impl Run {
     /// Reads every block and checks that the prints are strictly ascending.
     pub(crate) fn verify(&self) -> Result<(), StoreError> {
         let mut last: Option<u128> = None;
-        self.for_each_block(|prints| {
-            for &print in prints {
+        self.for_each_block(|block| {
+            for &print in &block.prints {
                 if last.is_some_and(|last| last >= print) {
                     return Err(StoreError::damaged(
                         &self.path,
@@ -280,7 +326,7 @@ fn read_at(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> Result<(), 
     })
 }
 
-/// A run's prints in ascending order (for merging runs).
+/// A run's entries in ascending order of print (for merging runs).
 pub(crate) struct RunReader<'r> {
     run: &'r Run,
     block: Block,
@@ -289,8 +335,8 @@ pub(crate) struct RunReader<'r> {
 }
 
 impl RunReader<'_> {
-    /// The next print, or `None` past the last.
-    pub(crate) fn next_print(&mut self) -> Result<Option<u128>, StoreError> {
+    /// The next print and its stamp, or `None` past the last.
+    pub(crate) fn next_entry(&mut self) -> Result<Option<(u128, Stamp)>, StoreError> {
         if self.at == self.block.prints.len() {
             if self.next_block == self.run.fence.len() {
                 return Ok(None);
@@ -300,20 +346,22 @@ impl RunReader<'_> {
             self.at = 0;
         }
         self.at += 1;
-        Ok(Some(self.block.prints[self.at - 1]))
+        let at = self.at - 1;
+        Ok(Some((self.block.prints[at], self.block.stamps[at])))
     }
 }
 
-/// A run being written: prints go in in ascending order; the file is
-/// complete and synced when [`RunWriter::finish`] returns.
+/// A run being written: entries go in in ascending order of print; the
+/// file is complete and synced when [`RunWriter::finish`] returns.
 pub(crate) struct RunWriter {
     out: BufWriter<File>,
     path: PathBuf,
     config_id: [u8; 16],
     count: u64,
     last: Option<u128>,
-    /// The current block's bytes.
+    /// The current block's prints and stamps.
     block: Vec<u8>,
+    stamps: Vec<u8>,
     fence: Vec<u8>,
 }
 
@@ -332,13 +380,15 @@ impl RunWriter {
             count: 0,
             last: None,
             block: Vec::with_capacity(BLOCK_PRINTS * PRINT_BYTES as usize),
+            stamps: Vec::with_capacity(BLOCK_PRINTS * STAMP_BYTES as usize),
             fence: Vec::new(),
         })
     }
 
-    /// Adds `print`, which must not be below the last one added; a print
-    /// equal to the last is held once.
-    pub(crate) fn push(&mut self, print: u128) -> Result<(), StoreError> {
+    /// Adds `print` with `stamp`; `print` must not be below the last one
+    /// added, and a print equal to the last is held once, with the first
+    /// stamp.
+    pub(crate) fn push(&mut self, print: u128, stamp: Stamp) -> Result<(), StoreError> {
         match self.last {
             Some(last) if last == print => return Ok(()),
             Some(last) if last > print => {
@@ -355,14 +405,16 @@ impl RunWriter {
             self.fence.extend_from_slice(&print.to_be_bytes());
         }
         self.block.extend_from_slice(&print.to_be_bytes());
+        self.stamps.extend_from_slice(&stamp.0.to_le_bytes());
         self.count += 1;
-        if self.block.len() == BLOCK_PRINTS * PRINT_BYTES as usize {
+        if self.count.is_multiple_of(BLOCK_PRINTS as u64) {
             self.end_block()?;
         }
         Ok(())
     }
 
     fn end_block(&mut self) -> Result<(), StoreError> {
+        self.block.append(&mut self.stamps);
         self.fence
             .extend_from_slice(&crc(&self.block).to_le_bytes());
         self.out
@@ -401,23 +453,37 @@ impl RunWriter {
             file.sync_all()
         })();
         written.map_err(write)?;
-        Ok(file_len(self.count).expect("a run that was written fits its size"))
+        Ok(file_len(self.count, VERSION).expect("a run that was written fits its size"))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seen::Asked;
+    use crate::seen::{Asked, Holding};
 
     const CONFIG: [u8; 16] = [7; 16];
+    const STAMP: Stamp = Stamp(1_795_000_000);
 
     fn write_run(path: &Path, prints: &[u128]) -> u64 {
         let mut writer = RunWriter::create(path, CONFIG).unwrap();
         for &p in prints {
-            writer.push(p).unwrap();
+            writer.push(p, STAMP).unwrap();
         }
         writer.finish().unwrap()
+    }
+
+    fn asked(print: u128) -> Asked {
+        Asked {
+            at: 0,
+            print,
+            holding: Holding::Absent,
+        }
+    }
+
+    fn join(run: &Run, probes: &mut [Asked]) {
+        run.join(probes, &mut Block::default(), &Clock::at(STAMP))
+            .unwrap();
     }
 
     /// A spread of prints: `n` values, every third multiple of a large odd number.
@@ -439,34 +505,22 @@ mod tests {
         run.verify().unwrap();
         // Probes: every held print, the gaps between them, and both ends.
         let mut probes: Vec<Asked> = (0..held.len() as u64 * 3 + 3)
-            .map(|i| Asked {
-                at: 0,
-                print: u128::from(i) * 0x9e37_79b9_7f4a_7c15,
-                held: false,
-            })
+            .map(|i| asked(u128::from(i) * 0x9e37_79b9_7f4a_7c15))
             .collect();
-        probes.push(Asked {
-            at: 0,
-            print: u128::MAX,
-            held: false,
-        });
-        run.join(&mut probes, &mut Block::default()).unwrap();
+        probes.push(asked(u128::MAX));
+        join(&run, &mut probes);
         for p in &probes {
             assert_eq!(
-                p.held,
+                p.holding == Holding::Held,
                 held.binary_search(&p.print).is_ok(),
                 "{:x}",
                 p.print
             );
         }
         // A sparse batch reads only its blocks, and finds the same.
-        let mut sparse = vec![Asked {
-            at: 0,
-            print: held[2 * BLOCK_PRINTS + 5],
-            held: false,
-        }];
-        run.join(&mut sparse, &mut Block::default()).unwrap();
-        assert!(sparse[0].held);
+        let mut sparse = vec![asked(held[2 * BLOCK_PRINTS + 5])];
+        join(&run, &mut sparse);
+        assert_eq!(sparse[0].holding, Holding::Held);
     }
 
     #[test]
@@ -474,18 +528,69 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.run");
         let mut writer = RunWriter::create(&path, CONFIG).unwrap();
-        for p in [1u128, 1, 2, 5, 5, 9] {
-            writer.push(p).unwrap();
+        for (p, s) in [(1u128, 7), (1, 8), (2, 0), (5, 9), (5, 1), (9, 3)] {
+            writer.push(p, Stamp(s)).unwrap();
         }
-        assert!(writer.push(3).is_err(), "out of order");
+        assert!(writer.push(3, STAMP).is_err(), "out of order");
         writer.finish().unwrap();
         let run = Run::open(&path, &CONFIG).unwrap();
         let mut reader = run.reader();
         let mut read = Vec::new();
-        while let Some(p) = reader.next_print().unwrap() {
-            read.push(p);
+        while let Some((p, s)) = reader.next_entry().unwrap() {
+            read.push((p, s.0));
         }
-        assert_eq!(read, [1, 2, 5, 9]);
+        assert_eq!(read, [(1, 7), (2, 0), (5, 9), (9, 3)]);
+    }
+
+    /// A run of version 1 (prints only, before keys had times) is read,
+    /// each key stamped with the file's time.
+    #[test]
+    fn a_version_1_run_is_read_with_its_files_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.run");
+        let prints = prints(BLOCK_PRINTS as u64 + 3);
+        let mut bytes = vec![0u8; HEADER_BYTES as usize];
+        let mut fence = Vec::new();
+        for block in prints.chunks(BLOCK_PRINTS) {
+            let body: Vec<u8> = block.iter().flat_map(|p| p.to_be_bytes()).collect();
+            fence.extend_from_slice(&block[0].to_be_bytes());
+            fence.extend_from_slice(&crc(&body).to_le_bytes());
+            bytes.extend_from_slice(&body);
+        }
+        let fence_crc = crc(&fence);
+        bytes.extend_from_slice(&fence);
+        bytes.extend_from_slice(&fence_crc.to_le_bytes());
+        bytes.extend_from_slice(TRAILER);
+        bytes[..16].copy_from_slice(MAGIC);
+        bytes[16..20].copy_from_slice(&1u32.to_le_bytes());
+        bytes[20..24].copy_from_slice(&(BLOCK_PRINTS as u32).to_le_bytes());
+        bytes[24..32].copy_from_slice(&(prints.len() as u64).to_le_bytes());
+        bytes[32..48].copy_from_slice(&CONFIG);
+        let header_crc = crc(&bytes[..60]);
+        bytes[60..64].copy_from_slice(&header_crc.to_le_bytes());
+        assert_eq!(
+            bytes.len() as u64,
+            file_len(prints.len() as u64, 1).unwrap()
+        );
+        std::fs::write(&path, &bytes).unwrap();
+        let written = std::time::SystemTime::UNIX_EPOCH
+            + std::time::Duration::from_secs(u64::from(STAMP.0) - 50);
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(written)
+            .unwrap();
+        let run = Run::open(&path, &CONFIG).unwrap();
+        run.verify().unwrap();
+        let mut reader = run.reader();
+        let mut read = Vec::new();
+        while let Some(entry) = reader.next_entry().unwrap() {
+            read.push(entry);
+        }
+        let expected: Vec<(u128, Stamp)> =
+            prints.iter().map(|&p| (p, Stamp(STAMP.0 - 50))).collect();
+        assert_eq!(read, expected);
     }
 
     #[test]
@@ -494,13 +599,9 @@ mod tests {
         let path = dir.path().join("r.run");
         write_run(&path, &[]);
         let run = Run::open(&path, &CONFIG).unwrap();
-        let mut probes = [Asked {
-            at: 0,
-            print: 0,
-            held: false,
-        }];
-        run.join(&mut probes, &mut Block::default()).unwrap();
-        assert!(!probes[0].held);
+        let mut probes = [asked(0)];
+        join(&run, &mut probes);
+        assert_eq!(probes[0].holding, Holding::Absent);
         run.verify().unwrap();
     }
 
@@ -519,7 +620,7 @@ mod tests {
         for (at, what) in [
             (3, "first bytes"),
             (30, "header whose checksum"),
-            (64 + 16 * 5000 + 3, "block 1"),
+            (64 + 20 * 5000 + 3, "block 1"),
             (len - 30, "fence"),
         ] {
             let mut bad = good.clone();

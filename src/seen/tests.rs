@@ -12,7 +12,9 @@ fn writer(dir: &Path) -> Store {
 fn commit(store: &mut Store, prints: &[u128]) -> Committed {
     let mut sorted = prints.to_vec();
     sorted.sort_unstable();
-    store.stage(sorted.into_iter()).unwrap();
+    store
+        .stage(sorted.into_iter(), Staging::Admit { renewed: 0 })
+        .unwrap();
     store.publish().unwrap()
 }
 
@@ -38,8 +40,8 @@ fn holds_what_was_committed_across_reopening() {
     assert_eq!(store.last_commit().0, 2);
     let all: Vec<u128> = [&first[..], &second[..], &spread(3, 5_000)].concat();
     let held = store.holds(&all).unwrap();
-    assert!(held[..13_000].iter().all(|&h| h));
-    assert!(held[13_000..].iter().all(|&h| !h));
+    assert!(held[..13_000].iter().all(|&h| h == Holding::Held));
+    assert!(held[13_000..].iter().all(|&h| h == Holding::Absent));
     store.verify().unwrap();
 }
 
@@ -103,7 +105,10 @@ fn a_second_writer_is_refused_but_a_reader_reads_a_snapshot() {
     // The writer merges the reader's run away; the reader still reads it.
     commit(&mut store, &spread(2, 100));
     assert_eq!(store.runs(), 1);
-    assert_eq!(reader.holds(&spread(1, 100)).unwrap(), vec![true; 100]);
+    assert_eq!(
+        reader.holds(&spread(1, 100)).unwrap(),
+        vec![Holding::Held; 100]
+    );
     assert_eq!(reader.keys(), 100);
     assert!(!reader.is_writable());
 }
@@ -117,7 +122,7 @@ fn a_reader_cannot_commit_and_a_missing_store_is_not_empty() {
     writer(&missing);
     let mut reader = Store::open(&missing, &config(), Access::ReadOnly).unwrap();
     assert!(matches!(
-        reader.stage([1].into_iter()),
+        reader.stage([1].into_iter(), Staging::Admit { renewed: 0 }),
         Err(StoreError::ReadOnly { .. })
     ));
 }
@@ -137,7 +142,9 @@ fn what_a_killed_writer_left_is_removed_by_the_next_one() {
     let mut store = writer(dir.path());
     commit(&mut store, &spread(1, 50));
     // Staged and never published, as if killed before the manifest's rename.
-    store.stage([1u128, 2].into_iter()).unwrap();
+    store
+        .stage([1u128, 2].into_iter(), Staging::Admit { renewed: 0 })
+        .unwrap();
     drop(store);
     for stray in ["0000000077.run", "MANIFEST.tmp", "0000000078.run.tmp"] {
         std::fs::write(dir.path().join(stray), "x").unwrap();
@@ -169,4 +176,166 @@ fn a_missing_or_damaged_run_is_an_error_never_an_empty_store() {
     std::fs::remove_file(&run).unwrap();
     let e = Store::open(dir.path(), &config(), Access::ReadOnly).unwrap_err();
     assert!(e.to_string().contains("is missing"), "{e}");
+}
+
+const DAY: u32 = 86_400;
+
+/// The clock at `day` days after a fixed start, with keys older than
+/// `max_days` days expired.
+fn clock(day: u32, max_days: Option<u64>) -> Clock {
+    let clock = Clock::at(Stamp(1_790_000_000 + day * DAY));
+    max_days.map_or(clock, |d| {
+        clock.with_max_age(std::time::Duration::from_secs(d * u64::from(DAY)))
+    })
+}
+
+/// Commits `prints` as a batch would: the store's answers first, then
+/// what it does not hold (expired ones again); returns what it said.
+fn admit(store: &mut Store, prints: &[u128]) -> Vec<Holding> {
+    let held = store.holds(prints).unwrap();
+    let mut unheld: Vec<u128> = prints
+        .iter()
+        .zip(&held)
+        .filter(|(_, h)| **h != Holding::Held)
+        .map(|(p, _)| *p)
+        .collect();
+    unheld.sort_unstable();
+    let renewed = held.iter().filter(|h| **h == Holding::Expired).count() as u64;
+    store
+        .stage(unheld.into_iter(), Staging::Admit { renewed })
+        .unwrap();
+    store.publish().unwrap();
+    held
+}
+
+fn forget(store: &mut Store, prints: &[u128]) -> Committed {
+    let mut sorted = prints.to_vec();
+    sorted.sort_unstable();
+    store.stage(sorted.into_iter(), Staging::Forget).unwrap();
+    store.publish().unwrap()
+}
+
+#[test]
+fn keys_older_than_the_maximum_age_expire_and_come_back_with_the_new_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = writer(dir.path());
+    let (first, second) = (spread(1, 5_000), spread(2, 3_000));
+    store.set_clock(clock(0, Some(7)));
+    admit(&mut store, &first);
+    store.set_clock(clock(5, Some(7)));
+    admit(&mut store, &second);
+    // Ten days on: the first batch expired, the second (5 days old) held.
+    store.set_clock(clock(10, Some(7)));
+    let both = [&first[..], &second[..]].concat();
+    let said = admit(&mut store, &both);
+    assert!(said[..5_000].iter().all(|&h| h == Holding::Expired));
+    assert!(said[5_000..].iter().all(|&h| h == Holding::Held));
+    assert_eq!(store.keys(), 8_000, "admitted again, counted once");
+    store.verify().unwrap();
+    // Admitted again at day 10: held at day 16, the second batch not.
+    store.set_clock(clock(16, Some(7)));
+    let said = store.holds(&both).unwrap();
+    assert!(said[..5_000].iter().all(|&h| h == Holding::Held));
+    assert!(said[5_000..].iter().all(|&h| h == Holding::Expired));
+    // Without a maximum age every key is held, however old.
+    store.set_clock(clock(400, None));
+    assert!(
+        store
+            .holds(&both)
+            .unwrap()
+            .iter()
+            .all(|&h| h == Holding::Held)
+    );
+    assert_eq!(store.compact().unwrap().keys, 8_000);
+    store.verify().unwrap();
+}
+
+#[test]
+fn expire_removes_exactly_the_keys_admitted_before_the_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = writer(dir.path());
+    for day in 0..6 {
+        store.set_clock(clock(day, None));
+        admit(&mut store, &spread(u64::from(day), 1_000));
+    }
+    // Day 0's keys admitted again on day 4: they are as old as day 4's.
+    store.set_clock(clock(4, Some(1)));
+    admit(&mut store, &spread(0, 1_000));
+    assert_eq!(store.keys(), 6_000);
+    let ages = store
+        .ages(&[clock(5, None).now(), clock(3, None).now()])
+        .unwrap();
+    assert_eq!(
+        ages,
+        [1_000, 3_000, 2_000],
+        "day 5; days 3-4 with day 0; 1-2"
+    );
+    let expired = store.expire(clock(3, None).now()).unwrap();
+    assert_eq!(expired.forgotten, 2_000, "days 1 and 2");
+    assert_eq!((store.keys(), store.runs()), (4_000, 1));
+    store.verify().unwrap();
+    let held = store.holds(&spread(1, 1_000)).unwrap();
+    assert!(held.iter().all(|&h| h == Holding::Absent));
+    let held = store.holds(&spread(0, 1_000)).unwrap();
+    assert!(held.iter().all(|&h| h == Holding::Held));
+}
+
+#[test]
+fn forgotten_keys_are_not_held_and_merges_keep_their_tombstones_while_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = writer(dir.path());
+    let (old, new) = (spread(1, 4_000), spread(2, 1_000));
+    commit(&mut store, &old);
+    commit(&mut store, &new);
+    let gone = [&old[..100], &new[..50]].concat();
+    let forgotten = forget(&mut store, &gone);
+    assert_eq!((forgotten.forgotten, forgotten.keys), (150, 4_850));
+    store.verify().unwrap();
+    let held = store.holds(&gone).unwrap();
+    assert!(held.iter().all(|&h| h == Holding::Absent));
+    assert_eq!(store.holds(&old[100..]).unwrap()[0], Holding::Held);
+    // Small batches after: the tombstone run merges with newer runs only,
+    // so it must still hide the keys of the oldest run.
+    for seed in 10..14 {
+        commit(&mut store, &spread(seed, 10));
+    }
+    assert!(store.runs() > 1);
+    assert!(
+        store
+            .holds(&gone)
+            .unwrap()
+            .iter()
+            .all(|&h| h == Holding::Absent)
+    );
+    store.verify().unwrap();
+    // Admitted again after being forgotten: new, and held.
+    let said = admit(&mut store, &gone[..10]);
+    assert!(said.iter().all(|&h| h == Holding::Absent));
+    assert_eq!(store.keys(), 4_850 + 40 + 10);
+    // A merge from the oldest run drops the tombstones with what they hid.
+    store.compact().unwrap();
+    assert_eq!(store.keys(), 4_900);
+    store.verify().unwrap();
+    let entries: u64 = store.manifest.runs.iter().map(|r| r.entries).sum();
+    assert_eq!(entries, 4_900, "no tombstone left");
+    assert!(
+        store
+            .holds(&gone[10..])
+            .unwrap()
+            .iter()
+            .all(|&h| h == Holding::Absent)
+    );
+}
+
+#[test]
+fn a_manifest_that_miscounts_its_runs_fails_verification() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = writer(dir.path());
+    commit(&mut store, &spread(1, 100));
+    let mut manifest = store.manifest.clone();
+    manifest.runs[0].adds = 99;
+    manifest.write(dir.path()).unwrap();
+    let reader = Store::open(dir.path(), &config(), Access::ReadOnly).unwrap();
+    let e = reader.verify().unwrap_err().to_string();
+    assert!(e.contains("counts 99 keys where its runs hold 100"), "{e}");
 }

@@ -1,14 +1,49 @@
 //! Crash safety of the seen store, proven by killing: writers are SIGKILLed
 //! at random instants (while reading, joining, writing their run, renaming
-//! the manifest, merging runs), and after each kill the store verifies and
-//! holds exactly the keys of the commit before or of the one the writer was
-//! making, never anything in between.
+//! the manifest, merging runs; admitting, forgetting, expiring), and after
+//! each kill the store verifies and holds exactly the keys of the commit
+//! before or of the one the writer was making, never anything in between.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::cli::{store_keys, urinorm};
+use crate::common::cli::{store_keys, urinorm, with_stats};
+
+/// The time of day `n` of the test's crawl, as `--now` takes it.
+fn day(n: u32) -> String {
+    let time = std::time::UNIX_EPOCH + Duration::from_secs(1_790_000_000 + u64::from(n) * 86_400);
+    humantime::format_rfc3339_seconds(time).to_string()
+}
+
+/// How many keys of the store were admitted on day `n` or later.
+fn keys_since(store: &str, n: u32) -> u64 {
+    // The stats' last day, seen from the day after: day `n` on.
+    let run = urinorm(
+        &["seen", "stats", "--json", "--now", &day(n + 1), store],
+        b"",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let stats: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    stats["keys_by_age"]["day"].as_u64().unwrap()
+}
+
+/// How many of the lines of `file` the store holds.
+fn held(store: &str, file: &str) -> u64 {
+    let args = [
+        "dedup",
+        "-q",
+        "--seen",
+        store,
+        "--seen-readonly",
+        "-o",
+        "/dev/null",
+        file,
+    ];
+    let (run, stats) = with_stats(&args, b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    stats["seen"].as_u64().unwrap()
+}
 
 /// Batch `n`: `lines` URIs no other batch has.
 fn batch(dir: &Path, n: u32, lines: u32) -> String {
@@ -44,7 +79,17 @@ fn a_writer_killed_at_any_instant_leaves_the_old_commit_or_the_new() {
     let first = batch(dir.path(), 0, LINES);
     assert_eq!(
         urinorm(
-            &["dedup", "-q", "--seen", store, "-o", "/dev/null", &first],
+            &[
+                "dedup",
+                "-q",
+                "--seen",
+                store,
+                "--now",
+                &day(0),
+                "-o",
+                "/dev/null",
+                &first
+            ],
             b""
         )
         .code,
@@ -53,23 +98,53 @@ fn a_writer_killed_at_any_instant_leaves_the_old_commit_or_the_new() {
     let whole = started.elapsed().max(Duration::from_millis(20));
     let mut random = Random(0x9e37_79b9_7f4a_7c15);
     let (mut before_seen, mut after_seen) = (0, 0);
+    let mut batches = vec![first];
     for n in 1..=KILLS {
         let before = store_keys(store);
         let input = batch(dir.path(), n, LINES);
         let out = dir.path().join("out.txt");
-        // Alternate the two ways in: a dedup writing output, and seen add.
-        let args: Vec<&str> = match n % 2 {
-            0 => vec![
-                "dedup",
-                "-q",
-                "--seen",
-                store,
-                "-o",
-                out.to_str().unwrap(),
-                &input,
-            ],
-            _ => vec!["seen", "add", "-q", store, &input],
+        let today = day(n);
+        // Four ways in, in turn: a dedup writing output and seen add (each
+        // admits the batch), seen forget of an earlier batch, and seen
+        // expire of what is older than six days.
+        let earlier = batches[random.below(batches.len() as u64) as usize].clone();
+        let (args, changed): (Vec<&str>, u64) = match n % 4 {
+            0 => (
+                vec![
+                    "dedup",
+                    "-q",
+                    "--seen",
+                    store,
+                    "--now",
+                    &today,
+                    "-o",
+                    out.to_str().unwrap(),
+                    &input,
+                ],
+                before + u64::from(LINES),
+            ),
+            1 => (
+                vec!["seen", "add", "-q", store, "--now", &today, &input],
+                before + u64::from(LINES),
+            ),
+            2 => (
+                vec!["seen", "forget", "-q", store, "--now", &today, &earlier],
+                before - held(store, &earlier),
+            ),
+            _ => (
+                vec![
+                    "seen",
+                    "expire",
+                    store,
+                    "--older-than",
+                    "6d",
+                    "--now",
+                    &today,
+                ],
+                keys_since(store, n.saturating_sub(6)),
+            ),
         };
+        batches.push(input.clone());
         let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
             .args(&args)
             .stdin(Stdio::null())
@@ -85,16 +160,16 @@ fn a_writer_killed_at_any_instant_leaves_the_old_commit_or_the_new() {
         assert_eq!(verify.code, 0, "kill {n}: {}", verify.stderr);
         let after = store_keys(store);
         assert!(
-            after == before || after == before + u64::from(LINES),
-            "kill {n}: {before} keys before, {after} after"
+            after == before || after == changed,
+            "kill {n}: {before} keys before, {after} after ({changed} if it went through)"
         );
-        if after == before {
+        if after == before && after != changed {
             before_seen += 1;
         } else {
             after_seen += 1;
         }
         // An -o file is there whole or not at all.
-        if n % 2 == 0 && out.exists() {
+        if n % 4 == 0 && out.exists() {
             assert_eq!(
                 std::fs::read_to_string(&out).unwrap().lines().count(),
                 LINES as usize

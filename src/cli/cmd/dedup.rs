@@ -8,10 +8,10 @@ use serde_json::json;
 use urinorm::key::Site;
 use urinorm::mapper::NormalizeLines;
 use urinorm::pipeline::{Emit, Mode};
-use urinorm::seen::Config;
+use urinorm::seen::{Clock, Config, Stamp};
 
 use super::normalize::{ColumnArgs, RungArgs};
-use crate::cli::engine::{Job, MemoryArgs, RunArgs, SeenRequest, execute};
+use crate::cli::engine::{Job, MemoryArgs, RunArgs, SeenRequest, clock_at, execute, parse_now};
 use crate::cli::{Error, Outcome};
 
 #[derive(Args, Debug)]
@@ -84,6 +84,16 @@ pub struct SeenArgs {
     /// loses at most that much.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration, requires = "seen")]
     pub commit_every: std::time::Duration,
+    /// With --seen: a key admitted longer ago than this (e.g. 7d, 12h)
+    /// counts as not held: its line is written (a recrawl, counted as
+    /// expired) and the key admitted again with this run's time.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, requires = "seen")]
+    pub seen_max_age: Option<std::time::Duration>,
+    /// With --seen: take this time as now (RFC 3339, UTC:
+    /// 2026-11-25T00:00:00Z) rather than the clock's, for what is admitted
+    /// and for ages (replays and tests).
+    #[arg(long, value_name = "TIME", value_parser = parse_now, requires = "seen")]
+    pub now: Option<Stamp>,
 }
 
 impl SeenArgs {
@@ -95,7 +105,16 @@ impl SeenArgs {
             readonly: self.seen_readonly,
             wait: self.seen_wait,
             commit_every: self.commit_every,
+            clock: self.clock(),
+            forget: false,
         })
+    }
+
+    /// The run's time, and the maximum age of a key held.
+    pub(crate) fn clock(&self) -> Clock {
+        let clock = clock_at(self.now);
+        self.seen_max_age
+            .map_or(clock, |age| clock.with_max_age(age))
     }
 }
 

@@ -1,15 +1,17 @@
-//! `urinorm seen`: look into a seen store, check it, fill it, compact it.
+//! `urinorm seen`: look into a seen store, check it, fill it, forget some
+//! of it, expire what is old, compact it.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use serde_json::json;
+use std::time::Duration;
 use urinorm::escape::escape_str;
-use urinorm::seen::{Access, Store};
 
-use super::dedup::SeenArgs;
+use urinorm::seen::{Access, Clock, Config, Stamp, Store};
+
 use super::normalize::{ColumnArgs, RungArgs};
-use crate::cli::engine::{Job, MemoryArgs, ReadArgs, execute};
+use crate::cli::engine::{Job, MemoryArgs, NowArgs, ReadArgs, SeenRequest, execute};
 use crate::cli::{Error, Outcome, counted, print_line};
 use urinorm::pipeline::{Emit, Mode};
 
@@ -27,6 +29,11 @@ pub enum SeenCommand {
     Verify(DirArgs),
     /// Admit the keys of these files' lines to a store, writing no output.
     Add(Box<AddArgs>),
+    /// Forget the keys of these files' lines (made with the store's key
+    /// options, given as for `seen add`): the next batch answers them new.
+    Forget(Box<LinesArgs>),
+    /// Remove for good the keys admitted longer ago than --older-than.
+    Expire(ExpireArgs),
     /// Merge a store's runs into one.
     Compact(DirArgs),
 }
@@ -38,6 +45,19 @@ pub struct StatsArgs {
     /// Write the figures as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub now: NowArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ExpireArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Remove the keys admitted longer ago than this (e.g. 30d, 12h).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub older_than: std::time::Duration,
+    #[command(flatten)]
+    pub now: NowArgs,
 }
 
 #[derive(Args, Debug)]
@@ -51,7 +71,18 @@ pub struct DirArgs {
 
 #[derive(Args, Debug)]
 pub struct AddArgs {
-    /// The store's directory (made if missing).
+    #[command(flatten)]
+    pub lines: LinesArgs,
+    /// A key admitted longer ago than this (e.g. 7d) counts as not held,
+    /// and is admitted again with this run's time (counted as expired).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub seen_max_age: Option<std::time::Duration>,
+}
+
+/// A store and lines whose keys go into it or out of it.
+#[derive(Args, Debug)]
+pub struct LinesArgs {
+    /// The store's directory (made if missing, when adding).
     pub dir: PathBuf,
     #[command(flatten)]
     pub rung: RungArgs,
@@ -60,6 +91,8 @@ pub struct AddArgs {
     /// When another run is writing the store, wait for it instead of failing.
     #[arg(long)]
     pub wait: bool,
+    #[command(flatten)]
+    pub now: NowArgs,
     #[command(flatten)]
     pub memory: MemoryArgs,
     #[command(flatten)]
@@ -70,7 +103,15 @@ pub fn run(args: &SeenCommandArgs) -> Result<Outcome, Error> {
     match &args.command {
         SeenCommand::Stats(args) => stats(args),
         SeenCommand::Verify(args) => verify(args),
-        SeenCommand::Add(args) => add(args),
+        SeenCommand::Add(args) => {
+            let clock = args.lines.now.clock();
+            let clock = args
+                .seen_max_age
+                .map_or(clock, |age| clock.with_max_age(age));
+            keys_of_lines(&args.lines, clock, false)
+        }
+        SeenCommand::Forget(args) => keys_of_lines(args, args.now.clock(), true),
+        SeenCommand::Expire(args) => expire(args),
         SeenCommand::Compact(args) => compact(args),
     }
 }
@@ -79,8 +120,18 @@ fn shown(store: &Store) -> String {
     escape_str(&store.dir().display().to_string())
 }
 
+/// The ages `seen stats` counts keys by: admitted within the last day,
+/// week and month (30 days), and before.
+const AGES: [(&str, u64); 3] = [("day", 1), ("week", 7), ("month", 30)];
+
 fn stats(args: &StatsArgs) -> Result<Outcome, Error> {
     let store = Store::open_existing(&args.dir, Access::ReadOnly)?;
+    let now = args.now.clock().now();
+    let since: Vec<Stamp> = AGES
+        .iter()
+        .map(|&(_, days)| now.minus(Duration::from_secs(days * 86_400)))
+        .collect();
+    let ages = store.ages(&since)?;
     let bytes: u64 = store
         .files()
         .iter()
@@ -101,13 +152,21 @@ fn stats(args: &StatsArgs) -> Result<Outcome, Error> {
                 "config": store.config().to_json(),
                 "commits": commits,
                 "last_commit": at,
+                "keys_by_age": {
+                    "now": humantime::format_rfc3339_seconds(now.time()).to_string(),
+                    "day": ages[0],
+                    "week": ages[1],
+                    "month": ages[2],
+                    "older": ages[3],
+                },
             })
         )
     } else {
         format!(
-            "seen store '{}'\n  keys: {}\n  files: {} ({} and the manifest), {bytes} bytes\n  configuration: {}\n  commits: {commits}, the last at {}",
+            "seen store '{}'\n  keys: {}\n{}  files: {} ({} and the manifest), {bytes} bytes\n  configuration: {}\n  commits: {commits}, the last at {}",
             shown(&store),
             store.keys(),
+            age_table(&ages),
             store.files().len(),
             counted(store.runs(), "run"),
             store.config(),
@@ -116,6 +175,23 @@ fn stats(args: &StatsArgs) -> Result<Outcome, Error> {
     };
     print_line(&text)?;
     Ok(Outcome::default())
+}
+
+/// The keys by age, a line each: admitted in the last day, 1 to 7 days
+/// ago, 7 to 30 days ago, before.
+fn age_table(ages: &[u64]) -> String {
+    let width = ages.iter().map(|n| n.to_string().len()).max().unwrap_or(1);
+    let names = [
+        "in the last day",
+        "1 to 7 days ago",
+        "7 to 30 days ago",
+        "30 days ago or more",
+    ];
+    names
+        .iter()
+        .zip(ages)
+        .map(|(name, n)| format!("    {n:>width$} admitted {name}\n"))
+        .collect()
 }
 
 fn verify(args: &DirArgs) -> Result<Outcome, Error> {
@@ -130,24 +206,50 @@ fn verify(args: &DirArgs) -> Result<Outcome, Error> {
     Ok(Outcome::default())
 }
 
-fn add(args: &AddArgs) -> Result<Outcome, Error> {
+/// `seen add` and `seen forget`: the keys of the lines admitted to the
+/// store, or with `forget`, forgotten.
+fn keys_of_lines(args: &LinesArgs, clock: Clock, forget: bool) -> Result<Outcome, Error> {
     let mapper = args.columns.mapper(args.rung.normalizer()?)?;
-    let seen = SeenArgs {
-        seen: Some(args.dir.clone()),
-        seen_readonly: false,
-        seen_wait: args.wait,
-        commit_every: std::time::Duration::from_secs(1),
+    let request = SeenRequest {
+        dir: &args.dir,
+        config: Config::new(mapper.key_settings()),
+        readonly: false,
+        wait: args.wait,
+        commit_every: Duration::from_secs(1),
+        clock,
+        forget,
     };
+    let command = if forget { "seen forget" } else { "seen add" };
     let extra = [
-        ("command", json!("seen add")),
+        ("command", json!(command)),
         ("rung", json!(args.rung.rung().name())),
     ];
     let job = Job {
         memory: Some(&args.memory),
-        seen: seen.request(&mapper),
+        seen: Some(request),
         ..Job::new(&mapper, Mode::Dedup(Emit::Nothing), &extra)
     };
     execute(&args.read, None, None, job)
+}
+
+fn expire(args: &ExpireArgs) -> Result<Outcome, Error> {
+    let mut store = Store::open_existing(
+        &args.dir.dir,
+        Access::Write {
+            wait: args.dir.wait,
+        },
+    )?;
+    let before = args.now.clock().now().minus(args.older_than);
+    let expired = store.expire(before)?;
+    print_line(&format!(
+        "seen store '{}': {} keys admitted before {} removed; it holds {} keys in {}",
+        shown(&store),
+        expired.forgotten,
+        humantime::format_rfc3339_seconds(before.time()),
+        store.keys(),
+        counted(store.runs(), "run")
+    ))?;
+    Ok(Outcome::default())
 }
 
 fn compact(args: &DirArgs) -> Result<Outcome, Error> {

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::common::cli::{Run, accounted, store_keys, urinorm, wait_until};
+use crate::common::cli::{Run, accounted, store_keys, urinorm, wait_until, with_stats};
 use serde_json::Value;
 
 const SAMPLE: &str = "testdata/sample/urls.txt";
@@ -436,7 +436,7 @@ fn a_damaged_or_foreign_store_is_an_error_naming_the_file() {
             Box::new(|| {
                 let text = String::from_utf8(good_manifest.clone())
                     .unwrap()
-                    .replace("version 1", "version 9");
+                    .replace("version 2", "version 9");
                 std::fs::write(&manifest, text).unwrap()
             }),
             "format version 9",
@@ -491,4 +491,221 @@ fn a_damaged_or_foreign_store_is_an_error_naming_the_file() {
         refused.stderr
     );
     assert_eq!(std::fs::read_dir(&other).unwrap().count(), 1);
+}
+
+/// `--now` for day `n` of a crawl that starts 2026-11-01.
+fn day(n: u64) -> String {
+    let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_793_491_200 + n * 86_400);
+    humantime::format_rfc3339_seconds(time).to_string()
+}
+
+/// A recrawl frontier: a batch on day 0, another on day 10 with
+/// `--seen-max-age 7d` writes the first batch's URLs again (counted as
+/// expired, admitted again with day 10's time), bulk and line by line.
+#[test]
+fn keys_past_the_maximum_age_are_written_again_and_counted_expired() {
+    let (dir, first, second, store) = setup();
+    let first_keys = keys_of(&first);
+    let second_keys = keys_of(&second);
+    ok(&["dedup", "-q", "--seen", &store, "--now", &day(0), &first]);
+    // Day 5, a week's age: the first batch is held, as ever.
+    let (_, stats) = with_stats(
+        &[
+            "dedup",
+            "-q",
+            "--seen",
+            &store,
+            "--seen-readonly",
+            "--now",
+            &day(5),
+            "--seen-max-age",
+            "7d",
+            "-o",
+            "/dev/null",
+            &second,
+        ],
+        b"",
+    );
+    assert_eq!(stats["expired"], 0);
+    let held_lines = stats["seen"].as_u64().unwrap();
+    assert!(held_lines > 900, "{stats}");
+    // Day 10: every key the first batch admitted is written again.
+    let out = path_in(&dir, "day10.txt");
+    let (run, stats) = accounted(
+        &[
+            "dedup",
+            "--seen",
+            &store,
+            "--now",
+            &day(10),
+            "--seen-max-age",
+            "7d",
+            "-o",
+            &out,
+            &second,
+        ],
+        b"",
+    );
+    let written: HashSet<String> = lines(&std::fs::read_to_string(&out).unwrap())
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(written, second_keys, "nothing is held: every key expired");
+    let again = first_keys.intersection(&second_keys).count() as u64;
+    assert_eq!(stats["expired"], again, "{stats}");
+    assert_eq!(stats["seen"], 0);
+    assert_eq!(stats["seen_store"]["readmitted"], again);
+    assert!(
+        run.stderr
+            .contains(&format!("({again} of them expired in the seen store)")),
+        "{}",
+        run.stderr
+    );
+    let all: HashSet<&String> = first_keys.union(&second_keys).collect();
+    assert_eq!(
+        store_keys(&store),
+        all.len() as u64,
+        "admitted again, counted once"
+    );
+    done(&["seen", "verify", &store]);
+    // Day 12: admitted again on day 10, so held again; line by line, the
+    // keys only the first batch has are answered `expired`.
+    let verdicts = urinorm(
+        &[
+            "dedup",
+            "--seen",
+            &store,
+            "--now",
+            &day(12),
+            "--seen-max-age",
+            "7d",
+            "--emit",
+            "verdict",
+            "--line-buffered",
+            &first,
+        ],
+        b"",
+    );
+    let mut expired = 0;
+    for line in lines(&verdicts.stdout) {
+        let (verdict, key) = line.split_once('\t').unwrap_or((line, ""));
+        match verdict {
+            "expired" => {
+                assert!(!second_keys.contains(key), "{key} was admitted on day 10");
+                expired += 1;
+            }
+            "seen" => assert!(second_keys.contains(key), "{key}"),
+            "dup" | "rejected" | "blank" => {}
+            other => panic!("{other}: {line}"),
+        }
+    }
+    assert_eq!(expired, first_keys.difference(&second_keys).count());
+    done(&["seen", "verify", &store]);
+}
+
+/// `seen expire` removes exactly the keys admitted before the time, and
+/// `seen stats` counts keys by age.
+#[test]
+fn seen_expire_removes_exactly_the_old_keys() {
+    let (dir, first, second, store) = setup();
+    let first_keys = keys_of(&first);
+    let second_keys = keys_of(&second);
+    ok(&["seen", "add", "-q", &store, "--now", &day(0), &first]);
+    // Keys of both batches, 20 days old by then, admitted again on day 20.
+    ok(&[
+        "seen",
+        "add",
+        "-q",
+        &store,
+        "--now",
+        &day(20),
+        "--seen-max-age",
+        "15d",
+        &second,
+    ]);
+    let only_first = first_keys.difference(&second_keys).count() as u64;
+    let total = store_keys(&store);
+    let stats = done(&["seen", "stats", "--json", "--now", &day(25), &store]).stdout;
+    let stats: Value = serde_json::from_str(&stats).unwrap();
+    let ages = &stats["keys_by_age"];
+    assert_eq!(ages["day"], 0);
+    assert_eq!(ages["week"], second_keys.len() as u64, "{stats}");
+    assert_eq!(total - only_first, second_keys.len() as u64);
+    assert_eq!(ages["month"], only_first, "{stats}");
+    assert_eq!(ages["older"], 0);
+    let text = done(&["seen", "stats", "--now", &day(25), &store]).stdout;
+    assert!(
+        text.contains(&format!("{only_first} admitted 7 to 30 days ago")),
+        "{text}"
+    );
+    let expired = done(&[
+        "seen",
+        "expire",
+        &store,
+        "--older-than",
+        "10d",
+        "--now",
+        &day(25),
+    ]);
+    assert!(
+        expired
+            .stdout
+            .contains(&format!("{only_first} keys admitted before")),
+        "{}",
+        expired.stdout
+    );
+    assert_eq!(store_keys(&store), total - only_first);
+    done(&["seen", "verify", &store]);
+    // What is left is the second batch exactly.
+    let out = ok(&["dedup", "-q", "--seen", &store, "--seen-readonly", &first]).stdout;
+    let back: HashSet<String> = lines(&out).into_iter().map(str::to_string).collect();
+    let expected: HashSet<String> = first_keys.difference(&second_keys).cloned().collect();
+    assert_eq!(back, expected);
+    drop(dir);
+}
+
+/// `seen forget`: the keys of the lines given come back as new in the next
+/// batch, the others stay held.
+#[test]
+fn forgotten_urls_come_back_as_new_and_the_rest_stay_held() {
+    let (dir, first, _, store) = setup();
+    ok(&["dedup", "-q", "--seen", &store, &first]);
+    let all = keys_of(&first);
+    let failed: Vec<&String> = all.iter().step_by(7).collect();
+    let retry = path_in(&dir, "retry.txt");
+    // Written as fetchers report them: not canonical, some twice.
+    let text: String = failed
+        .iter()
+        .map(|k| format!("{}\n{}\n", k.replacen("http://", "HTTP://", 1), k))
+        .collect();
+    std::fs::write(&retry, text).unwrap();
+    let before = store_keys(&store);
+    let forgot = urinorm(&["seen", "forget", &store, &retry], b"");
+    assert_eq!(forgot.code, 0, "{}", forgot.stderr);
+    assert!(
+        forgot
+            .stderr
+            .contains(&format!("{} keys forgotten", failed.len())),
+        "{}",
+        forgot.stderr
+    );
+    assert_eq!(store_keys(&store), before - failed.len() as u64);
+    done(&["seen", "verify", &store]);
+    let out = ok(&["dedup", "-q", "--seen", &store, &first]).stdout;
+    let back: HashSet<&str> = lines(&out).into_iter().collect();
+    let expected: HashSet<&str> = failed.iter().map(|k| k.as_str()).collect();
+    assert_eq!(back, expected, "exactly the forgotten URLs are new again");
+    // Forgetting again (they were admitted again) is a run like the first;
+    // where there is no store, none is made.
+    let again = urinorm(&["seen", "forget", "-q", &store, &retry], b"");
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let nowhere = path_in(&dir, "nowhere");
+    let missing = urinorm(&["seen", "forget", &nowhere, &retry], b"");
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("there is no seen store"),
+        "{}",
+        missing.stderr
+    );
+    assert!(!Path::new(&nowhere).exists());
 }
