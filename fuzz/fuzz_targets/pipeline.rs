@@ -185,6 +185,7 @@ fuzz_target!(|data: &[u8]| {
                 rejects: &mut Count::default(),
                 progress: &Unwatched,
                 seen: None,
+                forget: false,
             };
             let result = pipeline::run_on(pool(), &inputs, &mapper, &options, sinks);
             assert!(
@@ -339,6 +340,7 @@ fn check_run(
             rejects: &mut sink,
             progress: &Unwatched,
             seen: None,
+            forget: false,
         };
         let stats = pipeline::run_on(pool(), inputs, mapper, &options, sinks)
             .unwrap_or_else(|e| panic!("{mode:?}: run failed: {e:?}"));
