@@ -412,17 +412,50 @@ pub(crate) fn remove_held(
     verdicts: &Verdicts,
     header_marks: &[u64],
 ) -> io::Result<u64> {
-    let mut end = 0;
+    let mut moved = Moved::default();
     for_each_kept(file, verdicts, header_marks, |span, at| {
-        // Kept bytes only ever move towards the start, over bytes already read.
-        if at != end {
-            file.write_all_at(span, end)?;
-        }
-        end += span.len() as u64;
-        Ok(())
+        moved.keep(file, span, at)
     })?;
+    let end = moved.flush(file)?;
     file.set_len(end)?;
     Ok(end)
+}
+
+/// The kept lines of a file being filtered in place, moved toward its
+/// start through a buffer: one write a [`COPY_BYTES`], not one for each
+/// stretch between two lines left out.
+#[derive(Default)]
+struct Moved {
+    /// Where the kept bytes end in the file, the buffered ones included.
+    end: u64,
+    buffered: Vec<u8>,
+}
+
+impl Moved {
+    /// Keeps `span`, which lies at `at` in the file.
+    fn keep(&mut self, file: &File, span: &[u8], at: u64) -> io::Result<()> {
+        // Until a line is left out, the kept bytes are where they belong.
+        if self.buffered.is_empty() && at == self.end {
+            self.end += span.len() as u64;
+            return Ok(());
+        }
+        // Kept bytes only ever move towards the start, over bytes already
+        // read: the buffer goes where nothing unread lies.
+        self.buffered.extend_from_slice(span);
+        self.end += span.len() as u64;
+        if self.buffered.len() >= COPY_BYTES {
+            self.flush(file)?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is buffered; returns where the kept bytes end.
+    fn flush(&mut self, file: &File) -> io::Result<u64> {
+        let start = self.end - self.buffered.len() as u64;
+        file.write_all_at(&self.buffered, start)?;
+        self.buffered.clear();
+        Ok(self.end)
+    }
 }
 
 /// Calls `keep(bytes, offset)` on the runs of consecutive lines of `file`
