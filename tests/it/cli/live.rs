@@ -259,3 +259,48 @@ fn line_buffered_counts_and_memory_limits_keep_held_keys_out() {
         assert_eq!(store_keys(&store), held, "{name}: the new keys admitted");
     }
 }
+
+/// Over many keys and commits every few milliseconds, each key is
+/// answered `new` exactly once, and its repeat (far later) `dup` or
+/// `seen`, never `new` again; the store ends with every key once. (The
+/// check for whatever bounds a live run's memory.)
+#[test]
+fn over_many_commits_each_key_is_new_once() {
+    const KEYS: usize = 1_500_000;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let store = store.to_str().unwrap();
+    // Each key twice, its repeat far later (past a set's worth of keys).
+    let key = |i: usize| format!("http://h{}.example/p/{i}\n", i % 997);
+    let text: String = (0..KEYS).map(key).chain((0..KEYS).map(key)).collect();
+    let run = urinorm(
+        &[
+            "dedup",
+            "-q",
+            "--line-buffered",
+            "--emit",
+            "verdict",
+            "--seen",
+            store,
+            "--commit-every",
+            "5ms",
+        ],
+        text.as_bytes(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let verdicts: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(verdicts.len(), 2 * KEYS);
+    let mut seen_keys = HashSet::new();
+    for (i, line) in verdicts.iter().enumerate() {
+        let (verdict, key) = line.split_once('\t').unwrap();
+        match i < KEYS {
+            true => assert_eq!(verdict, "new", "line {i}: {line}"),
+            false => assert!(verdict == "dup" || verdict == "seen", "line {i}: {line}"),
+        }
+        if i < KEYS {
+            assert!(seen_keys.insert(key), "{key} twice");
+        }
+    }
+    assert_eq!(store_keys(store), KEYS as u64);
+    assert_eq!(urinorm(&["seen", "verify", store], b"").code, 0);
+}
