@@ -171,7 +171,17 @@ pub enum Access {
 struct Staged {
     id: u64,
     entries: u64,
-    adds: i64,
+    staging: Staging,
+}
+
+impl Staged {
+    /// What the run adds to the store's count of keys.
+    fn adds(&self) -> i64 {
+        match self.staging {
+            Staging::Admit { renewed } => (self.entries - renewed.min(self.entries)) as i64,
+            Staging::Forget => -(self.entries as i64),
+        }
+    }
 }
 
 /// What a staged run does.
@@ -402,7 +412,7 @@ impl Store {
             self.staged = Some(Staged {
                 id,
                 entries: 0,
-                adds: 0,
+                staging,
             });
             return Ok(0);
         }
@@ -417,11 +427,11 @@ impl Store {
         }
         let entries = writer.count();
         writer.finish()?;
-        let adds = match staging {
-            Staging::Admit { renewed } => entries as i64 - renewed.min(entries) as i64,
-            Staging::Forget => -(entries as i64),
-        };
-        self.staged = Some(Staged { id, entries, adds });
+        self.staged = Some(Staged {
+            id,
+            entries,
+            staging,
+        });
         Ok(entries)
     }
 
@@ -436,12 +446,13 @@ impl Store {
         let staged = self.staged.take();
         let mut counts = Committed::default();
         // An empty stage wrote no file.
-        if let Some(Staged { id, entries, adds }) = staged.filter(|s| s.entries > 0) {
-            match adds < 0 {
-                true => counts.forgotten = entries,
-                false => {
+        if let Some(staged) = staged.filter(|s| s.entries > 0) {
+            let (id, entries, adds) = (staged.id, staged.entries, staged.adds());
+            match staged.staging {
+                Staging::Forget => counts.forgotten = entries,
+                Staging::Admit { renewed } => {
                     counts.admitted = entries;
-                    counts.renewed = entries - adds as u64;
+                    counts.renewed = renewed.min(entries);
                 }
             }
             let temp = manifest::temp_path(&self.dir, id);
