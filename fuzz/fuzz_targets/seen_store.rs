@@ -8,8 +8,9 @@
 //! - a store that verifies holds every fingerprint its run's body spells
 //!   with a stamp other than 0 (read here from the bytes, as the format
 //!   says: from byte 64, blocks of up to 4096 prints of 16 bytes, each
-//!   block's prints followed by their 4-byte stamps in version 2, as many
-//!   as the header's count), and lookups agree with them;
+//!   block's prints followed by their 4-byte stamps from version 2, as many
+//!   as the header's count), and lookups agree with them, with the runs'
+//!   filters kept in memory or not;
 //! - a store that opens for writing takes a commit, and then verifies and
 //!   holds what it held plus what the commit added.
 #![no_main]
@@ -27,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(dir.path().join("MANIFEST"), manifest).unwrap();
     std::fs::write(dir.path().join("0000000001.run"), run).unwrap();
 
-    let Ok(store) = Store::open_existing(dir.path(), Access::ReadOnly) else {
+    let Ok(mut store) = Store::open_existing(dir.path(), Access::ReadOnly) else {
         return;
     };
     let verified = store.verify().is_ok();
@@ -39,6 +40,10 @@ fuzz_target!(|data: &[u8]| {
         let held = held.expect("a verified store answers");
         assert!(held[..spelled.len()].iter().all(|&h| h == Holding::Held), "a print of the run not held");
         assert_eq!(store.keys(), spelled.len() as u64);
+        store.keep_filters().expect("a verified store's filters load");
+        assert_eq!(store.holds(&asked).expect("a verified store answers"), held, "filters changed an answer");
+    } else if store.keep_filters().is_ok() {
+        let _ = store.holds(&asked);
     }
     let config = store.config().clone();
     drop(store);
@@ -70,8 +75,8 @@ fuzz_target!(|data: &[u8]| {
 /// The fingerprints a run file's body spells with a stamp other than 0
 /// (a tombstone), by the format: the version at bytes 16..20, the count at
 /// 24..32, then from byte 64 blocks of up to 4096 prints (16 bytes each),
-/// in version 2 each followed by the block's stamps (4 bytes each), as far
-/// as the bytes go.
+/// from version 2 each followed by the block's stamps (4 bytes each), as
+/// far as the bytes go.
 fn spelled_prints(run: &[u8]) -> Vec<u128> {
     let (Some(version), Some(count)) = (run.get(16..20), run.get(24..32)) else {
         return Vec::new();

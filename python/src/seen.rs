@@ -68,8 +68,12 @@ impl PySeenSet {
             Columns::default(),
         );
         let config = Config::new(lines.key_settings());
+        // Asked a few keys at a time: its runs' filters spare most block reads.
         let mut store = py
-            .detach(|| Store::open(&path, &config, Access::Write { wait }))
+            .detach(|| {
+                let mut store = Store::open(&path, &config, Access::Write { wait })?;
+                store.keep_filters().map(|()| store)
+            })
             .map_err(store_error)?;
         store.set_clock(clock);
         Ok(PySeenSet {

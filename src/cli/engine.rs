@@ -372,7 +372,11 @@ pub fn execute(
     // Only once the output is in place: a kill before this line leaves the
     // store as it was, and the batch is written again by the next run.
     let committed = match &mut store {
-        Some(store) if store.is_writable() => Some(store.publish()?),
+        Some(store) if store.is_writable() => {
+            store.publish()?;
+            // A live run committed as it went: all of its commits count.
+            Some(store.committed_since_open())
+        }
         _ => None,
     };
 

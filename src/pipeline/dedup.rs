@@ -223,7 +223,16 @@ pub(crate) struct Dedup {
     /// Against a seen store consulted batch by batch: the fingerprints of
     /// the classes it holds that this run has met.
     held: HashSet<u128, ahash::RandomState>,
+    /// In a live run that commits as it goes, the memory for the classes
+    /// it decided (its set, and the prints the store held) past which it
+    /// commits and forgets them ([`Dedup::forget_committed`]).
+    forgets_past: Option<usize>,
 }
+
+/// A live run's memory for the classes it decided, unless the memory limit
+/// is lower: a coprocess running for weeks keeps this, what it has not
+/// committed, and the store's filters.
+const LIVE_SET_BYTES: u64 = 32 << 20;
 
 /// How the stage's work went, for the stats.
 #[derive(Default)]
@@ -260,6 +269,14 @@ impl Dedup {
             full: false,
             spill: None,
             held: HashSet::with_hasher(key_hasher()),
+            forgets_past: (plan.commits_as_it_goes && !counting && !plan.keeps_outputs).then(
+                || {
+                    options
+                        .memory_limit
+                        .map_or(LIVE_SET_BYTES, |l| l.min(LIVE_SET_BYTES))
+                        as usize
+                },
+            ),
         };
         // A limit below an empty set's tables spills every line.
         dedup.full = dedup.over_limit();
@@ -284,7 +301,8 @@ impl Dedup {
         maps: &[&[u8]],
         live: Option<&Live<'_>>,
     ) -> Result<(), RunError> {
-        if !self.reserved && !self.full {
+        // A set that forgets is not sized for the whole input.
+        if !self.reserved && !self.full && self.forgets_past.is_none() {
             self.set.reserve(self.expected_lines(batch));
             self.reserved = true;
         }
@@ -330,6 +348,24 @@ impl Dedup {
             self.spill_batch(batch).map_err(RunError::Spill)?;
         }
         Ok(())
+    }
+
+    /// Whether, in a run that may forget, its set has grown past what it
+    /// may keep: the caller commits every class written so far, then calls
+    /// [`Dedup::forget_committed`].
+    pub(crate) fn wants_forgetting(&self) -> bool {
+        let held = self.held.capacity() * size_of::<u128>();
+        self.forgets_past
+            .is_some_and(|most| self.set.memory_bytes() + held > most)
+    }
+
+    /// Forgets every class decided so far, each now in the store (or capped,
+    /// and capped again if it comes back): a repeat of one is answered by
+    /// the store, as held, rather than as a duplicate.
+    pub(crate) fn forget_committed(&mut self) {
+        debug_assert!(self.forgets_past.is_some());
+        self.set.clear();
+        self.held.clear();
     }
 
     /// Marks [`Fate::Held`] each new class of `batch` (`news`, whose class

@@ -462,7 +462,9 @@ impl<'r, 'i> Run<'r, 'i> {
         } = sinks;
         let (bulk, live) = match (plan.seen, seen) {
             (SeenMode::Bulk, store) => (store.map(|store| Bulk { store, forget }), None),
-            (SeenMode::Live, Some(store)) => (None, Some(Live::new(store))),
+            (SeenMode::Live, Some(store)) => {
+                (None, Some(Live::new(store).map_err(RunError::Seen)?))
+            }
             _ => (None, None),
         };
         let spool = match plan.spools {
@@ -791,9 +793,22 @@ impl<'a> Producer<'_, 'a, '_> {
             false => Chunks::new(self.inputs),
         };
         let batch_len = options.threads.max(1) * CHUNKS_PER_THREAD;
+        let mut sent = 0;
         loop {
             if self.halt.raised() {
                 return dedup;
+            }
+            if let (Some(dedup), Some(live)) = (&mut dedup, self.live)
+                && dedup.wants_forgetting()
+            {
+                match live.commit_through(sent, self.halt) {
+                    Ok(true) => dedup.forget_committed(),
+                    Ok(false) => return None, // the writer stopped
+                    Err(e) => {
+                        let _ = sender.send(Err(RunError::Seen(e)));
+                        return None;
+                    }
+                }
             }
             let chunks = match chunks.next_batch(batch_len) {
                 Ok(chunks) if chunks.is_empty() => return dedup,
@@ -828,6 +843,7 @@ impl<'a> Producer<'_, 'a, '_> {
             if sender.send(Ok(batch)).is_err() {
                 return dedup; // the writer stopped
             }
+            sent += 1;
         }
     }
 }

@@ -93,28 +93,57 @@ impl Place {
 #[derive(Default)]
 pub(crate) struct Arena {
     blocks: Vec<Vec<u8>>,
+    /// How many of the blocks hold bytes; those past them are kept, empty,
+    /// from before [`Arena::clear`], to be filled again.
+    used: usize,
 }
 
 impl Arena {
+    const FIRST_BLOCK: usize = 1 << 12;
     const BLOCK: usize = 1 << 18;
 
     /// Copies `parts`, back to back, in; returns where they start.
     pub(crate) fn push(&mut self, parts: &[&[u8]]) -> Result<Place, TooLarge> {
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        let fits = self
-            .blocks
-            .last()
-            .is_some_and(|b| b.capacity() - b.len() >= len);
+        let fits = self.used > 0 && {
+            let last = &self.blocks[self.used - 1];
+            last.capacity() - last.len() >= len
+        };
         if !fits {
-            self.blocks.push(Vec::with_capacity(Self::BLOCK.max(len)));
+            self.next_block(len);
         }
-        let index = self.blocks.len() - 1;
+        let index = self.used - 1;
         let block = &mut self.blocks[index];
         let offset = block.len();
         for part in parts {
             block.extend_from_slice(part);
         }
         Place::in_arena(index, offset)
+    }
+
+    /// Starts a block with room for at least `len` bytes: the next one kept
+    /// from before a clear, or a new one. Blocks double from FIRST_BLOCK up
+    /// to BLOCK, so that a set of many shards holding few keys each (a live
+    /// run's, cleared after each commit) reserves little it does not use.
+    fn next_block(&mut self, len: usize) {
+        let size = match self.used {
+            0 => Self::FIRST_BLOCK,
+            n => (self.blocks[n - 1].capacity() * 2).min(Self::BLOCK),
+        }
+        .max(len);
+        match self.blocks.get_mut(self.used) {
+            Some(kept) if kept.capacity() >= len => {}
+            Some(kept) => *kept = Vec::with_capacity(size),
+            None => self.blocks.push(Vec::with_capacity(size)),
+        }
+        self.used += 1;
+    }
+
+    /// Forgets every byte copied in, keeping the blocks to fill again: the
+    /// places it gave out are void.
+    pub(crate) fn clear(&mut self) {
+        self.blocks.iter_mut().for_each(Vec::clear);
+        self.used = 0;
     }
 
     /// The bytes the arena holds: those written, not the blocks' capacity.
@@ -147,6 +176,24 @@ mod tests {
         assert_eq!(mapped.bytes(9, &arena, &[input]), b"http://b/");
         assert_eq!(copied.bytes(9, &arena, &[input]), b"http://c/");
         assert_eq!(Place::from_bits(mapped.to_bits()), mapped);
+    }
+
+    #[test]
+    fn a_cleared_arena_fills_its_blocks_again() {
+        let mut arena = Arena::default();
+        let key = [b'k'; 1000];
+        let first: Vec<Place> = (0..600).map(|_| arena.push(&[&key]).unwrap()).collect();
+        let (blocks, bytes) = (arena.blocks.len(), arena.memory_bytes());
+        assert!(blocks > 1);
+        arena.clear();
+        assert_eq!(arena.memory_bytes(), 0);
+        let big = [b'b'; 1 << 19];
+        let again: Vec<Place> = (0..600).map(|_| arena.push(&[&key]).unwrap()).collect();
+        assert_eq!(again, first, "the same blocks, filled in the same order");
+        assert_eq!((arena.blocks.len(), arena.memory_bytes()), (blocks, bytes));
+        // A key larger than any block gets one of its own.
+        let place = arena.push(&[&big]).unwrap();
+        assert_eq!(place.bytes(big.len(), &arena, &[]), &big[..]);
     }
 
     #[test]

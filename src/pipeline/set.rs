@@ -74,6 +74,12 @@ impl Slots {
         self.slots.len() - 1
     }
 
+    /// Empties every slot, keeping the table's size.
+    fn clear(&mut self) {
+        self.slots.fill(Slot::default());
+        self.len = 0;
+    }
+
     /// Asks the CPU to start loading where `hash` probes from.
     #[inline(always)]
     fn prefetch(&self, hash: u64) {
@@ -207,8 +213,8 @@ impl Shard {
         let len = key.bytes.len() as u32;
         let place = match key.in_input {
             Some(place) => place,
-            // Arena blocks are 256 KiB: 2^23 of them are 2 TiB of keys, far
-            // past any memory limit.
+            // Arena blocks grow to 256 KiB: 2^23 of them hold about 2 TiB of
+            // keys, far past any memory limit.
             None => self
                 .arena
                 .push(&[key.bytes])
@@ -257,6 +263,14 @@ impl Shard {
             + self.arena.memory_bytes()
             + self.ordered.capacity() * size_of::<(Place, u32)>()
             + self.counts.capacity() * size_of::<u64>()
+    }
+
+    /// Forgets every class, keeping the memory to fill again.
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.arena.clear();
+        self.ordered.clear();
+        self.counts.clear();
     }
 
     /// Makes room for `classes` classes, so that growing rarely rehashes
@@ -326,6 +340,13 @@ impl DedupSet {
     pub(crate) fn reserve(&mut self, lines: usize) {
         let per_shard = lines / SHARDS + 16;
         self.shards.iter_mut().for_each(|s| s.reserve(per_shard));
+    }
+
+    /// Forgets every class, keeping its tables and copied keys' blocks to
+    /// fill again: a set cleared again and again (a live run's) takes no
+    /// more memory than it did the first time.
+    pub(crate) fn clear(&mut self) {
+        self.shards.iter_mut().for_each(Shard::clear);
     }
 
     /// The shards, to work on in parallel.

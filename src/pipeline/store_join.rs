@@ -19,10 +19,11 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 use rayon::prelude::*;
 
+use super::Halt;
 use crate::fingerprint::fingerprint;
 use crate::seen::{Holding, Probe, Staging, Store, StoreError};
 
@@ -243,6 +244,14 @@ pub(crate) struct Admitted {
     renewed: u64,
 }
 
+/// What the writer has handed over to commit.
+#[derive(Default)]
+struct Pending {
+    admitted: Admitted,
+    /// Batches handed over so far, for [`Live::commit_through`].
+    batches: u64,
+}
+
 impl Admitted {
     pub(crate) fn push(&mut self, print: u128, renewed: bool) {
         self.prints.push(print);
@@ -254,17 +263,23 @@ impl Admitted {
 /// classes up and the writer's side, which commits what it has written.
 pub(crate) struct Live<'s> {
     store: Mutex<&'s mut Store>,
-    /// Keys admitted and written out, not yet committed (ascending after
-    /// [`Live::take_pending`] sorts them).
-    pending: Mutex<Admitted>,
+    /// Keys admitted and written out, not yet committed.
+    pending: Mutex<Pending>,
+    /// Raised when a batch is handed over.
+    handed_over: Condvar,
 }
 
 impl<'s> Live<'s> {
-    pub(crate) fn new(store: &'s mut Store) -> Live<'s> {
-        Live {
+    /// Consults `store`, its runs' filters kept in memory: lookups come a
+    /// batch at a time, each key reading a block only where a filter lets
+    /// it through.
+    pub(crate) fn new(store: &'s mut Store) -> Result<Live<'s>, StoreError> {
+        store.keep_filters()?;
+        Ok(Live {
             store: Mutex::new(store),
-            pending: Mutex::new(Admitted::default()),
-        }
+            pending: Mutex::new(Pending::default()),
+            handed_over: Condvar::new(),
+        })
     }
 
     fn store(&self) -> std::sync::MutexGuard<'_, &'s mut Store> {
@@ -281,36 +296,65 @@ impl<'s> Live<'s> {
         pool.install(|| store.lookup(probes))
     }
 
-    /// Takes `admitted`, written out, to commit.
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes `admitted`, one batch's keys written out, to commit.
     pub(crate) fn admit(&self, admitted: &mut Admitted) {
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        pending.prints.append(&mut admitted.prints);
-        pending.renewed += std::mem::take(&mut admitted.renewed);
+        let mut pending = self.pending();
+        pending.admitted.prints.append(&mut admitted.prints);
+        pending.admitted.renewed += std::mem::take(&mut admitted.renewed);
+        pending.batches += 1;
+        self.handed_over.notify_all();
     }
 
+    /// The keys handed over so far, ascending.
     fn take_pending(&self) -> Admitted {
-        let mut pending =
-            std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
-        pending.prints.sort_unstable();
-        pending
+        let mut admitted = std::mem::take(&mut self.pending().admitted);
+        admitted.prints.sort_unstable();
+        admitted
     }
 
-    /// Commits the keys admitted so far, if any.
+    /// Commits the keys admitted so far, if any. The store is held from
+    /// before they are taken until they are published: once this returns,
+    /// every key handed over before the call is in the store, whichever
+    /// thread committed it.
     pub(crate) fn commit(&self) -> Result<(), StoreError> {
+        let mut store = self.store();
         let pending = self.take_pending();
         if pending.prints.is_empty() {
             return Ok(());
         }
-        let mut store = self.store();
         stage(&mut store, pending)?;
         store.publish().map(drop)
+    }
+
+    /// Waits until the writer has handed over `batches` batches, then
+    /// commits: every key they admitted is then the store's to answer for.
+    /// Returns false, committing nothing, if `halt` is raised first (the
+    /// writer stopped).
+    pub(crate) fn commit_through(&self, batches: u64, halt: &Halt) -> Result<bool, StoreError> {
+        let mut pending = self.pending();
+        while pending.batches < batches {
+            if halt.raised() {
+                return Ok(false);
+            }
+            let wait = std::time::Duration::from_millis(20);
+            pending = match self.handed_over.wait_timeout(pending, wait) {
+                Ok((pending, _)) => pending,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+        drop(pending);
+        self.commit().map(|()| true)
     }
 
     /// Stages the keys admitted and not yet committed, for the caller to
     /// publish once the output is in place.
     pub(crate) fn stage_pending(&self) -> Result<(), StoreError> {
-        let pending = self.take_pending();
         let mut store = self.store();
+        let pending = self.take_pending();
         if store.is_writable() {
             stage(&mut store, pending)?;
         }

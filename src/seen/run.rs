@@ -9,9 +9,11 @@
 //!                    block's prints, 16 bytes each, strictly ascending
 //!                    (big-endian: byte order is numeric order), then their
 //!                    stamps, 4 bytes each
+//! filter   one per block: its prints' filter (`filter`), 10 KiB of
+//!                    32-bit words, the last block's too however short
 //! fence    one entry per block: its first print (16) and the CRC-32 of
 //!                    its bytes, prints and stamps (4)
-//! trailer  CRC-32 of the fence (4), "done"
+//! trailer  CRC-32 of the filter (4), CRC-32 of the fence (4), "done"
 //! ```
 //!
 //! A stamp is the [`Stamp`] of the commit that admitted the key (seconds
@@ -22,29 +24,37 @@
 //! against its checksum, so a damaged block is an error, never a wrong
 //! answer.
 //!
-//! Version 1 runs (before keys had times) are read as well: prints only,
-//! each stamped with the file's modification time, which is no earlier
-//! than the commit that admitted it (a key so never expires early).
+//! The filter is read only by a store asked to keep it in memory
+//! ([`Run::load_filter`]: a live run, which looks keys up a few at a time);
+//! a bulk join reads the blocks its batch falls in, as it always did.
+//!
+//! Older versions are read as well. Version 2 has no filter (and no
+//! filter checksum in its trailer): its lookups read their blocks. Version
+//! 1 (before keys had times) has prints only, each stamped with the file's
+//! modification time, which is no earlier than the commit that admitted it
+//! (a key so never expires early).
 //!
 //! It knows fingerprints, stamps and bytes on disk; not keys, manifests or
 //! locks.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Seek, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use super::filter::{self, FILTER_WORDS};
 use super::{Clock, Probe, Stamp, StoreError};
 
 const MAGIC: &[u8; 16] = b"urinorm-seen-run";
-/// The version written; version 1 (no stamps) is read too.
-const VERSION: u32 = 2;
+/// The version written; versions 1 (no stamps) and 2 (no filter) are read
+/// too.
+const VERSION: u32 = 3;
 const HEADER_BYTES: u64 = 64;
 const PRINT_BYTES: u64 = 16;
 const STAMP_BYTES: u64 = 4;
 const FENCE_ENTRY_BYTES: u64 = 20;
+const FILTER_BYTES: u64 = FILTER_WORDS as u64 * 4;
 const TRAILER: &[u8; 4] = b"done";
-const TRAILER_BYTES: u64 = 8;
 
 /// Prints per block: 64 KiB read per block, and a fence of 20 bytes per
 /// 64 KiB of run (about 50 MB of fence for 10^10 keys).
@@ -67,12 +77,14 @@ struct FenceEntry {
 pub(crate) struct Run {
     path: PathBuf,
     file: File,
-    count: u64,
+    layout: Layout,
     fence: Vec<FenceEntry>,
-    /// The bytes of one entry: a print, and in version 2 its stamp.
-    entry_bytes: u64,
     /// A version 1 run's stamp for all its keys.
     stamp_v1: Stamp,
+    /// The filter's checksum, from version 3.
+    filter_crc: Option<u32>,
+    /// Every block's filter, one after another, once loaded.
+    filter: Option<Vec<u32>>,
 }
 
 /// One block read from a run, reused from block to block.
@@ -83,20 +95,66 @@ pub(crate) struct Block {
     stamps: Vec<Stamp>,
 }
 
-/// The size of a run file holding `count` prints, in version `version`.
-pub(crate) fn file_len(count: u64, version: u32) -> Option<u64> {
-    let blocks = count.div_ceil(BLOCK_PRINTS as u64);
-    let entry_bytes = entry_bytes(version);
-    count
-        .checked_mul(entry_bytes)?
-        .checked_add(blocks.checked_mul(FENCE_ENTRY_BYTES)?)?
-        .checked_add(HEADER_BYTES + TRAILER_BYTES)
+/// Where a run's parts are, from its version and count.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    version: u32,
+    count: u64,
 }
 
-fn entry_bytes(version: u32) -> u64 {
-    match version {
-        1 => PRINT_BYTES,
-        _ => PRINT_BYTES + STAMP_BYTES,
+impl Layout {
+    fn blocks(&self) -> u64 {
+        self.count.div_ceil(BLOCK_PRINTS as u64)
+    }
+
+    /// The bytes of one entry: a print, and from version 2 its stamp.
+    fn entry_bytes(&self) -> u64 {
+        match self.version {
+            1 => PRINT_BYTES,
+            _ => PRINT_BYTES + STAMP_BYTES,
+        }
+    }
+
+    fn has_filter(&self) -> bool {
+        self.version >= 3
+    }
+
+    fn filter_at(&self) -> u64 {
+        HEADER_BYTES + self.count * self.entry_bytes()
+    }
+
+    fn filter_bytes(&self) -> u64 {
+        match self.has_filter() {
+            true => self.blocks() * FILTER_BYTES,
+            false => 0,
+        }
+    }
+
+    fn fence_at(&self) -> u64 {
+        self.filter_at() + self.filter_bytes()
+    }
+
+    /// The checksums (the filter's from version 3, the fence's) and "done".
+    fn trailer_bytes(&self) -> u64 {
+        match self.has_filter() {
+            true => 12,
+            false => 8,
+        }
+    }
+
+    /// The file's size, or `None` if a count read from a damaged header
+    /// overflows it.
+    fn file_len(&self) -> Option<u64> {
+        let blocks = self.blocks();
+        let filter = match self.has_filter() {
+            true => blocks.checked_mul(FILTER_BYTES)?,
+            false => 0,
+        };
+        self.count
+            .checked_mul(self.entry_bytes())?
+            .checked_add(blocks.checked_mul(FENCE_ENTRY_BYTES)?)?
+            .checked_add(filter)?
+            .checked_add(HEADER_BYTES + self.trailer_bytes())
     }
 }
 
@@ -129,7 +187,7 @@ impl Run {
             return Err(damaged("has a header whose checksum does not match"));
         }
         let version = u32_at(&header, 16);
-        if version != VERSION && version != 1 {
+        if !(1..=VERSION).contains(&version) {
             return Err(StoreError::UnknownVersion {
                 path: path.to_path_buf(),
                 version: version.to_string(),
@@ -144,7 +202,8 @@ impl Run {
             ));
         }
         let count = u64::from_le_bytes(header[24..32].try_into().expect("8 bytes"));
-        match file_len(count, version) {
+        let layout = Layout { version, count };
+        match layout.file_len() {
             Some(expected) if expected == len => {}
             Some(expected) if expected > len => {
                 return Err(damaged(&format!(
@@ -157,13 +216,11 @@ impl Run {
                 )));
             }
         }
-        let blocks = count.div_ceil(BLOCK_PRINTS as u64) as usize;
-        let entry_bytes = entry_bytes(version);
-        let fence_at = HEADER_BYTES + count * entry_bytes;
-        let mut fence_bytes =
-            vec![0u8; blocks * FENCE_ENTRY_BYTES as usize + TRAILER_BYTES as usize];
-        read_at(&file, path, &mut fence_bytes, fence_at)?;
-        let (fence_bytes, trailer) = fence_bytes.split_at(blocks * FENCE_ENTRY_BYTES as usize);
+        let fence_len = layout.blocks() as usize * FENCE_ENTRY_BYTES as usize;
+        let mut fence_bytes = vec![0u8; fence_len + layout.trailer_bytes() as usize];
+        read_at(&file, path, &mut fence_bytes, layout.fence_at())?;
+        let (fence_bytes, trailer) = fence_bytes.split_at(fence_len);
+        let (filter_crc, trailer) = trailer.split_at(trailer.len() - 8);
         if &trailer[4..] != TRAILER || crc(fence_bytes) != u32_at(trailer, 0) {
             return Err(damaged("has a fence index whose checksum does not match"));
         }
@@ -184,32 +241,75 @@ impl Run {
         Ok(Run {
             path: path.to_path_buf(),
             file,
-            count,
+            layout,
             fence,
-            entry_bytes,
             stamp_v1,
+            filter_crc: (!filter_crc.is_empty()).then(|| u32_at(filter_crc, 0)),
+            filter: None,
         })
     }
 
     /// How many fingerprints it holds.
     pub(crate) fn count(&self) -> u64 {
-        self.count
+        self.layout.count
     }
 
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Reads its filter into memory, checked against its checksum, for
+    /// [`Run::join`] to read no block a probe cannot be in; a run written
+    /// before filters (version 2 or 1) has none to read. 2.5 bytes per
+    /// print.
+    pub(crate) fn load_filter(&mut self) -> Result<(), StoreError> {
+        if self.filter.is_none() {
+            self.filter = self.read_filter()?;
+        }
+        Ok(())
+    }
+
+    fn read_filter(&self) -> Result<Option<Vec<u32>>, StoreError> {
+        let Some(expected_crc) = self.filter_crc else {
+            return Ok(None);
+        };
+        let mut words = Vec::with_capacity(self.layout.blocks() as usize * FILTER_WORDS);
+        let mut checksum = crc32fast::Hasher::new();
+        let mut chunk = vec![0u8; FILTER_BYTES as usize * 64];
+        let (mut at, end) = (self.layout.filter_at(), self.layout.fence_at());
+        while at < end {
+            let bytes = &mut chunk[..(end - at).min(FILTER_BYTES * 64) as usize];
+            read_at(&self.file, &self.path, bytes, at)?;
+            checksum.update(bytes);
+            words.extend(bytes.chunks_exact(4).map(|w| u32_at(w, 0)));
+            at += bytes.len() as u64;
+        }
+        if checksum.finalize() != expected_crc {
+            return Err(StoreError::damaged(
+                &self.path,
+                "has a filter whose checksum does not match",
+            ));
+        }
+        Ok(Some(words))
+    }
+
+    /// Block `b`'s filter, if loaded.
+    fn block_filter(&self, b: usize) -> Option<&[u32]> {
+        let filter = self.filter.as_ref()?;
+        Some(&filter[b * FILTER_WORDS..][..FILTER_WORDS])
+    }
+
     /// Reads block `b` into `block`, checked against its checksum.
     fn read_block(&self, b: usize, block: &mut Block) -> Result<(), StoreError> {
         let start = (b * BLOCK_PRINTS) as u64;
-        let n = (self.count - start).min(BLOCK_PRINTS as u64) as usize;
-        block.bytes.resize(n * self.entry_bytes as usize, 0);
+        let n = (self.layout.count - start).min(BLOCK_PRINTS as u64) as usize;
+        let entry_bytes = self.layout.entry_bytes();
+        block.bytes.resize(n * entry_bytes as usize, 0);
         read_at(
             &self.file,
             &self.path,
             &mut block.bytes,
-            HEADER_BYTES + start * self.entry_bytes,
+            HEADER_BYTES + start * entry_bytes,
         )?;
         let entry = self.fence[b];
         if crc(&block.bytes) != entry.crc {
@@ -226,7 +326,7 @@ impl Run {
                 .map(|p| print_at(p, 0)),
         );
         block.stamps.clear();
-        match self.entry_bytes {
+        match entry_bytes {
             PRINT_BYTES => block.stamps.resize(n, self.stamp_v1),
             _ => block.stamps.extend(
                 stamps
@@ -244,9 +344,10 @@ impl Run {
     }
 
     /// Calls [`Probe::found`] on each of `probes` (ascending by print) that
-    /// the run holds, with its stamp. Reads only the blocks some probe falls in, each once,
-    /// in file order: a batch as large as the run reads it sequentially,
-    /// a small one a few blocks.
+    /// the run holds, with its stamp. Reads only the blocks some probe falls
+    /// in (and, with the filter loaded, passes the block's filter), each
+    /// once, in file order: a batch as large as the run reads it
+    /// sequentially, a small one a few blocks.
     pub(crate) fn join<P: Probe>(
         &self,
         probes: &mut [P],
@@ -263,7 +364,11 @@ impl Run {
             if !next_is_past {
                 b += self.fence[b..].partition_point(|f| f.first <= print) - 1;
             }
-            if self.fence.get(b).is_none_or(|f| f.first > print) {
+            if self.fence.get(b).is_none_or(|f| f.first > print)
+                || self
+                    .block_filter(b)
+                    .is_some_and(|filter| !filter::may_hold(filter, print))
+            {
                 continue;
             }
             if loaded != Some(b) {
@@ -291,15 +396,28 @@ impl Run {
         Ok(())
     }
 
-    /// Reads every block and checks that the prints are strictly ascending.
+    /// Reads every block and checks that the prints are strictly ascending,
+    /// and that its filter (if it has one) passes every print.
     pub(crate) fn verify(&self) -> Result<(), StoreError> {
+        let filter = self.read_filter()?;
         let mut last: Option<u128> = None;
+        let mut b = 0;
         self.for_each_block(|block| {
+            let words = filter
+                .as_ref()
+                .map(|f| &f[b * FILTER_WORDS..][..FILTER_WORDS]);
+            b += 1;
             for &print in &block.prints {
                 if last.is_some_and(|last| last >= print) {
                     return Err(StoreError::damaged(
                         &self.path,
                         "holds fingerprints out of order",
+                    ));
+                }
+                if words.is_some_and(|words| !filter::may_hold(words, print)) {
+                    return Err(StoreError::damaged(
+                        &self.path,
+                        format!("has a filter that misses a fingerprint of block {}", b - 1),
                     ));
                 }
                 last = Some(print);
@@ -359,9 +477,15 @@ pub(crate) struct RunWriter {
     config_id: [u8; 16],
     count: u64,
     last: Option<u128>,
-    /// The current block's prints and stamps.
+    /// The current block's prints, stamps and filter.
     block: Vec<u8>,
     stamps: Vec<u8>,
+    filter: Vec<u32>,
+    /// The finished blocks' filters, until the last block is written: an
+    /// unnamed file beside the run (gone with the process, however it ends),
+    /// so that memory stays a block's whatever the run's size.
+    filters: BufWriter<File>,
+    filters_crc: crc32fast::Hasher,
     fence: Vec<u8>,
 }
 
@@ -373,6 +497,8 @@ impl RunWriter {
         // The header is written last, once the count is known.
         out.write_all(&[0; HEADER_BYTES as usize])
             .map_err(StoreError::io(path, "write"))?;
+        let beside = path.parent().unwrap_or(Path::new("."));
+        let filters = tempfile::tempfile_in(beside).map_err(StoreError::io(path, "create"))?;
         Ok(RunWriter {
             out,
             path: path.to_path_buf(),
@@ -381,6 +507,9 @@ impl RunWriter {
             last: None,
             block: Vec::with_capacity(BLOCK_PRINTS * PRINT_BYTES as usize),
             stamps: Vec::with_capacity(BLOCK_PRINTS * STAMP_BYTES as usize),
+            filter: vec![0; FILTER_WORDS],
+            filters: BufWriter::with_capacity(1 << 20, filters),
+            filters_crc: crc32fast::Hasher::new(),
             fence: Vec::new(),
         })
     }
@@ -406,6 +535,7 @@ impl RunWriter {
         }
         self.block.extend_from_slice(&print.to_be_bytes());
         self.stamps.extend_from_slice(&stamp.0.to_le_bytes());
+        filter::insert(&mut self.filter, print);
         self.count += 1;
         if self.count.is_multiple_of(BLOCK_PRINTS as u64) {
             self.end_block()?;
@@ -421,6 +551,15 @@ impl RunWriter {
             .write_all(&self.block)
             .map_err(StoreError::io(&self.path, "write"))?;
         self.block.clear();
+        // The block's bytes are reused for its filter's.
+        self.block
+            .extend(self.filter.iter().flat_map(|w| w.to_le_bytes()));
+        self.filters_crc.update(&self.block);
+        self.filters
+            .write_all(&self.block)
+            .map_err(StoreError::io(&self.path, "write"))?;
+        self.block.clear();
+        self.filter.fill(0);
         Ok(())
     }
 
@@ -429,7 +568,8 @@ impl RunWriter {
         self.count
     }
 
-    /// Writes the fence, the trailer and the header, and syncs the file.
+    /// Writes the filters, the fence, the trailer and the header, and syncs
+    /// the file.
     pub(crate) fn finish(mut self) -> Result<u64, StoreError> {
         if !self.block.is_empty() {
             self.end_block()?;
@@ -444,8 +584,13 @@ impl RunWriter {
         let header_crc = crc(&header[..60]);
         header[60..].copy_from_slice(&header_crc.to_le_bytes());
         let fence_crc = crc(&self.fence);
+        let filters_crc = self.filters_crc.clone().finalize();
         let written = (|| {
+            let mut filters = self.filters.into_inner().map_err(|e| e.into_error())?;
+            filters.seek(io::SeekFrom::Start(0))?;
+            io::copy(&mut filters, &mut self.out)?;
             self.out.write_all(&self.fence)?;
+            self.out.write_all(&filters_crc.to_le_bytes())?;
             self.out.write_all(&fence_crc.to_le_bytes())?;
             self.out.write_all(TRAILER)?;
             let file = self.out.into_inner().map_err(|e| e.into_error())?;
@@ -453,7 +598,13 @@ impl RunWriter {
             file.sync_all()
         })();
         written.map_err(write)?;
-        Ok(file_len(self.count, VERSION).expect("a run that was written fits its size"))
+        let layout = Layout {
+            version: VERSION,
+            count: self.count,
+        };
+        Ok(layout
+            .file_len()
+            .expect("a run that was written fits its size"))
     }
 }
 
@@ -521,6 +672,13 @@ mod tests {
         let mut sparse = vec![asked(held[2 * BLOCK_PRINTS + 5])];
         join(&run, &mut sparse);
         assert_eq!(sparse[0].holding, Holding::Held);
+        // With the filter loaded, every answer is the same.
+        let mut run = run;
+        run.load_filter().unwrap();
+        let mut again: Vec<Asked> = probes.iter().map(|p| asked(p.print)).collect();
+        join(&run, &mut again);
+        let answers = |probes: &[Asked]| probes.iter().map(|p| p.holding).collect::<Vec<_>>();
+        assert_eq!(answers(&again), answers(&probes));
     }
 
     #[test]
@@ -542,17 +700,16 @@ mod tests {
         assert_eq!(read, [(1, 7), (2, 0), (5, 9), (9, 3)]);
     }
 
-    /// A run of version 1 (prints only, before keys had times) is read,
-    /// each key stamped with the file's time.
-    #[test]
-    fn a_version_1_run_is_read_with_its_files_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.run");
-        let prints = prints(BLOCK_PRINTS as u64 + 3);
+    /// A run of an older version, as that version wrote it: prints only in
+    /// version 1, prints then stamps per block in version 2; no filter.
+    fn old_run(prints: &[u128], version: u32) -> Vec<u8> {
         let mut bytes = vec![0u8; HEADER_BYTES as usize];
         let mut fence = Vec::new();
         for block in prints.chunks(BLOCK_PRINTS) {
-            let body: Vec<u8> = block.iter().flat_map(|p| p.to_be_bytes()).collect();
+            let mut body: Vec<u8> = block.iter().flat_map(|p| p.to_be_bytes()).collect();
+            if version == 2 {
+                body.extend(block.iter().flat_map(|_| STAMP.0.to_le_bytes()));
+            }
             fence.extend_from_slice(&block[0].to_be_bytes());
             fence.extend_from_slice(&crc(&body).to_le_bytes());
             bytes.extend_from_slice(&body);
@@ -562,17 +719,37 @@ mod tests {
         bytes.extend_from_slice(&fence_crc.to_le_bytes());
         bytes.extend_from_slice(TRAILER);
         bytes[..16].copy_from_slice(MAGIC);
-        bytes[16..20].copy_from_slice(&1u32.to_le_bytes());
+        bytes[16..20].copy_from_slice(&version.to_le_bytes());
         bytes[20..24].copy_from_slice(&(BLOCK_PRINTS as u32).to_le_bytes());
         bytes[24..32].copy_from_slice(&(prints.len() as u64).to_le_bytes());
         bytes[32..48].copy_from_slice(&CONFIG);
         let header_crc = crc(&bytes[..60]);
         bytes[60..64].copy_from_slice(&header_crc.to_le_bytes());
+        let count = prints.len() as u64;
         assert_eq!(
-            bytes.len() as u64,
-            file_len(prints.len() as u64, 1).unwrap()
+            Some(bytes.len() as u64),
+            Layout { version, count }.file_len()
         );
-        std::fs::write(&path, &bytes).unwrap();
+        bytes
+    }
+
+    fn entries(run: &Run) -> Vec<(u128, Stamp)> {
+        let mut reader = run.reader();
+        let mut read = Vec::new();
+        while let Some(entry) = reader.next_entry().unwrap() {
+            read.push(entry);
+        }
+        read
+    }
+
+    /// A run of version 1 (prints only, before keys had times) is read,
+    /// each key stamped with the file's time.
+    #[test]
+    fn a_version_1_run_is_read_with_its_files_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.run");
+        let prints = prints(BLOCK_PRINTS as u64 + 3);
+        std::fs::write(&path, old_run(&prints, 1)).unwrap();
         let written = std::time::SystemTime::UNIX_EPOCH
             + std::time::Duration::from_secs(u64::from(STAMP.0) - 50);
         File::options()
@@ -583,14 +760,27 @@ mod tests {
             .unwrap();
         let run = Run::open(&path, &CONFIG).unwrap();
         run.verify().unwrap();
-        let mut reader = run.reader();
-        let mut read = Vec::new();
-        while let Some(entry) = reader.next_entry().unwrap() {
-            read.push(entry);
-        }
         let expected: Vec<(u128, Stamp)> =
             prints.iter().map(|&p| (p, Stamp(STAMP.0 - 50))).collect();
-        assert_eq!(read, expected);
+        assert_eq!(entries(&run), expected);
+    }
+
+    /// A run of version 2 (no filter) is read, and answers lookups with its
+    /// filter asked for: it has none, so every lookup reads its block.
+    #[test]
+    fn a_version_2_run_is_read_without_a_filter() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.run");
+        let prints = prints(BLOCK_PRINTS as u64 + 3);
+        std::fs::write(&path, old_run(&prints, 2)).unwrap();
+        let mut run = Run::open(&path, &CONFIG).unwrap();
+        run.verify().unwrap();
+        let expected: Vec<(u128, Stamp)> = prints.iter().map(|&p| (p, STAMP)).collect();
+        assert_eq!(entries(&run), expected);
+        run.load_filter().unwrap();
+        let mut probes = [asked(prints[BLOCK_PRINTS + 1]), asked(prints[7] + 1)];
+        join(&run, &mut probes);
+        assert_eq!(probes.map(|p| p.holding), [Holding::Held, Holding::Absent]);
     }
 
     #[test]
@@ -621,6 +811,7 @@ mod tests {
             (3, "first bytes"),
             (30, "header whose checksum"),
             (64 + 20 * 5000 + 3, "block 1"),
+            (64 + 20 * (2 * BLOCK_PRINTS + 3) + 100, "filter"),
             (len - 30, "fence"),
         ] {
             let mut bad = good.clone();

@@ -304,3 +304,59 @@ fn over_many_commits_each_key_is_new_once() {
     assert_eq!(store_keys(store), KEYS as u64);
     assert_eq!(urinorm(&["seen", "verify", store], b"").code, 0);
 }
+
+/// A live run that commits as it goes keeps its set within the memory
+/// limit (32 MiB at most): past it, it commits every key answered and
+/// forgets them, and the store answers for them from then on. So a repeat
+/// far enough on is `seen`, not `dup`; no key is ever answered `new` twice,
+/// and every commit counts in the summary.
+#[test]
+fn a_live_run_forgets_what_it_committed_and_the_store_answers_for_it() {
+    const KEYS: usize = 200_000;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(&dir);
+    let stats = dir.path().join("stats.json");
+    let key = |i: usize| format!("https://h{}.example/item/{i}\n", i % 331);
+    let text: String = (0..KEYS).map(key).chain((0..KEYS).map(key)).collect();
+    let run = urinorm(
+        &[
+            "dedup",
+            "--line-buffered",
+            "--emit",
+            "verdict",
+            "--seen",
+            &store,
+            "--memory-limit",
+            "2M",
+            "--stats",
+            stats.to_str().unwrap(),
+        ],
+        text.as_bytes(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let verdicts: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(verdicts.len(), 2 * KEYS);
+    let (firsts, repeats) = verdicts.split_at(KEYS);
+    assert!(firsts.iter().all(|v| v.starts_with("new\t")));
+    assert!(
+        repeats
+            .iter()
+            .all(|v| v.starts_with("seen\t") || v.starts_with("dup\t"))
+    );
+    let seen = repeats.iter().filter(|v| v.starts_with("seen\t")).count();
+    assert!(seen > KEYS / 2, "only {seen} repeats answered by the store");
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(stats["seen"], seen as u64);
+    assert_eq!(
+        stats["seen_store"]["admitted"], KEYS as u64,
+        "every commit counts"
+    );
+    assert!(
+        run.stderr.contains(&format!("{KEYS} new keys admitted")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(store_keys(&store), KEYS as u64);
+    assert_eq!(urinorm(&["seen", "verify", &store], b"").code, 0);
+}
