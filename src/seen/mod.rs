@@ -613,18 +613,23 @@ impl Store {
             _ => {
                 let path = self.dir.join(manifest::run_file_name(id));
                 std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
-                let run = self.open_run(&path)?;
+                let run = Run::open(&path, &next.config.id())?;
                 Some((RunEntry { id, entries, adds }, run))
             }
         };
         let (entry, run) = merged.unzip();
+        let merged = run.is_some();
         let old: Vec<RunEntry> = next.runs.splice(range.clone(), entry).collect();
         next.write(&self.dir)?;
         self.manifest = next;
-        self.runs.splice(range, run);
+        self.runs.splice(range.clone(), run);
         for entry in old {
             // Left behind, it is removed by the next writer.
             let _ = std::fs::remove_file(self.dir.join(entry.file_name()));
+        }
+        // Only once the merged runs' filters are gone: never both in memory.
+        if merged && self.filters {
+            self.runs[range.start].load_filter()?;
         }
         Ok(())
     }
