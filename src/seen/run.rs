@@ -244,7 +244,7 @@ impl Run {
             layout,
             fence,
             stamp_v1,
-            filter_crc: (!filter_crc.is_empty()).then(|| u32_at(filter_crc, 0)),
+            filter_crc: layout.has_filter().then(|| u32_at(filter_crc, 0)),
             filter: None,
         })
     }
@@ -275,10 +275,12 @@ impl Run {
         };
         let mut words = Vec::with_capacity(self.layout.blocks() as usize * FILTER_WORDS);
         let mut checksum = crc32fast::Hasher::new();
+        // 64 blocks' filters a read.
         let mut chunk = vec![0u8; FILTER_BYTES as usize * 64];
         let (mut at, end) = (self.layout.filter_at(), self.layout.fence_at());
         while at < end {
-            let bytes = &mut chunk[..(end - at).min(FILTER_BYTES * 64) as usize];
+            let len = (end - at).min(chunk.len() as u64) as usize;
+            let bytes = &mut chunk[..len];
             read_at(&self.file, &self.path, bytes, at)?;
             checksum.update(bytes);
             words.extend(bytes.chunks_exact(4).map(|w| u32_at(w, 0)));
@@ -295,8 +297,7 @@ impl Run {
 
     /// Block `b`'s filter, if loaded.
     fn block_filter(&self, b: usize) -> Option<&[u32]> {
-        let filter = self.filter.as_ref()?;
-        Some(&filter[b * FILTER_WORDS..][..FILTER_WORDS])
+        self.filter.as_deref().map(|filter| block_words(filter, b))
     }
 
     /// Reads block `b` into `block`, checked against its checksum.
@@ -403,9 +404,7 @@ impl Run {
         let mut last: Option<u128> = None;
         let mut b = 0;
         self.for_each_block(|block| {
-            let words = filter
-                .as_ref()
-                .map(|f| &f[b * FILTER_WORDS..][..FILTER_WORDS]);
+            let words = filter.as_deref().map(|filter| block_words(filter, b));
             b += 1;
             for &print in &block.prints {
                 if last.is_some_and(|last| last >= print) {
@@ -435,6 +434,11 @@ impl Run {
             at: 0,
         }
     }
+}
+
+/// Block `b`'s words of a run's whole filter.
+fn block_words(filter: &[u32], b: usize) -> &[u32] {
+    &filter[b * FILTER_WORDS..][..FILTER_WORDS]
 }
 
 fn read_at(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> Result<(), StoreError> {
@@ -584,7 +588,7 @@ impl RunWriter {
         let header_crc = crc(&header[..60]);
         header[60..].copy_from_slice(&header_crc.to_le_bytes());
         let fence_crc = crc(&self.fence);
-        let filters_crc = self.filters_crc.clone().finalize();
+        let filters_crc = self.filters_crc.finalize();
         let written = (|| {
             let mut filters = self.filters.into_inner().map_err(|e| e.into_error())?;
             filters.seek(io::SeekFrom::Start(0))?;

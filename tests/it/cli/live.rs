@@ -266,43 +266,10 @@ fn line_buffered_counts_and_memory_limits_keep_held_keys_out() {
 /// check for whatever bounds a live run's memory.)
 #[test]
 fn over_many_commits_each_key_is_new_once() {
-    const KEYS: usize = 1_500_000;
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store");
-    let store = store.to_str().unwrap();
-    // Each key twice, its repeat far later (past a set's worth of keys).
+    let store = store_in(&dir);
     let key = |i: usize| format!("http://h{}.example/p/{i}\n", i % 997);
-    let text: String = (0..KEYS).map(key).chain((0..KEYS).map(key)).collect();
-    let run = urinorm(
-        &[
-            "dedup",
-            "-q",
-            "--line-buffered",
-            "--emit",
-            "verdict",
-            "--seen",
-            store,
-            "--commit-every",
-            "5ms",
-        ],
-        text.as_bytes(),
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let verdicts: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(verdicts.len(), 2 * KEYS);
-    let mut seen_keys = HashSet::new();
-    for (i, line) in verdicts.iter().enumerate() {
-        let (verdict, key) = line.split_once('\t').unwrap();
-        match i < KEYS {
-            true => assert_eq!(verdict, "new", "line {i}: {line}"),
-            false => assert!(verdict == "dup" || verdict == "seen", "line {i}: {line}"),
-        }
-        if i < KEYS {
-            assert!(seen_keys.insert(key), "{key} twice");
-        }
-    }
-    assert_eq!(store_keys(store), KEYS as u64);
-    assert_eq!(urinorm(&["seen", "verify", store], b"").code, 0);
+    each_key_twice(&store, 1_500_000, key, &["-q", "--commit-every", "5ms"]);
 }
 
 /// A live run that commits as it goes keeps its set within the memory
@@ -317,33 +284,8 @@ fn a_live_run_forgets_what_it_committed_and_the_store_answers_for_it() {
     let store = store_in(&dir);
     let stats = dir.path().join("stats.json");
     let key = |i: usize| format!("https://h{}.example/item/{i}\n", i % 331);
-    let text: String = (0..KEYS).map(key).chain((0..KEYS).map(key)).collect();
-    let run = urinorm(
-        &[
-            "dedup",
-            "--line-buffered",
-            "--emit",
-            "verdict",
-            "--seen",
-            &store,
-            "--memory-limit",
-            "2M",
-            "--stats",
-            stats.to_str().unwrap(),
-        ],
-        text.as_bytes(),
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let verdicts: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(verdicts.len(), 2 * KEYS);
-    let (firsts, repeats) = verdicts.split_at(KEYS);
-    assert!(firsts.iter().all(|v| v.starts_with("new\t")));
-    assert!(
-        repeats
-            .iter()
-            .all(|v| v.starts_with("seen\t") || v.starts_with("dup\t"))
-    );
-    let seen = repeats.iter().filter(|v| v.starts_with("seen\t")).count();
+    let flags = ["--memory-limit", "2M", "--stats", stats.to_str().unwrap()];
+    let (run, seen) = each_key_twice(&store, KEYS, key, &flags);
     assert!(seen > KEYS / 2, "only {seen} repeats answered by the store");
     let stats: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
@@ -357,6 +299,52 @@ fn a_live_run_forgets_what_it_committed_and_the_store_answers_for_it() {
         "{}",
         run.stderr
     );
-    assert_eq!(store_keys(&store), KEYS as u64);
-    assert_eq!(urinorm(&["seen", "verify", &store], b"").code, 0);
+}
+
+/// Each of `keys` keys (`key(0)`, `key(1)`, ...) twice, every repeat after
+/// all the first lines (past a set's worth of keys), through a committing
+/// `dedup --line-buffered --emit verdict --seen STORE` with `flags`. Checks
+/// that each first line is `new`, each key once, each repeat `dup` or
+/// `seen`, and that the store ends with every key once and verifies.
+/// Returns the run and how many repeats the store answered (`seen`).
+fn each_key_twice(
+    store: &str,
+    keys: usize,
+    key: impl Fn(usize) -> String,
+    flags: &[&str],
+) -> (crate::common::cli::Run, usize) {
+    let text: String = (0..keys).map(&key).chain((0..keys).map(&key)).collect();
+    let mut args = vec![
+        "dedup",
+        "--line-buffered",
+        "--emit",
+        "verdict",
+        "--seen",
+        store,
+    ];
+    args.extend_from_slice(flags);
+    let run = urinorm(&args, text.as_bytes());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let verdicts: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(verdicts.len(), 2 * keys);
+    let (firsts, repeats) = verdicts.split_at(keys);
+    let mut new_keys = HashSet::new();
+    for (i, line) in firsts.iter().enumerate() {
+        let (verdict, key) = line.split_once('\t').unwrap();
+        assert_eq!(verdict, "new", "line {i}: {line}");
+        assert!(new_keys.insert(key), "{key} twice");
+    }
+    let mut seen = 0;
+    for (i, line) in repeats.iter().enumerate() {
+        let verdict = line.split_once('\t').unwrap().0;
+        assert!(
+            verdict == "dup" || verdict == "seen",
+            "line {}: {line}",
+            keys + i
+        );
+        seen += usize::from(verdict == "seen");
+    }
+    assert_eq!(store_keys(store), keys as u64);
+    assert_eq!(urinorm(&["seen", "verify", store], b"").code, 0);
+    (run, seen)
 }
