@@ -55,6 +55,8 @@ pub mod rules;
 pub mod cleanup;
 pub mod pipeline;
 pub mod seen;
+// The seen store served to many clients (`urinorm serve`), without HTTP.
+pub mod serve;
 // The ladder report (`urinorm ladder`; the ladder of rungs is `normalize`).
 pub mod ladder_report;
 

@@ -394,7 +394,7 @@ pub fn execute(
     if !read.quiet {
         report(&stats, &examples.examples);
         if let Some(store) = &store {
-            report_store(store, committed);
+            report_store(store.dir(), store.keys(), store.runs(), committed);
         }
     }
     let interrupted = urinorm::cleanup::interrupted();
@@ -423,11 +423,11 @@ fn seen_json(store: &Store, committed: Option<Committed>) -> Value {
     })
 }
 
-/// The summary's line on the seen store.
-fn report_store(store: &Store, committed: Option<Committed>) {
-    let dir = escape_str(&store.dir().display().to_string());
-    let keys = store.keys();
-    let runs = counted(store.runs(), "run");
+/// The summary's line on the seen store in `dir`, which holds `keys` in
+/// `runs` runs.
+pub(crate) fn report_store(dir: &Path, keys: u64, runs: usize, committed: Option<Committed>) {
+    let dir = escape_str(&dir.display().to_string());
+    let runs = counted(runs, "run");
     let mut err = io::stderr().lock();
     let _ = match committed {
         Some(c) if c.forgotten > 0 => writeln!(

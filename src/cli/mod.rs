@@ -48,6 +48,8 @@ pub enum Command {
     Resolve(cmd::resolve::ResolveArgs),
     /// Look into, check, fill or compact a seen store (see `dedup --seen`).
     Seen(cmd::seen::SeenCommandArgs),
+    /// Serve a seen store over HTTP to many crawler processes: POST lines, get a verdict for each.
+    Serve(cmd::serve::ServeArgs),
     /// Show what each rung makes of one URI, and which rules changed it.
     Explain(cmd::explain::ExplainArgs),
     /// List the protocol rung's transforms and presets.
@@ -177,6 +179,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Resolve(args) => cmd::resolve::run(&args),
         Command::Ladder(args) => cmd::ladder::run(&args),
         Command::Seen(args) => cmd::seen::run(&args),
+        Command::Serve(args) => cmd::serve::run(&args),
         Command::Explain(args) => cmd::explain::run(&args),
         Command::Transforms => cmd::transforms::run(),
         Command::Completions(args) => cmd::docs::completions(&args),

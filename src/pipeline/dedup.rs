@@ -176,7 +176,7 @@ impl Fates {
         Fate::from_u8(self.fate[i].load(Ordering::Relaxed))
     }
 
-    fn set(&self, i: usize, fate: Fate) {
+    pub(crate) fn set(&self, i: usize, fate: Fate) {
         self.fate[i].store(fate as u8, Ordering::Relaxed);
     }
 

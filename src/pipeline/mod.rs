@@ -60,19 +60,22 @@ use crate::scratch::Slot;
 use crate::seen::{Store, StoreError};
 use caps::SiteNumbers;
 use chunks::Chunks;
-use dedup::{Decided, Dedup, Fates, FinishError, Finished};
+use dedup::{Decided, Dedup, FinishError, Finished};
 use hash::key_hasher;
 use input::{Input, InputError, total_bytes};
 use output::RejectSink;
 pub use plan::Refused;
+// What the seen service (`crate::serve`) answers a body with.
+pub(crate) use dedup::{Fate, Fates};
 use plan::{OutputKind, Plan, StoreAccess};
 pub use sniff::Format;
 pub use spill::SpillError;
 use stats::Stats;
 pub use store_join::SpoolError;
 use store_join::{Bulk, Live, SeenMode, Spool};
-use worker::{Buffers, Hashes, process};
+pub(crate) use worker::{Buffers, Hashes, process};
 use writer::Writer;
+pub(crate) use writer::verdicts;
 
 /// What a [`LineMapper`] made of a line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

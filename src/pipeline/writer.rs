@@ -25,6 +25,73 @@ fn looks_binary(first: &Processed<'_>) -> bool {
     memchr::memchr(0, probe).is_some() || (lines >= 4 && first.rejected.len() as u64 * 2 > lines)
 }
 
+/// One line of `--emit verdict`: what became of one input line.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Verdict<'p> {
+    /// An accepted line: its fate, and its key.
+    Decided(Fate, &'p [u8]),
+    /// A line that was not accepted.
+    Other(Other<'p>),
+}
+
+impl Verdict<'_> {
+    /// The verdict's word: `new`, `dup`, `seen`, `rejected`, ….
+    pub(crate) fn word(&self) -> &'static str {
+        match self {
+            Verdict::Decided(Fate::First, _) => "new",
+            Verdict::Decided(Fate::Duplicate, _) => "dup",
+            Verdict::Decided(Fate::Held, _) => "seen",
+            Verdict::Decided(Fate::Capped, _) => "capped",
+            Verdict::Decided(Fate::Expired, _) => "expired",
+            Verdict::Decided(Fate::Spilled, _) => unreachable!("verdicts are never spilled"),
+            Verdict::Other(Other::Rejected(_)) => "rejected",
+            Verdict::Other(Other::Silent(Silent::Blank)) => "blank",
+            Verdict::Other(Other::Silent(Silent::Filtered)) => "filtered",
+        }
+    }
+
+    /// Appends the verdict's line, `word<TAB>key` (or the reason a line
+    /// was rejected, or the word alone), and its line feed.
+    pub(crate) fn push_line(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.word().as_bytes());
+        match self {
+            Verdict::Decided(_, key) => {
+                out.push(b'\t');
+                out.extend_from_slice(key);
+            }
+            Verdict::Other(Other::Rejected(error)) => {
+                out.push(b'\t');
+                out.extend_from_slice(error.to_string().as_bytes());
+            }
+            Verdict::Other(Other::Silent(_)) => {}
+        }
+        out.push(b'\n');
+    }
+}
+
+/// The verdict of every line of `p`, in input order, each accepted line's
+/// by its fate (`fate(i)` of accepted line `i`).
+pub(crate) fn verdicts<'p>(
+    p: &'p Processed<'_>,
+    fate: impl Fn(usize) -> Fate + 'p,
+) -> impl Iterator<Item = Verdict<'p>> {
+    let mut others = p.others().peekable();
+    let mut accepted = p.accepted.iter().enumerate().peekable();
+    // Both are in input order: a merge keeps it.
+    std::iter::from_fn(move || {
+        let other_first = match (others.peek(), accepted.peek()) {
+            (Some(&(start, _)), Some((_, a))) => start < a.line.start,
+            (other, _) => other.is_some(),
+        };
+        match other_first {
+            true => others.next().map(|(_, other)| Verdict::Other(other)),
+            false => accepted
+                .next()
+                .map(|(i, a)| Verdict::Decided(fate(i), p.key(a))),
+        }
+    })
+}
+
 /// How much of an input is searched for a NUL byte.
 const BINARY_PROBE: usize = 64 << 10;
 
@@ -201,39 +268,14 @@ impl<'i> Writer<'i> {
         fates: &Fates,
         out: &mut dyn Write,
     ) -> Result<(), RunError> {
-        let mut others = p.others().peekable();
-        for (i, a) in p.accepted.iter().enumerate() {
-            while let Some((_, other)) = others.next_if(|&(start, _)| start < a.line.start) {
-                self.write_other(other, out)?;
-            }
-            let fate = fates.get(i);
-            self.note_fate(p, i, fate);
-            let verdict: &[u8] = match fate {
-                Fate::First => b"new\t",
-                Fate::Duplicate => b"dup\t",
-                Fate::Held => b"seen\t",
-                Fate::Capped => b"capped\t",
-                Fate::Expired => b"expired\t",
-                Fate::Spilled => unreachable!("verdicts are never spilled"),
-            };
-            self.emit(&[verdict, p.key(a)], out)?;
+        for i in 0..p.accepted.len() {
+            self.note_fate(p, i, fates.get(i));
         }
-        for (_, other) in others {
-            self.write_other(other, out)?;
+        for verdict in verdicts(p, |i| fates.get(i)) {
+            verdict.push_line(&mut self.pending);
+            self.written(out)?;
         }
         Ok(())
-    }
-
-    /// The verdict of a line that was not accepted.
-    fn write_other(&mut self, other: Other<'_>, out: &mut dyn Write) -> Result<(), RunError> {
-        match other {
-            Other::Rejected(error) => {
-                let reason = error.to_string();
-                self.emit(&[b"rejected\t", reason.as_bytes()], out)
-            }
-            Other::Silent(Silent::Blank) => self.emit(&[b"blank"], out),
-            Other::Silent(Silent::Filtered) => self.emit(&[b"filtered"], out),
-        }
     }
 
     /// Counts a decided line, and keeps what a seen store needs of it.
@@ -264,6 +306,11 @@ impl<'i> Writer<'i> {
             self.pending.extend_from_slice(part);
         }
         self.pending.push(b'\n');
+        self.written(out)
+    }
+
+    /// Writes what has gathered once it is enough for one large write.
+    fn written(&mut self, out: &mut dyn Write) -> Result<(), RunError> {
         if self.pending.len() >= WRITE_BYTES {
             self.flush(out)?;
         }

@@ -345,6 +345,15 @@ impl Store {
             .collect()
     }
 
+    /// The bytes its files take on disk (as far as they can be read).
+    pub fn bytes(&self) -> u64 {
+        self.files()
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+
     /// How many commits made it, and when the last one was.
     pub fn last_commit(&self) -> (u64, Option<SystemTime>) {
         (self.manifest.commit, self.manifest.committed_at)

@@ -9,4 +9,5 @@ pub mod normalize;
 pub mod resolve;
 pub mod scope;
 pub mod seen;
+pub mod serve;
 pub mod transforms;

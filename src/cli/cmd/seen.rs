@@ -132,12 +132,7 @@ fn stats(args: &StatsArgs) -> Result<Outcome, Error> {
         .map(|&(_, days)| now.minus(Duration::from_secs(days * 86_400)))
         .collect();
     let ages = store.ages(&since)?;
-    let bytes: u64 = store
-        .files()
-        .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum();
+    let bytes = store.bytes();
     let (commits, at) = store.last_commit();
     let at = at.map(|t| humantime::format_rfc3339_seconds(t).to_string());
     let text = if args.json {

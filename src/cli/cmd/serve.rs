@@ -1,0 +1,634 @@
+//! `urinorm serve`: one seen store shared by many crawler processes over
+//! HTTP/1.1. The answers are the library's ([`urinorm::serve::Service`]);
+//! here is the HTTP shell: hyper on tokio, the bearer token, the limits
+//! (body size, idle and slow clients, connections), the metrics, and a
+//! clean stop on SIGTERM or SIGINT.
+
+use std::convert::Infallible;
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpListener as StdListener};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{
+    ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE,
+};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use serde_json::json;
+use subtle::ConstantTimeEq;
+use tokio::sync::Semaphore;
+use urinorm::escape::escape_str;
+use urinorm::pipeline::MAX_LINE_BYTES;
+use urinorm::seen::{Config, Stamp};
+use urinorm::serve::{Answer, CommitReport, Refused, Service, Settings, VERDICTS};
+
+use super::normalize::{ColumnArgs, RungArgs};
+use crate::cli::engine::{SeenRequest, clock_at, parse_now, parse_size, report_store};
+use crate::cli::{Error, Outcome, thread_count};
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub rung: RungArgs,
+    #[command(flatten)]
+    pub columns: ColumnArgs,
+    /// The seen store to serve (made if missing), as `dedup --seen DIR`:
+    /// the same files and keys. This process is its one writer.
+    #[arg(long, value_name = "DIR")]
+    pub seen: PathBuf,
+    /// The address to listen on, IP:PORT (`localhost:PORT` is 127.0.0.1).
+    /// An address other than loopback needs --token-file.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878")]
+    pub listen: String,
+    /// Every request must carry `Authorization: Bearer TOKEN`, TOKEN being
+    /// this file's content (its final line break aside).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Commit the keys admitted at least this often (e.g. 1s, 250ms); a
+    /// kill loses at most that much (those keys are answered new again).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration)]
+    pub commit_every: Duration,
+    /// A key admitted longer ago than this (e.g. 7d) counts as not held:
+    /// it is answered `expired` and admitted again.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub seen_max_age: Option<Duration>,
+    /// Take this time as now (RFC 3339, UTC) rather than the clock's, for
+    /// what is admitted and for ages (tests and replays).
+    #[arg(long, value_name = "TIME", value_parser = parse_now)]
+    pub now: Option<Stamp>,
+    /// When another process is writing the store, wait for it.
+    #[arg(long)]
+    pub seen_wait: bool,
+    /// The largest request body taken; a larger one is answered 413.
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+    pub max_body: u64,
+    /// A longer line is answered `rejected` (never truncated).
+    #[arg(long, value_name = "N", default_value_t = MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
+    /// A connection that sends nothing (or too slowly) for this long is
+    /// closed: idle between requests, in its headers, or in its body (408).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub idle_timeout: Duration,
+    /// At most this many connections at once; more wait to be accepted.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_connections: usize,
+    /// Threads answering requests (default: all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Say nothing but errors (not even where it listens).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// How long requests in flight at a stop may take to finish.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// A body this small is answered on the connection's own thread: a hop to
+/// the blocking pool costs more than the work.
+const INLINE_BODY: usize = 4096;
+
+pub fn run(args: &ServeArgs) -> Result<Outcome, Error> {
+    let addr = listen_address(&args.listen)?;
+    let token = args.token_file.as_deref().map(read_token).transpose()?;
+    if !addr.ip().is_loopback() && token.is_none() {
+        return Err(Error::Usage(format!(
+            "serving on {addr}, beyond this machine, needs --token-file: every client would otherwise read and fill the store"
+        )));
+    }
+    let threads = thread_count(args.threads)?;
+    let lines = args.columns.mapper(args.rung.normalizer()?)?;
+    let clock = clock_at(args.now);
+    let request = SeenRequest {
+        dir: &args.seen,
+        config: Config::new(lines.key_settings()),
+        readonly: false,
+        wait: args.seen_wait,
+        commit_every: args.commit_every,
+        clock: args
+            .seen_max_age
+            .map_or(clock, |age| clock.with_max_age(age)),
+        forget: false,
+    };
+    let store = request.open(args.quiet)?;
+    let listener = StdListener::bind(addr)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|source| Error::Usage(format!("cannot listen on {addr}: {source}")))?;
+    let local = listener.local_addr().unwrap_or(addr);
+    let metrics = Arc::new(Metrics::new());
+    let observer = {
+        let metrics = Arc::clone(&metrics);
+        Box::new(move |report: &CommitReport| metrics.committed(report))
+    };
+    let settings = Settings {
+        commit_every: args.commit_every,
+        max_line_bytes: args.max_line_bytes,
+        ..Settings::default()
+    };
+    let service = Service::start_watched(store, lines, settings, Some(observer))?;
+    // SIGTERM and SIGINT end the serving, which drains and commits; a
+    // second one exits at once.
+    let deferred = urinorm::cleanup::defer_interrupts();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .max_blocking_threads(threads.max(2) * 4)
+        .enable_all()
+        .build()
+        .map_err(|source| Error::Usage(format!("cannot start the server's threads: {source}")))?;
+    let server = Arc::new(Server {
+        service,
+        metrics,
+        token,
+        max_body: args.max_body,
+        idle: args.idle_timeout,
+        work: Semaphore::new(threads),
+    });
+    if !args.quiet {
+        let _ = writeln!(io::stderr(), "urinorm: listening on {local}");
+    }
+    runtime.block_on(accept_loop(
+        Arc::clone(&server),
+        listener,
+        args.max_connections,
+    ))?;
+    // A body still being answered past the drain is refused, not admitted.
+    let committed = server.service.close()?;
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    drop(deferred);
+    if !args.quiet {
+        report_store(&args.seen, committed.keys, committed.runs, Some(committed));
+    }
+    Ok(Outcome::default())
+}
+
+/// `--listen`: IP:PORT, or localhost:PORT.
+fn listen_address(text: &str) -> Result<SocketAddr, Error> {
+    let loopback = text
+        .strip_prefix("localhost:")
+        .map(|port| format!("127.0.0.1:{port}"));
+    loopback.as_deref().unwrap_or(text).parse().map_err(|_| {
+        Error::Usage(format!(
+            "--listen takes IP:PORT (such as 127.0.0.1:7878), not '{}'",
+            escape_str(text)
+        ))
+    })
+}
+
+/// The token in `path`, less its final line break; never shown anywhere.
+fn read_token(path: &std::path::Path) -> Result<Vec<u8>, Error> {
+    let shown = escape_str(&path.display().to_string());
+    let mut token = std::fs::read(path)
+        .map_err(|e| Error::Usage(format!("cannot read the token file '{shown}': {e}")))?;
+    while token.last().is_some_and(|&b| b == b'\n' || b == b'\r') {
+        token.pop();
+    }
+    match token.is_empty() {
+        true => Err(Error::Usage(format!("the token file '{shown}' is empty"))),
+        false => Ok(token),
+    }
+}
+
+/// What every connection shares.
+struct Server {
+    service: Service,
+    metrics: Arc<Metrics>,
+    token: Option<Vec<u8>>,
+    max_body: u64,
+    idle: Duration,
+    /// Bodies answered at once, off the connections' threads.
+    work: Semaphore,
+}
+
+/// Accepts connections until an interrupt, then lets those in flight
+/// finish (for at most [`DRAIN`]).
+async fn accept_loop(
+    server: Arc<Server>,
+    listener: StdListener,
+    max_connections: usize,
+) -> Result<(), Error> {
+    let listener = tokio::net::TcpListener::from_std(listener)
+        .map_err(|source| Error::Usage(format!("cannot listen: {source}")))?;
+    let mut http = hyper::server::conn::http1::Builder::new();
+    // The header timer runs while a request's head is awaited: on a new
+    // connection and between requests, so it bounds both a slow client's
+    // headers and an idle kept-alive connection.
+    http.timer(TokioTimer::new())
+        .header_read_timeout(server.idle)
+        .keep_alive(true)
+        .max_buf_size(64 * 1024);
+    let graceful = GracefulShutdown::new();
+    let connections = Arc::new(Semaphore::new(max_connections));
+    let mut tick = tokio::time::interval(Duration::from_millis(50));
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&connections).acquire_owned() => permit.expect("never closed"),
+            _ = tick.tick() => match urinorm::cleanup::interrupted() {
+                true => break,
+                false => continue,
+            },
+        };
+        let tcp = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                // Out of file descriptors, say: try again shortly.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+            _ = tick.tick() => match urinorm::cleanup::interrupted() {
+                true => break,
+                false => continue,
+            },
+        };
+        // Without it, Nagle's algorithm and delayed acknowledgements hold a
+        // small answer for tens of milliseconds.
+        let _ = tcp.set_nodelay(true);
+        let mut io = tokio_io_timeout::TimeoutStream::new(tcp);
+        // A client that never reads its answer.
+        io.set_write_timeout(Some(server.idle));
+        let io = TokioIo::new(Box::pin(io));
+        let server = Arc::clone(&server);
+        let service = hyper::service::service_fn(move |request| {
+            let server = Arc::clone(&server);
+            async move { Ok::<_, Infallible>(server.handle(request).await) }
+        });
+        let connection = graceful.watch(http.serve_connection(io, service));
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let _ = tokio::time::timeout(DRAIN, graceful.shutdown()).await;
+    Ok(())
+}
+
+/// The endpoints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Endpoint {
+    Add,
+    Check,
+    Stats,
+    Healthz,
+    Metrics,
+    Other,
+}
+
+impl Endpoint {
+    fn of(path: &str) -> Endpoint {
+        match path {
+            "/v1/add" => Endpoint::Add,
+            "/v1/check" => Endpoint::Check,
+            "/v1/stats" => Endpoint::Stats,
+            "/healthz" => Endpoint::Healthz,
+            "/metrics" => Endpoint::Metrics,
+            _ => Endpoint::Other,
+        }
+    }
+
+    /// Its name in the metrics.
+    fn name(self) -> &'static str {
+        match self {
+            Endpoint::Add => "add",
+            Endpoint::Check => "check",
+            Endpoint::Stats => "stats",
+            Endpoint::Healthz => "healthz",
+            Endpoint::Metrics => "metrics",
+            Endpoint::Other => "other",
+        }
+    }
+
+    fn method(self) -> Method {
+        match self {
+            Endpoint::Add | Endpoint::Check => Method::POST,
+            _ => Method::GET,
+        }
+    }
+}
+
+type Answered = Response<Full<Bytes>>;
+
+impl Server {
+    async fn handle(self: Arc<Server>, request: Request<Incoming>) -> Answered {
+        let endpoint = Endpoint::of(request.uri().path());
+        let response = self.answer(endpoint, request).await;
+        let labels = RequestLabels {
+            endpoint: endpoint.name(),
+            code: response.status().as_u16(),
+        };
+        self.metrics.requests.get_or_create(&labels).inc();
+        self.metrics.requests_total.inc();
+        response
+    }
+
+    async fn answer(
+        self: &Arc<Server>,
+        endpoint: Endpoint,
+        request: Request<Incoming>,
+    ) -> Answered {
+        // Every request, before a byte of its body is read.
+        if !self.authorized(&request) {
+            let mut response = text(StatusCode::UNAUTHORIZED, "a valid bearer token is needed\n");
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return response;
+        }
+        if endpoint == Endpoint::Other {
+            return text(
+                StatusCode::NOT_FOUND,
+                "no such endpoint: see /v1/add, /v1/check, /v1/stats, /healthz, /metrics\n",
+            );
+        }
+        if request.method() != endpoint.method() {
+            let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+            let allow = HeaderValue::from_static(match endpoint.method() {
+                Method::POST => "POST",
+                _ => "GET",
+            });
+            response.headers_mut().insert(ALLOW, allow);
+            return response;
+        }
+        match endpoint {
+            Endpoint::Add => self.lines(request, true).await,
+            Endpoint::Check => self.lines(request, false).await,
+            Endpoint::Stats => self.stats(),
+            Endpoint::Healthz => self.health(),
+            Endpoint::Metrics => self.metrics_text(),
+            Endpoint::Other => unreachable!("answered above"),
+        }
+    }
+
+    /// Whether the request carries the token (compared in constant time),
+    /// or none is needed. The scheme's name is case-insensitive (RFC 9110
+    /// §11.1).
+    fn authorized(&self, request: &Request<Incoming>) -> bool {
+        let Some(token) = &self.token else {
+            return true;
+        };
+        let Some(value) = request.headers().get(AUTHORIZATION) else {
+            return false;
+        };
+        let value = value.as_bytes();
+        let given = match value.split_at_checked(7) {
+            Some((scheme, given)) if scheme.eq_ignore_ascii_case(b"bearer ") => given,
+            _ => return false,
+        };
+        bool::from(given.ct_eq(token))
+    }
+
+    /// `/v1/add` and `/v1/check`: a verdict for every line of the body.
+    async fn lines(self: &Arc<Server>, request: Request<Incoming>, admit: bool) -> Answered {
+        let too_large = || {
+            let max = self.max_body;
+            text(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the body is larger than --max-body ({max} bytes)\n"),
+            )
+        };
+        // Refused before the body is read: a client that asked to continue
+        // uploads nothing.
+        let declared = request
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > self.max_body) {
+            return too_large();
+        }
+        let limit = usize::try_from(self.max_body).unwrap_or(usize::MAX);
+        let body = Limited::new(request.into_body(), limit).collect();
+        let body = match tokio::time::timeout(self.idle, body).await {
+            Err(_) => return text(StatusCode::REQUEST_TIMEOUT, "the body came too slowly\n"),
+            Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(),
+            Ok(Err(_)) => return text(StatusCode::BAD_REQUEST, "the body could not be read\n"),
+            Ok(Ok(collected)) => collected.to_bytes(),
+        };
+        let answered = match body.len() <= INLINE_BODY {
+            true => self.service.answer(&body, admit),
+            false => {
+                let _permit = self.work.acquire().await.expect("never closed");
+                let server = Arc::clone(self);
+                let work = tokio::task::spawn_blocking(move || server.service.answer(&body, admit));
+                match work.await {
+                    Ok(answered) => answered,
+                    Err(_) => {
+                        return text(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "internal error (a bug: please report it)\n",
+                        );
+                    }
+                }
+            }
+        };
+        match answered {
+            Ok(answer) => {
+                self.metrics.answered(&answer);
+                text(StatusCode::OK, answer.body)
+            }
+            Err(refused @ Refused::Store(_)) => {
+                text(StatusCode::INTERNAL_SERVER_ERROR, format!("{refused}\n"))
+            }
+            Err(refused) => text(StatusCode::SERVICE_UNAVAILABLE, format!("{refused}\n")),
+        }
+    }
+
+    /// `/v1/stats`: the store's and the service's figures, as JSON.
+    fn stats(&self) -> Answered {
+        let status = self.service.status();
+        let lines: serde_json::Map<String, serde_json::Value> = VERDICTS
+            .iter()
+            .map(|&verdict| {
+                let n = self
+                    .metrics
+                    .lines
+                    .get_or_create(&VerdictLabels { verdict })
+                    .get();
+                (verdict.to_string(), json!(n))
+            })
+            .collect();
+        let requests = self.metrics.requests_total.get();
+        let at = status
+            .committed_at
+            .map(|t| humantime::format_rfc3339_seconds(t).to_string());
+        let body = json!({
+            "store": {
+                "keys": status.keys,
+                "runs": status.runs,
+                "bytes": status.store_bytes,
+                "config": status.config.to_json(),
+                "commits": status.commit,
+                "last_commit": at,
+            },
+            "service": {
+                "requests": requests,
+                "lines": lines,
+                "pending_keys": status.pending_keys,
+                "commits": status.commits,
+                "failed_commits": status.failed_commits,
+                "failing": status.failing,
+            },
+        });
+        let mut response = text(StatusCode::OK, format!("{body:#}\n"));
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        response
+    }
+
+    /// `/healthz`: 200 while commits succeed.
+    fn health(&self) -> Answered {
+        match self.service.status().failing {
+            None => text(StatusCode::OK, "ok\n"),
+            Some(why) => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("commits are failing: {why}\n"),
+            ),
+        }
+    }
+
+    /// `/metrics`: Prometheus's (OpenMetrics) text format.
+    fn metrics_text(&self) -> Answered {
+        let status = self.service.status();
+        self.metrics.keys.set(gauge(status.keys));
+        self.metrics.store_bytes.set(gauge(status.store_bytes));
+        self.metrics
+            .pending_keys
+            .set(gauge(status.pending_keys as u64));
+        let mut body = String::new();
+        if prometheus_client::encoding::text::encode(&mut body, &self.metrics.registry).is_err() {
+            return text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the metrics could not be written\n",
+            );
+        }
+        let mut response = text(StatusCode::OK, body);
+        response.headers_mut().insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        );
+        response
+    }
+}
+
+fn gauge(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// A plain-text answer.
+fn text(status: StatusCode, body: impl Into<Bytes>) -> Answered {
+    let mut response = Response::new(Full::new(body.into()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    endpoint: &'static str,
+    code: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct VerdictLabels {
+    verdict: &'static str,
+}
+
+/// The service's metrics.
+struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    /// All requests, for `/v1/stats` (not registered: the family has them).
+    requests_total: Counter,
+    lines: Family<VerdictLabels, Counter>,
+    commit_seconds: Histogram,
+    failed_commits: Counter,
+    keys: Gauge,
+    store_bytes: Gauge,
+    pending_keys: Gauge,
+}
+
+impl Metrics {
+    fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("urinorm_serve");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "requests",
+            "HTTP requests answered, by endpoint and status",
+            requests.clone(),
+        );
+        let lines = Family::<VerdictLabels, Counter>::default();
+        registry.register("lines", "Lines answered, by verdict", lines.clone());
+        // 1 ms to 16 s.
+        let commit_seconds = Histogram::new(exponential_buckets(0.001, 2.0, 15));
+        registry.register(
+            "commit_seconds",
+            "Time each commit took (its count is the commits made)",
+            commit_seconds.clone(),
+        );
+        let failed_commits = Counter::default();
+        registry.register(
+            "failed_commits",
+            "Commits that failed (their keys wait for the next)",
+            failed_commits.clone(),
+        );
+        let keys = Gauge::default();
+        registry.register("keys", "Keys the store holds", keys.clone());
+        let store_bytes = Gauge::default();
+        registry.register(
+            "store_bytes",
+            "Bytes the store's files take",
+            store_bytes.clone(),
+        );
+        let pending_keys = Gauge::default();
+        registry.register(
+            "pending_keys",
+            "Keys admitted, not yet committed",
+            pending_keys.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            requests_total: Counter::default(),
+            lines,
+            commit_seconds,
+            failed_commits,
+            keys,
+            store_bytes,
+            pending_keys,
+        }
+    }
+
+    fn answered(&self, answer: &Answer) {
+        for (&verdict, &n) in VERDICTS.iter().zip(&answer.counts) {
+            if n > 0 {
+                self.lines
+                    .get_or_create(&VerdictLabels { verdict })
+                    .inc_by(n);
+            }
+        }
+    }
+
+    fn committed(&self, report: &CommitReport) {
+        match report.error {
+            None => self.commit_seconds.observe(report.took.as_secs_f64()),
+            Some(_) => {
+                self.failed_commits.inc();
+            }
+        }
+    }
+}
