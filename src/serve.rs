@@ -142,6 +142,9 @@ pub struct Status {
 
 type PrintSet = HashSet<u128, ahash::RandomState>;
 
+/// Told of every commit ([`Service::start_watched`]).
+pub type Observer = Box<dyn Fn(&CommitReport) + Send + Sync>;
+
 /// Keys admitted and not yet in the store.
 #[derive(Default)]
 struct Pending {
@@ -177,7 +180,7 @@ struct Shared {
     settings: Settings,
     commits: AtomicU64,
     failed_commits: AtomicU64,
-    observer: Option<Box<dyn Fn(&CommitReport) + Send + Sync>>,
+    observer: Option<Observer>,
 }
 
 /// A seen store served: see the module's comment.
@@ -212,7 +215,7 @@ impl Service {
         mut store: Store,
         lines: NormalizeLines,
         settings: Settings,
-        observer: Option<Box<dyn Fn(&CommitReport) + Send + Sync>>,
+        observer: Option<Observer>,
     ) -> Result<Service, StoreError> {
         // Asked a few keys at a time: the filters spare most block reads.
         store.keep_filters()?;
@@ -402,10 +405,11 @@ impl Shared {
         if pending.closed {
             return Err(Refused::Stopping);
         }
-        if admit && pending.admitted.len() >= self.full_at() {
-            if let Some(why) = &pending.failing {
-                return Err(Refused::Full(why.clone()));
-            }
+        if let Some(why) = &pending.failing
+            && admit
+            && pending.admitted.len() >= self.full_at()
+        {
+            return Err(Refused::Full(why.clone()));
         }
         if self.epoch.load(Ordering::Acquire) != epoch {
             holdings = self.store().holds(firsts)?;

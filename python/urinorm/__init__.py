@@ -50,7 +50,9 @@ file is read and compiled again rather than served stale.
 :func:`normalize_batch` runs over a list or a pyarrow string array with the
 GIL released; :mod:`urinorm.spark` makes a Spark column of it.
 :class:`SeenSet` is a crawler frontier's memory across runs, the command
-line's seen store; :mod:`urinorm.scrapy` puts it under Scrapy.
+line's seen store; :class:`SeenClient` shares one among every process of a
+crawl through ``urinorm serve``; :mod:`urinorm.scrapy` puts either under
+Scrapy.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ from ._urinorm import RUNGS as _RUNGS
 from ._urinorm import TRANSFORMS as _TRANSFORMS
 from ._urinorm import InvalidUri, Normalizer, RulesError, SeenStoreError, __version__, resolve
 from ._urinorm import SeenSet as _SeenSet
+from ._client import SeenClient, SeenServiceError
 
 if TYPE_CHECKING:
     import pyarrow
@@ -80,6 +83,8 @@ __all__ = [
     "TRANSFORMS",
     "InvalidUri",
     "RulesError",
+    "SeenClient",
+    "SeenServiceError",
     "SeenSet",
     "SeenStoreError",
     "__version__",

@@ -21,5 +21,6 @@ mod resolve;
 mod rules;
 mod scope;
 mod seen;
+mod serve;
 mod sort;
 mod spill;

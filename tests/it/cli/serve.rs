@@ -1,0 +1,525 @@
+//! `urinorm serve`: the real server on 127.0.0.1 (an ephemeral port),
+//! driven over HTTP as a crawler's processes drive it.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::Duration;
+
+use crate::common::cli::urinorm;
+use crate::common::testdata;
+
+/// A running server: its child process, its address, and what it has
+/// written to standard error so far.
+struct Server {
+    child: Child,
+    addr: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Server {
+    /// `urinorm serve --seen STORE --listen 127.0.0.1:0 ARGS…`, once it
+    /// says where it listens.
+    fn start(store: &str, args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
+            .args(["serve", "--seen", store, "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut said = String::new();
+        let addr = loop {
+            let Some(Ok(line)) = lines.next() else {
+                panic!("the server stopped before listening: {said}");
+            };
+            if let Some(addr) = line.strip_prefix("urinorm: listening on ") {
+                break addr.to_string();
+            }
+            said.push_str(&line);
+            said.push('\n');
+        };
+        let stderr = Arc::new(Mutex::new(said));
+        let kept = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                let mut kept = kept.lock().unwrap();
+                kept.push_str(&line);
+                kept.push('\n');
+            }
+        });
+        Server {
+            child,
+            addr,
+            stderr,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn signal(&self, signal: &str) {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args([signal, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+
+    /// Stops it with SIGTERM: its exit code and everything it said.
+    fn stop(self) -> (Option<i32>, String) {
+        self.signal("-TERM");
+        self.wait()
+    }
+
+    /// Waits for it to exit: its exit code and everything it said.
+    fn wait(mut self) -> (Option<i32>, String) {
+        let code = self.child.wait().unwrap().code();
+        // The reader thread ends with the pipe.
+        std::thread::sleep(Duration::from_millis(50));
+        let said = self.stderr.lock().unwrap().clone();
+        (code, said)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A client with its own kept-alive connections, which reads any status.
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(60)))
+        .build()
+        .into()
+}
+
+/// POSTs `body` to `url`: the status and the answer.
+fn post(agent: &ureq::Agent, url: &str, body: &[u8], token: Option<&str>) -> (u16, String) {
+    let mut request = agent.post(url);
+    if let Some(token) = token {
+        request = request.header("Authorization", &format!("Bearer {token}"));
+    }
+    let mut response = request.send(body).unwrap();
+    read(&mut response)
+}
+
+fn get(agent: &ureq::Agent, url: &str) -> (u16, String) {
+    read(&mut agent.get(url).call().unwrap())
+}
+
+fn read(response: &mut ureq::http::Response<ureq::Body>) -> (u16, String) {
+    let status = response.status().as_u16();
+    let text = response
+        .body_mut()
+        .with_config()
+        .limit(u64::MAX)
+        .read_to_string()
+        .unwrap();
+    (status, text)
+}
+
+fn store_in(dir: &tempfile::TempDir) -> String {
+    dir.path().join("store").display().to_string()
+}
+
+/// The sample's URLs and lines a frontier meets that are not URLs.
+fn sample_with_junk() -> Vec<u8> {
+    let mut lines = std::fs::read(testdata("sample/urls.txt")).unwrap();
+    lines.extend_from_slice(
+        b"\nnot a uri\n   \nhttp://exa mple.com/\nHTTP://Example.COM:80/a/./b\n",
+    );
+    lines.extend_from_slice(b"http://example.com/a/b\nhttp://\xff/\n\t\nhttp://example.com/a/b");
+    lines
+}
+
+#[test]
+fn its_verdicts_are_dedups_verdicts_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = sample_with_junk();
+    let dedup_store = dir.path().join("dedup").display().to_string();
+    let dedup = urinorm(
+        &["dedup", "-q", "--emit", "verdict", "--seen", &dedup_store],
+        &lines,
+    );
+    assert_eq!(dedup.code, 1, "some lines are rejected: {}", dedup.stderr);
+    let server = Server::start(&store_in(&dir), &[]);
+    let (status, answer) = post(&agent(), &server.url("/v1/add"), &lines, None);
+    assert_eq!(status, 200);
+    assert_eq!(answer, dedup.stdout);
+    // Asked again: every key is held now.
+    let (_, again) = post(&agent(), &server.url("/v1/check"), &lines, None);
+    let news = again.lines().filter(|l| l.starts_with("new\t")).count();
+    assert_eq!(news, 0, "{again}");
+    assert_eq!(again.lines().count(), answer.lines().count());
+}
+
+#[test]
+fn every_endpoint_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store_in(&dir), &["--commit-every", "50ms"]);
+    let agent = agent();
+    let (status, check) = post(&agent, &server.url("/v1/check"), b"http://a/x\n", None);
+    assert_eq!((status, check.as_str()), (200, "new\thttp://a/x\n"));
+    // Checking admitted nothing.
+    let (_, add) = post(
+        &agent,
+        &server.url("/v1/add"),
+        b"http://A/x\nhttp://a:80/x\n\nhttp://b/",
+        None,
+    );
+    assert_eq!(
+        add,
+        "new\thttp://a/x\ndup\thttp://a/x\nblank\nnew\thttp://b/\n"
+    );
+    let (_, seen) = post(&agent, &server.url("/v1/add"), b"http://a/x\n", None);
+    assert_eq!(seen, "seen\thttp://a/x\n");
+    let (status, empty) = post(&agent, &server.url("/v1/add"), b"", None);
+    assert_eq!((status, empty.as_str()), (200, ""));
+
+    crate::common::cli::wait_until("a commit", || {
+        let (_, stats) = get(&agent, &server.url("/v1/stats"));
+        let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+        stats["store"]["keys"] == 2
+    });
+    let (status, stats) = get(&agent, &server.url("/v1/stats"));
+    assert_eq!(status, 200);
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["service"]["lines"]["new"], 3, "{stats:#}");
+    assert_eq!(stats["service"]["lines"]["dup"], 1);
+    assert_eq!(stats["service"]["lines"]["seen"], 1);
+    assert_eq!(stats["service"]["lines"]["blank"], 1);
+    assert_eq!(stats["service"]["pending_keys"], 0);
+    assert_eq!(stats["store"]["config"]["rung"], "scheme");
+    assert!(stats["service"]["commits"].as_u64().unwrap() >= 1);
+
+    assert_eq!(get(&agent, &server.url("/healthz")), (200, "ok\n".into()));
+    let (status, metrics) = get(&agent, &server.url("/metrics"));
+    assert_eq!(status, 200);
+    for sample in [
+        "urinorm_serve_lines_total{verdict=\"new\"} 3",
+        "urinorm_serve_requests_total{endpoint=\"add\",code=\"200\"} 3",
+        "urinorm_serve_keys 2",
+        "urinorm_serve_pending_keys 0",
+        "urinorm_serve_commit_seconds_count ",
+        "urinorm_serve_store_bytes ",
+    ] {
+        assert!(metrics.contains(sample), "{sample} not in {metrics}");
+    }
+    assert!(metrics.ends_with("# EOF\n"));
+
+    assert_eq!(get(&agent, &server.url("/v2/add")).0, 404);
+    assert_eq!(get(&agent, &server.url("/v1/add")).0, 405);
+    assert_eq!(post(&agent, &server.url("/healthz"), b"", None).0, 405);
+    let (code, said) = server.stop();
+    assert_eq!(code, Some(0), "{said}");
+}
+
+/// Each of `urls` in a spelling of its own (the same key).
+fn spelled(url: &str, how: usize) -> String {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return url.to_string();
+    };
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    match how % 4 {
+        0 => url.to_string(),
+        1 => format!("HTTP://{}/{path}", host.to_uppercase()),
+        2 if !host.contains(':') => format!("http://{host}:80/{path}"),
+        _ => format!("http://{host}/./{path}"),
+    }
+}
+
+#[test]
+fn eight_clients_together_get_one_new_per_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store_in(&dir), &["--commit-every", "20ms"]);
+    let text = std::fs::read_to_string(testdata("sample/urls.txt")).unwrap();
+    let urls: Arc<Vec<String>> = Arc::new(text.lines().map(str::to_string).collect());
+    let clients = 8;
+    let barrier = Arc::new(Barrier::new(clients));
+    let url = server.url("/v1/add");
+    let threads: Vec<_> = (0..clients)
+        .map(|client| {
+            let (urls, barrier, url) = (Arc::clone(&urls), Arc::clone(&barrier), url.clone());
+            std::thread::spawn(move || {
+                let agent = agent();
+                barrier.wait();
+                let mut answers = Vec::new();
+                // Overlapping halves, in batches of 250, each client its
+                // own spellings and its own order.
+                let start = client * urls.len() / (2 * clients);
+                let mine: Vec<String> = (0..urls.len() / 2)
+                    .map(|i| {
+                        let at = (start + i * 7 + client) % urls.len();
+                        spelled(&urls[at], client + i)
+                    })
+                    .collect();
+                for batch in mine.chunks(250) {
+                    let body = batch.join("\n") + "\n";
+                    let (status, answer) = post(&agent, &url, body.as_bytes(), None);
+                    assert_eq!(status, 200);
+                    let lines: Vec<String> = answer.lines().map(str::to_string).collect();
+                    assert_eq!(lines.len(), batch.len(), "one verdict a line");
+                    answers.extend(lines);
+                }
+                answers
+            })
+        })
+        .collect();
+    let answers: Vec<Vec<String>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let mut news: HashMap<String, usize> = HashMap::new();
+    let mut keys = 0;
+    for line in answers.iter().flatten() {
+        let (verdict, key) = line.split_once('\t').unwrap_or((line, ""));
+        assert!(
+            ["new", "dup", "seen", "rejected"].contains(&verdict),
+            "{line}"
+        );
+        if verdict != "rejected" {
+            keys += 1;
+            *news.entry(key.to_string()).or_default() += usize::from(verdict == "new");
+        }
+    }
+    assert!(keys > 10_000, "{keys}");
+    let twice: Vec<_> = news.iter().filter(|&(_, &n)| n != 1).collect();
+    assert!(twice.is_empty(), "not one new each: {twice:?}");
+    let (code, said) = server.stop();
+    assert_eq!(code, Some(0));
+    let admitted = format!("{} new keys admitted", news.len());
+    assert!(said.contains(&admitted), "{said}");
+}
+
+#[test]
+fn a_token_is_needed_and_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = "s3cret-t0ken-0123456789abcdef";
+    let file = dir.path().join("token");
+    std::fs::write(&file, format!("{token}\n")).unwrap();
+    let server = Server::start(&store_in(&dir), &["--token-file", file.to_str().unwrap()]);
+    let agent = agent();
+    let add = server.url("/v1/add");
+    assert_eq!(post(&agent, &add, b"http://a/\n", None).0, 401);
+    assert_eq!(post(&agent, &add, b"http://a/\n", Some("wrong")).0, 401);
+    let basic = agent
+        .post(&add)
+        .header("Authorization", &format!("Basic {token}"))
+        .send(&b"http://a/\n"[..])
+        .unwrap();
+    assert_eq!(basic.status().as_u16(), 401);
+    assert_eq!(basic.headers().get("www-authenticate").unwrap(), "Bearer");
+    assert_eq!(get(&agent, &server.url("/metrics")).0, 401);
+    assert_eq!(
+        post(&agent, &add, b"http://a/\n", Some(token)),
+        (200, "new\thttp://a/\n".into())
+    );
+    let (code, said) = server.stop();
+    assert_eq!(code, Some(0));
+    assert!(!said.contains(token), "{said}");
+
+    // Beyond loopback, no token is refused before anything is bound.
+    let open = urinorm(
+        &["serve", "--seen", &store_in(&dir), "--listen", "0.0.0.0:0"],
+        b"",
+    );
+    assert_eq!(open.code, 2);
+    assert!(
+        open.stderr.contains("needs --token-file"),
+        "{}",
+        open.stderr
+    );
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, "\n").unwrap();
+    let run = urinorm(
+        &[
+            "serve",
+            "--seen",
+            &store_in(&dir),
+            "--listen",
+            "127.0.0.1:0",
+            "--token-file",
+            empty.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("is empty"), "{}", run.stderr);
+}
+
+/// Sends `raw` on a fresh connection and reads until the server closes
+/// it (or 10 s pass): what it answered.
+fn raw_exchange(addr: &str, raw: &[u8]) -> String {
+    let mut tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    tcp.write_all(raw).unwrap();
+    let mut answer = Vec::new();
+    let _ = tcp.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[test]
+fn limits_have_clear_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &store_in(&dir),
+        &[
+            "--max-body",
+            "1K",
+            "--idle-timeout",
+            "1s",
+            "--max-line-bytes",
+            "100",
+        ],
+    );
+    let agent = agent();
+    let add = server.url("/v1/add");
+    let big = "http://example.com/a\n".repeat(100);
+    let (status, why) = post(&agent, &add, big.as_bytes(), None);
+    assert_eq!(
+        (status, why.as_str()),
+        (413, "the body is larger than --max-body (1024 bytes)\n")
+    );
+    // Chunked, no length declared: stopped as it passes the limit.
+    let mut reader = big.as_bytes();
+    let mut chunked = agent
+        .post(&add)
+        .send(ureq::SendBody::from_reader(&mut reader))
+        .unwrap();
+    assert_eq!(read(&mut chunked).0, 413);
+    // A long line is rejected as in a file; the others are answered.
+    let long = format!("http://a/{}\nhttp://b/\n", "x".repeat(200));
+    let (status, answer) = post(&agent, &add, long.as_bytes(), None);
+    assert_eq!(status, 200);
+    assert_eq!(
+        answer,
+        "rejected\tline longer than the maximum line length at byte 100\nnew\thttp://b/\n"
+    );
+
+    let addr = &server.addr;
+    assert!(raw_exchange(addr, b"NOT HTTP\r\n\r\n").starts_with("HTTP/1.1 400"));
+    let bad_length = b"POST /v1/add HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n";
+    assert!(raw_exchange(addr, bad_length).starts_with("HTTP/1.1 400"));
+    // A client that stops in its headers, or sends nothing, is let go.
+    for silent in [&b"POST /v1/add HTTP/1.1\r\nHost: x\r\n"[..], b""] {
+        let started = std::time::Instant::now();
+        let answer = raw_exchange(addr, silent);
+        assert!(answer.is_empty(), "{answer}");
+        assert!(
+            started.elapsed() < Duration::from_secs(9),
+            "closed by the server"
+        );
+    }
+    // A body that trickles: 408.
+    let mut tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    tcp.write_all(b"POST /v1/add HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nhttp://a/\n")
+        .unwrap();
+    let mut answer = String::new();
+    let _ = tcp.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    // And the server serves on.
+    assert_eq!(get(&agent, &server.url("/healthz")).0, 200);
+}
+
+#[test]
+fn a_stop_commits_and_a_kill_keeps_a_sound_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(&dir);
+    let lines = std::fs::read(testdata("sample/urls.txt")).unwrap();
+    // SIGTERM, long before a commit is due: the stop commits.
+    let server = Server::start(&store, &["--commit-every", "1h"]);
+    let (_, first) = post(&agent(), &server.url("/v1/add"), &lines, None);
+    let news = first.lines().filter(|l| l.starts_with("new\t")).count();
+    assert!(news > 1000);
+    let (code, said) = server.stop();
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains(&format!("{news} new keys admitted")),
+        "{said}"
+    );
+    let server = Server::start(&store, &["--commit-every", "1h"]);
+    let (_, again) = post(&agent(), &server.url("/v1/check"), &lines, None);
+    assert_eq!(again.lines().filter(|l| l.starts_with("new\t")).count(), 0);
+
+    // SIGKILL: what was admitted since the last commit is new again.
+    let (_, fresh) = post(
+        &agent(),
+        &server.url("/v1/add"),
+        b"http://fresh.example/\n",
+        None,
+    );
+    assert_eq!(fresh, "new\thttp://fresh.example/\n");
+    server.signal("-KILL");
+    drop(server);
+    let verify = urinorm(&["seen", "verify", &store], b"");
+    assert_eq!(verify.code, 0, "{}", verify.stderr);
+    let server = Server::start(&store, &[]);
+    let (_, fresh) = post(
+        &agent(),
+        &server.url("/v1/add"),
+        b"http://fresh.example/\n",
+        None,
+    );
+    assert_eq!(fresh, "new\thttp://fresh.example/\n");
+
+    assert_eq!(server.stop().0, Some(0));
+    // Another configuration is refused, as dedup refuses it.
+    let other = urinorm(
+        &[
+            "serve",
+            "--seen",
+            &store,
+            "--listen",
+            "127.0.0.1:0",
+            "--rung",
+            "syntax",
+        ],
+        b"",
+    );
+    assert_eq!(other.code, 2);
+    assert!(other.stderr.contains("rung"), "{}", other.stderr);
+}
+
+#[test]
+fn a_stop_lets_a_request_in_flight_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(&dir);
+    let server = Server::start(&store, &["--commit-every", "1h"]);
+    // Its headers and half its body, then the stop, then the rest.
+    let mut tcp = TcpStream::connect(&server.addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    tcp.write_all(b"POST /v1/add HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\nhttp://a/\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    server.signal("-TERM");
+    std::thread::sleep(Duration::from_millis(200));
+    tcp.write_all(b"http://b/\n").unwrap();
+    let mut answer = String::new();
+    let _ = tcp.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.ends_with("new\thttp://a/\nnew\thttp://b/\n"),
+        "{answer}"
+    );
+    let (code, said) = server.wait();
+    assert_eq!(code, Some(0), "{said}");
+    let server = Server::start(&store, &[]);
+    let (_, held) = post(
+        &agent(),
+        &server.url("/v1/check"),
+        b"http://a/\nhttp://b/\n",
+        None,
+    );
+    assert_eq!(held, "seen\thttp://a/\nseen\thttp://b/\n");
+}
