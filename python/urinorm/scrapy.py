@@ -19,13 +19,24 @@ With ``URINORM_SEEN_MAX_AGE`` (seconds, or ``"7d"`` as the command line's
 ``--seen-max-age`` takes it), a request whose key was admitted longer ago
 is let through again (a recrawl), and its key admitted with the new time.
 
+With ``URINORM_SEEN_URL`` (and ``URINORM_SEEN_TOKEN`` if the service has
+one), the filter asks ``urinorm serve`` (a :class:`urinorm.SeenClient`)
+instead: every process of a Scrapy cluster that names the same service
+shares one seen set, and a URL one process fetched is filtered in all the
+others. The service's options (rung, preset, key, max age) decide what is
+one page; the filter's own apply only to requests it keys itself: one
+that is not a GET or HEAD without a body (its key, method, URL and body,
+is no line a service takes), and a URL the service rejects. Those are
+filtered within the process only.
+
 Settings: ``URINORM_RUNG``, ``URINORM_PRESET``, ``URINORM_WITH``,
 ``URINORM_WITHOUT`` (lists of transform names), ``URINORM_TRACKING_PARAMS``
 (a list of parameter names), ``URINORM_RULES`` and
 ``URINORM_RULES_CLEARURLS`` (lists of site rules files: urinorm's line
 format and ClearURLs' ``data.min.json``, as ``--rules`` and
 ``--rules-clearurls`` take them; read once, when the filter is made),
-``URINORM_SEEN_DIR``, ``URINORM_COMMIT_EVERY``, ``URINORM_SEEN_MAX_AGE``;
+``URINORM_SEEN_DIR``, ``URINORM_COMMIT_EVERY``, ``URINORM_SEEN_MAX_AGE``,
+``URINORM_SEEN_URL``, ``URINORM_SEEN_TOKEN``;
 ``DUPEFILTER_DEBUG`` logs
 every duplicate, as Scrapy's own filter does.
 """
@@ -40,7 +51,7 @@ from scrapy.dupefilters import BaseDupeFilter
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str
 
-from . import InvalidUri, SeenSet
+from . import InvalidUri, SeenClient, SeenSet
 from ._options import normalizer, paths
 
 __all__ = ["DupeFilter"]
@@ -63,7 +74,14 @@ class DupeFilter(BaseDupeFilter):
         rules_clearurls=None,
         commit_every: float = 1.0,
         max_age=None,
+        seen_url: str | None = None,
+        seen_token: str | None = None,
     ) -> None:
+        if path and seen_url:
+            raise ValueError(
+                "the filter takes a seen store (URINORM_SEEN_DIR) or a seen service"
+                " (URINORM_SEEN_URL), not both"
+            )
         options = {
             "rung": rung,
             "preset": preset,
@@ -77,6 +95,7 @@ class DupeFilter(BaseDupeFilter):
         # records the settings of, are made under the same rules.
         self._store = SeenSet(path, max_age=max_age, **options) if path else None
         self._normalizer = self._store._normalizer if self._store else normalizer(**options)
+        self._client = SeenClient(seen_url, seen_token) if seen_url else None
         self._keys: set[bytes] = set()
         self._commit_every = commit_every
         self._committed_at = time.monotonic()
@@ -88,8 +107,11 @@ class DupeFilter(BaseDupeFilter):
     def from_crawler(cls, crawler):
         settings = crawler.settings
         path = settings.get("URINORM_SEEN_DIR")
+        url = settings.get("URINORM_SEEN_URL")
         jobdir = job_dir(settings)
-        if not path and jobdir:
+        # A shared service is the crawl's memory: the job directory keeps
+        # only Scrapy's own state.
+        if not path and not url and jobdir:
             path = os.path.join(jobdir, "urinorm-seen")
         return cls(
             path,
@@ -103,6 +125,8 @@ class DupeFilter(BaseDupeFilter):
             rules_clearurls=settings.getlist("URINORM_RULES_CLEARURLS"),
             commit_every=settings.getfloat("URINORM_COMMIT_EVERY", 1.0),
             max_age=settings.get("URINORM_SEEN_MAX_AGE"),
+            seen_url=url,
+            seen_token=settings.get("URINORM_SEEN_TOKEN"),
         )
 
     def request_key(self, request) -> bytes:
@@ -120,6 +144,10 @@ class DupeFilter(BaseDupeFilter):
         return request.method.encode() + b" " + url.encode() + b"\n" + request.body
 
     def request_seen(self, request) -> bool:
+        if self._client is not None and request.method in ("GET", "HEAD") and not request.body:
+            (new,) = self._client.add([request.url])
+            if new is not None:
+                return not new
         key = self.request_key(request)
         if self._store is None:
             new = key not in self._keys
@@ -134,6 +162,8 @@ class DupeFilter(BaseDupeFilter):
     def close(self, reason: str) -> None:
         if self._store is not None:
             self._store.close()
+        if self._client is not None:
+            self._client.close()
 
     def log(self, request, spider) -> None:
         if self.debug:

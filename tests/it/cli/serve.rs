@@ -523,3 +523,89 @@ fn a_stop_lets_a_request_in_flight_finish() {
     );
     assert_eq!(held, "seen\thttp://a/\nseen\thttp://b/\n");
 }
+
+/// Requests made of random parts (methods, paths, header names and values
+/// of any bytes, bodies, lengths that lie): each gets an HTTP answer or a
+/// closed connection, never a hang or a crash, and the server serves on.
+#[test]
+fn random_requests_get_an_answer_or_a_close() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &store_in(&dir),
+        &["--idle-timeout", "2s", "--max-body", "4K"],
+    );
+    let method = prop::sample::select(vec![
+        "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "G\0T", "",
+    ]);
+    let path = prop::sample::select(vec![
+        "/v1/add",
+        "/v1/check",
+        "/v1/stats",
+        "/healthz",
+        "/metrics",
+        "/",
+        "*",
+        "/v1/add?x=%ff",
+        "http://h/v1/add",
+    ]);
+    let bytes = || prop::collection::vec(any::<u8>(), 0..64);
+    let header = (bytes(), bytes());
+    let request = (
+        method,
+        path,
+        prop::collection::vec(header, 0..6),
+        bytes(),
+        any::<Option<u16>>(),
+        any::<bool>(),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 96,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(
+            &request,
+            |(method, path, headers, body, length, chunked)| {
+                let mut raw = format!("{method} {path} HTTP/1.1\r\nHost: x\r\n").into_bytes();
+                for (name, value) in headers {
+                    raw.extend_from_slice(&name);
+                    raw.extend_from_slice(b": ");
+                    raw.extend_from_slice(&value);
+                    raw.extend_from_slice(b"\r\n");
+                }
+                if let Some(length) = length {
+                    raw.extend_from_slice(format!("Content-Length: {length}\r\n").as_bytes());
+                }
+                if chunked {
+                    raw.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+                }
+                raw.extend_from_slice(b"\r\n");
+                raw.extend_from_slice(&body);
+                let mut tcp = TcpStream::connect(&server.addr).unwrap();
+                tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                tcp.write_all(&raw).unwrap();
+                // Nothing more comes: the server must answer or close.
+                let _ = tcp.shutdown(std::net::Shutdown::Write);
+                let mut answer = Vec::new();
+                let read = tcp.read_to_end(&mut answer);
+                let reset = read
+                    .as_ref()
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset);
+                prop_assert!(read.is_ok() || reset, "no answer, no close: {read:?}");
+                prop_assert!(
+                    answer.is_empty() || answer.starts_with(b"HTTP/1.1 "),
+                    "{}",
+                    String::from_utf8_lossy(&answer)
+                );
+                Ok(())
+            },
+        )
+        .unwrap();
+    assert_eq!(get(&agent(), &server.url("/healthz")).0, 200);
+    let (code, said) = server.stop();
+    assert_eq!(code, Some(0), "{said}");
+}
