@@ -5,11 +5,12 @@ use std::process::Command;
 
 use crate::common::cli::urinorm;
 
-const SUBCOMMANDS: [&str; 8] = [
+const SUBCOMMANDS: [&str; 9] = [
     "normalize",
     "dedup",
     "ladder",
     "resolve",
+    "serve",
     "explain",
     "transforms",
     "completions",
