@@ -447,68 +447,61 @@ impl Shared {
     fn commit_loop(&self) -> Result<(), StoreError> {
         let mut due = Instant::now() + self.settings.commit_every;
         loop {
-            let mut pending = self.pending();
-            loop {
-                let now = Instant::now();
-                let ready = pending.closed
-                    || now >= due
-                    || pending.admitted.len() >= self.settings.pending_keys;
-                if ready {
-                    break;
+            let (closing, renewed) = {
+                let mut pending = self.wait_until_due(due);
+                due = Instant::now() + self.settings.commit_every;
+                let closing = pending.closed;
+                if pending.admitted.is_empty() {
+                    match closing {
+                        true => return Ok(()),
+                        false => continue,
+                    }
                 }
-                pending = match self.wake.wait_timeout(pending, due - now) {
-                    Ok((pending, _)) => pending,
-                    Err(poisoned) => poisoned.into_inner().0,
-                };
-            }
-            let closing = pending.closed;
-            due = Instant::now() + self.settings.commit_every;
-            if pending.admitted.is_empty() {
-                if closing {
-                    return Ok(());
-                }
-                continue;
-            }
-            let mut committing = std::mem::take(&mut pending.admitted);
-            std::mem::swap(&mut pending.committing, &mut committing);
-            let renewed = std::mem::take(&mut pending.renewed);
-            drop(pending);
+                // Still answered from there until the commit has ended.
+                pending.committing = std::mem::take(&mut pending.admitted);
+                (closing, std::mem::take(&mut pending.renewed))
+            };
             let started = Instant::now();
             let committed = self.commit(renewed);
-            let keys = {
-                let mut pending = self.pending();
-                let keys = pending.committing.len();
-                match &committed {
-                    Ok(()) => {
-                        pending.committing.clear();
-                        pending.failing = None;
-                    }
-                    // Kept, for the next commit to try again.
-                    Err(e) => {
-                        let failed = std::mem::take(&mut pending.committing);
-                        pending.admitted.extend(failed);
-                        pending.renewed += renewed;
-                        pending.failing = Some(e.to_string());
-                    }
+            let keys = self.settle(committed.as_ref().err(), renewed);
+            // The merges change no answer: lookups go on while they are
+            // written, and wait only while each is put in place.
+            let merged = committed.and_then(|()| self.merge());
+            let error = merged.as_ref().err().map(ToString::to_string);
+            let counter = match &error {
+                None => &self.commits,
+                Some(why) => {
+                    self.pending().failing = Some(why.clone());
+                    &self.failed_commits
                 }
-                self.epoch.fetch_add(1, Ordering::Release);
-                keys
-            };
-            let counter = match committed {
-                Ok(()) => &self.commits,
-                Err(_) => &self.failed_commits,
             };
             counter.fetch_add(1, Ordering::Relaxed);
             if let Some(observer) = &self.observer {
-                observer(&CommitReport {
-                    keys,
-                    took: started.elapsed(),
-                    error: committed.as_ref().err().map(ToString::to_string),
-                });
+                let took = started.elapsed();
+                observer(&CommitReport { keys, took, error });
             }
             if closing {
-                return committed;
+                return merged;
             }
+        }
+    }
+
+    /// The pending keys once a commit is due: `due` has come, enough keys
+    /// wait, or the service is closing.
+    fn wait_until_due(&self, due: Instant) -> MutexGuard<'_, Pending> {
+        let mut pending = self.pending();
+        loop {
+            let now = Instant::now();
+            let ready = pending.closed
+                || now >= due
+                || pending.admitted.len() >= self.settings.pending_keys;
+            if ready {
+                return pending;
+            }
+            pending = match self.wake.wait_timeout(pending, due - now) {
+                Ok((pending, _)) => pending,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
         }
     }
 
@@ -518,7 +511,44 @@ impl Shared {
         prints.sort_unstable();
         let mut store = self.store.write().unwrap_or_else(|p| p.into_inner());
         store.stage(prints.into_iter(), Staging::Admit { renewed })?;
-        store.publish().map(drop)
+        store.publish_unmerged().map(drop)
+    }
+
+    /// Ends a commit: its keys leave the pending sets (the store answers
+    /// for them now), or if it `failed`, wait for the next one. Returns how
+    /// many it had.
+    fn settle(&self, failed: Option<&StoreError>, renewed: u64) -> usize {
+        let mut pending = self.pending();
+        let keys = pending.committing.len();
+        match failed {
+            None => {
+                pending.committing.clear();
+                pending.failing = None;
+            }
+            Some(e) => {
+                let kept = std::mem::take(&mut pending.committing);
+                pending.admitted.extend(kept);
+                pending.renewed += renewed;
+                pending.failing = Some(e.to_string());
+            }
+        }
+        // A request that read the store before this must read it again.
+        self.epoch.fetch_add(1, Ordering::Release);
+        keys
+    }
+
+    /// Makes the merges the store is due, each written while lookups read
+    /// the store, then put in place under its write lock.
+    fn merge(&self) -> Result<(), StoreError> {
+        loop {
+            // The read lock is let go before the write lock is taken.
+            let written = self.store().write_due_merge()?;
+            let Some(written) = written else {
+                return Ok(());
+            };
+            let mut store = self.store.write().unwrap_or_else(|p| p.into_inner());
+            store.install_merge(written)?;
+        }
     }
 }
 

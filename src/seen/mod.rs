@@ -210,6 +210,21 @@ pub struct Committed {
     pub runs: usize,
 }
 
+/// A merge written and synced, not yet live: see [`Store::write_due_merge`].
+#[derive(Debug)]
+pub struct MergeWritten {
+    /// The runs it replaces.
+    range: std::ops::Range<usize>,
+    entry: RunEntry,
+}
+
+/// Whether a commit merges the runs it makes due at once.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Merging {
+    Now,
+    Later,
+}
+
 /// An open seen store.
 ///
 /// ```
@@ -477,6 +492,17 @@ impl Store {
     /// replacement of the manifest, which also counts the commit. Then
     /// merges runs so that each is larger than the next newer one.
     pub fn publish(&mut self) -> Result<Committed, StoreError> {
+        self.publish_then(Merging::Now)
+    }
+
+    /// As [`Store::publish`], leaving the merges it would make to the
+    /// caller ([`Store::write_due_merge`], [`Store::install_merge`]), so
+    /// that lookups need not wait for them.
+    pub fn publish_unmerged(&mut self) -> Result<Committed, StoreError> {
+        self.publish_then(Merging::Later)
+    }
+
+    fn publish_then(&mut self, merging: Merging) -> Result<Committed, StoreError> {
         self.writable()?;
         let mut next = self.manifest.clone();
         next.commit += 1;
@@ -502,8 +528,10 @@ impl Store {
         }
         next.write(&self.dir)?;
         self.manifest = next;
-        while let Some(at) = self.merge_due() {
-            self.merge(at..at + 2, None)?;
+        if merging == Merging::Now {
+            while let Some(at) = self.merge_due() {
+                self.merge(at..at + 2, None)?;
+            }
         }
         self.since_open.admitted += counts.admitted;
         self.since_open.renewed += counts.renewed;
@@ -577,16 +605,36 @@ impl Store {
         })
     }
 
-    /// Merges the neighbouring runs `range` into one run in their place,
-    /// keeping each key's newest entry (and, with `expire_before`, only
-    /// those at least that recent): the merged run is written and synced,
-    /// the manifest replaced, and only then the old files removed (a kill
-    /// in between leaves files that the next writer removes).
+    /// Merges runs `range` into one (dropping keys admitted before
+    /// `expire_before`), and makes it live in their place.
     fn merge(
         &mut self,
         range: std::ops::Range<usize>,
         expire_before: Option<Stamp>,
     ) -> Result<(), StoreError> {
+        let written = self.write_merge(range, expire_before)?;
+        self.install_merge(written)
+    }
+
+    /// The merge the store is due, written and synced but not yet live
+    /// ([`Store::install_merge`] makes it so), if any. It only reads the
+    /// store: lookups may go on meanwhile (`urinorm serve` reads while its
+    /// committer merges), as long as nothing else writes it before the
+    /// merge is installed.
+    pub fn write_due_merge(&self) -> Result<Option<MergeWritten>, StoreError> {
+        self.writable()?;
+        self.merge_due()
+            .map(|at| self.write_merge(at..at + 2, None))
+            .transpose()
+    }
+
+    /// Writes runs `range` merged as a new run, synced, under its
+    /// temporary name.
+    fn write_merge(
+        &self,
+        range: std::ops::Range<usize>,
+        expire_before: Option<Stamp>,
+    ) -> Result<MergeWritten, StoreError> {
         let id = self.manifest.next_run;
         let temp = manifest::temp_path(&self.dir, id);
         let mut writer = RunWriter::create(&temp, self.manifest.config.id())?;
@@ -604,17 +652,39 @@ impl Store {
         })?;
         let entries = writer.count();
         writer.finish()?;
-        let mut next = self.manifest.clone();
-        next.next_run = id + 1;
         // Merging changes no answer, so the count it adds is the sum of
         // the runs'; unless entries were dropped for their age, a merge of
         // every run then adds exactly its entries.
         let adds = match expire_before {
             Some(_) => entries as i64,
-            None => next.runs[range.clone()].iter().map(|r| r.adds).sum(),
+            None => self.manifest.runs[range.clone()]
+                .iter()
+                .map(|r| r.adds)
+                .sum(),
         };
+        Ok(MergeWritten {
+            range,
+            entry: RunEntry { id, entries, adds },
+        })
+    }
+
+    /// Makes a merge written by [`Store::write_due_merge`] live: the runs
+    /// it merged are replaced by it in one atomic replacement of the
+    /// manifest.
+    pub fn install_merge(&mut self, written: MergeWritten) -> Result<(), StoreError> {
+        let MergeWritten { range, entry } = written;
+        let (id, temp) = (entry.id, manifest::temp_path(&self.dir, entry.id));
+        if id != self.manifest.next_run || range.end > self.runs.len() {
+            return Err(StoreError::Io {
+                path: temp,
+                action: "install a merge written before another change to",
+                source: std::io::Error::other("the store changed since the merge was written"),
+            });
+        }
+        let mut next = self.manifest.clone();
+        next.next_run = id + 1;
         // Nothing left (every key forgotten or expired): no run in their place.
-        let merged = match entries {
+        let merged = match entry.entries {
             0 => {
                 let _ = std::fs::remove_file(&temp);
                 None
@@ -623,7 +693,7 @@ impl Store {
                 let path = self.dir.join(manifest::run_file_name(id));
                 std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
                 let run = Run::open(&path, &next.config.id())?;
-                Some((RunEntry { id, entries, adds }, run))
+                Some((entry, run))
             }
         };
         let (entry, run) = merged.unzip();

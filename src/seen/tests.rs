@@ -69,6 +69,56 @@ fn runs_merge_like_a_binary_counter() {
     store.verify().unwrap();
 }
 
+/// Merges left for later are the same merges, written while the store is
+/// only read, then put in place; one written before another change is
+/// refused.
+#[test]
+fn merges_left_for_later_are_written_then_installed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = writer(dir.path());
+    let publish_unmerged = |store: &mut Store, seed| {
+        let mut prints = spread(seed, 100);
+        prints.sort_unstable();
+        store
+            .stage(prints.into_iter(), Staging::Admit { renewed: 0 })
+            .unwrap();
+        store.publish_unmerged().unwrap()
+    };
+    publish_unmerged(&mut store, 1);
+    assert!(store.write_due_merge().unwrap().is_none());
+    assert_eq!(publish_unmerged(&mut store, 2).runs, 2);
+    let written = store
+        .write_due_merge()
+        .unwrap()
+        .expect("two runs of one size");
+    // Lookups meanwhile see both runs.
+    assert!(
+        store
+            .holds(&spread(2, 100))
+            .unwrap()
+            .iter()
+            .all(|&h| h == Holding::Held)
+    );
+    store.install_merge(written).unwrap();
+    assert_eq!((store.runs(), store.keys()), (1, 200));
+    assert!(store.write_due_merge().unwrap().is_none());
+    store.verify().unwrap();
+
+    publish_unmerged(&mut store, 3);
+    publish_unmerged(&mut store, 4);
+    let stale = store.write_due_merge().unwrap().expect("due");
+    publish_unmerged(&mut store, 5);
+    assert!(
+        store.install_merge(stale).is_err(),
+        "the store changed since"
+    );
+    while let Some(written) = store.write_due_merge().unwrap() {
+        store.install_merge(written).unwrap();
+    }
+    assert_eq!(store.keys(), 500);
+    store.verify().unwrap();
+}
+
 #[test]
 fn a_store_of_another_configuration_is_refused_naming_both() {
     let dir = tempfile::tempdir().unwrap();
