@@ -175,6 +175,10 @@ pub struct NormalizeLines {
     pub scope: Option<Scope>,
     /// What each line's [`Mapped::site`] is, for per-site caps.
     pub site: Option<Site>,
+    /// Only URIs a crawler can fetch are taken: a relative reference, or
+    /// an `http(s)` URI without a host, is rejected
+    /// ([`SchemeHost::fetchable`]). What feeds a frontier wants this.
+    pub fetchable: bool,
 }
 
 /// The buffers [`NormalizeLines`] reuses from one line to the next, in
@@ -257,6 +261,7 @@ impl NormalizeLines {
             columns,
             scope: None,
             site: None,
+            fetchable: false,
         }
     }
 
@@ -280,8 +285,10 @@ impl NormalizeLines {
                 .rewrite_if_changed(line, out, normalize)
                 .map_err(|e| lenient::explain_rejection(line, e))?;
             let canonical = if changed { &out[start..] } else { line };
-            if !self.judge(canonical, site) {
-                return Ok(None);
+            let judged = self.judge(canonical, site);
+            if !matches!(judged, Ok(true)) {
+                out.truncate(start);
+                return judged.map(|_| None);
             }
             let mapped = match changed {
                 true => Mapped::key(start..out.len()),
@@ -362,20 +369,29 @@ impl NormalizeLines {
     }
 
     /// Whether the line whose URI has the canonical form `canonical` is in
-    /// scope; keeps its site in `kept` (for [`Mapped::site`]) when caps
-    /// ask for it.
-    fn judge(&self, canonical: &[u8], kept: &mut Vec<u8>) -> bool {
-        if self.scope.is_none() && self.site.is_none() {
-            return true;
+    /// scope (an error if it must be fetchable and is not); keeps its site
+    /// in `kept` (for [`Mapped::site`]) when caps ask for it.
+    fn judge(&self, canonical: &[u8], kept: &mut Vec<u8>) -> Result<bool, InvalidUri> {
+        if !self.judges() {
+            return Ok(true);
         }
         let parts = SchemeHost::of_valid(canonical);
+        if self.fetchable {
+            parts.fetchable().map_err(|kind| InvalidUri::new(0, kind))?;
+        }
         if let Some(site) = self.site {
             kept.clear();
             kept.extend_from_slice(site.of(&parts).unwrap_or_default());
         }
-        self.scope
+        Ok(self
+            .scope
             .as_ref()
-            .is_none_or(|scope| scope.admits_split(canonical, &parts))
+            .is_none_or(|scope| scope.admits_split(canonical, &parts)))
+    }
+
+    /// Whether a line's canonical form is looked at before it is taken.
+    fn judges(&self) -> bool {
+        self.scope.is_some() || self.site.is_some() || self.fetchable
     }
 
     /// The settings its keys depend on, by name: what a seen store records,
@@ -443,17 +459,17 @@ impl NormalizeLines {
         scratch: &mut Scratch,
         site: &mut Vec<u8>,
     ) -> Result<Option<u32>, InvalidUri> {
-        let judges = judged && (self.scope.is_some() || self.site.is_some());
-        if !judges {
+        if !(judged && self.judges()) {
             let changes = self.key.write(&self.normalizer, uri, out, scratch)?;
             return Ok(Some(rule_notes(changes)));
         }
         // Scope and site go by the canonical form, whatever the key.
         let start = out.len();
         let changes = self.normalizer.normalize_into(uri, out, scratch)?;
-        if !self.judge(&out[start..], site) {
+        let judged = self.judge(&out[start..], site);
+        if !matches!(judged, Ok(true)) {
             out.truncate(start);
-            return Ok(None);
+            return judged.map(|_| None);
         }
         match self.key {
             KeyFormat::Canonical => {}

@@ -62,11 +62,15 @@ impl PySeenSet {
         now: Option<f64>,
     ) -> PyResult<Self> {
         let clock = clock(max_age, now)?;
-        let lines = NormalizeLines::new(
-            normalizer.normalizer.clone(),
-            parse_key(key)?,
-            Columns::default(),
-        );
+        // A frontier takes only what a crawler can fetch.
+        let lines = NormalizeLines {
+            fetchable: true,
+            ..NormalizeLines::new(
+                normalizer.normalizer.clone(),
+                parse_key(key)?,
+                Columns::default(),
+            )
+        };
         let config = Config::new(lines.key_settings());
         // Asked a few keys at a time: its runs' filters spare most block reads.
         let mut store = py

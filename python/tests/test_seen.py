@@ -43,6 +43,20 @@ def test_add_and_contains_answer_per_value(tmp_path):
         assert seen.contains(["http://a/", "http://b/", "http://c/"]) == [True] * 3
 
 
+def test_only_fetchable_uris_are_admitted(tmp_path):
+    """A relative reference, or an http(s) URI without a host, is no page
+    a crawler can fetch: not a key of the frontier."""
+    with urinorm.SeenSet(tmp_path / "s") as seen:
+        assert seen.add(["foo", "../bar", "https://", "http:foo", "http://ok/"]) == [
+            None,
+            None,
+            None,
+            None,
+            True,
+        ]
+        assert len(seen) == 1
+
+
 def test_arrow_arrays_in_boolean_arrays_out(tmp_path):
     with urinorm.SeenSet(tmp_path / "s") as seen:
         got = seen.add(pa.array(["http://a/", None, "HTTP://A/", "not a uri"]))

@@ -353,9 +353,11 @@ class SeenSet:
 
     def add(self, values):
         """For each value, whether its key is new, admitting it: a list of
-        ``bool`` (``None`` where the value is ``None`` or not a URI
-        reference), or for a pyarrow array a ``BooleanArray`` (null there).
-        A key repeated within ``values`` is new only the first time."""
+        ``bool`` (``None`` where the value is ``None``, not a URI reference,
+        or no URI a crawler can fetch: a relative reference, an http(s) URI
+        without a host), or for a pyarrow array a ``BooleanArray`` (null
+        there). A key repeated within ``values`` is new only the first
+        time."""
         return self._ask(values, contains=False)
 
     def contains(self, values):

@@ -14,6 +14,7 @@ use super::stats::Stats;
 use super::store_join::{Admitted, Classes, SeenMode};
 use super::worker::{Other, Processed, Silent};
 use super::{Emit, Mode, Note, NoteKind, Options, RunError};
+use crate::error::ErrorKind;
 
 /// Whether an input looks like a binary file rather than a list of lines,
 /// judged as grep does from its first chunk: a NUL byte in its first
@@ -22,7 +23,25 @@ fn looks_binary(first: &Processed<'_>) -> bool {
     let bytes: &[u8] = &first.chunk.bytes;
     let probe = &bytes[..bytes.len().min(BINARY_PROBE)];
     let lines = u64::from(first.lines) - first.blank;
-    memchr::memchr(0, probe).is_some() || (lines >= 4 && first.rejected.len() as u64 * 2 > lines)
+    let malformed = first
+        .rejected
+        .iter()
+        .filter(|r| is_malformed(r.error.kind()))
+        .count() as u64;
+    memchr::memchr(0, probe).is_some() || (lines >= 4 && malformed * 2 > lines)
+}
+
+/// Whether a rejection says a line is no URI at all (as a binary file's
+/// lines are), rather than a URI refused: relative, without a host, or
+/// by a site rule.
+fn is_malformed(kind: ErrorKind) -> bool {
+    !matches!(
+        kind,
+        ErrorKind::RelativeReference
+            | ErrorKind::HttpWithoutHost
+            | ErrorKind::NoHost
+            | ErrorKind::SiteRule(_)
+    )
 }
 
 /// One line of `--emit verdict`: what became of one input line.

@@ -77,6 +77,12 @@ pub enum ErrorKind {
     InternalError,
     /// A host or domain key of a URI without a host (`mailto:`, `urn:`).
     NoHost,
+    /// Where only URIs a crawler can fetch are taken: a relative
+    /// reference (no scheme, §4.2), which names nothing until resolved.
+    RelativeReference,
+    /// Where only URIs a crawler can fetch are taken: an `http` or `https`
+    /// URI without a host, which RFC 9110 §4.2.1 and §4.2.2 make invalid.
+    HttpWithoutHost,
     /// At the protocol rung: a site rule (`--rules`, `--rules-clearurls`)
     /// made the URI invalid, or gave one that normalizing again changes;
     /// the reason names the rule.
@@ -118,6 +124,12 @@ impl ErrorKind {
             ErrorKind::LineTooLong => "line longer than the maximum line length",
             ErrorKind::MissingField => "line has fewer fields than the options name",
             ErrorKind::NoHost => "the URI has no host to key on",
+            ErrorKind::RelativeReference => {
+                "a relative reference, not a URI to fetch (it has no scheme; resolve it with --base)"
+            }
+            ErrorKind::HttpWithoutHost => {
+                "an http(s) URI without a host cannot be fetched (RFC 9110 §4.2.1)"
+            }
             ErrorKind::SiteRule(reason) => reason,
             ErrorKind::InternalError => "internal error in urinorm (a bug: please report the line)",
         }
@@ -239,7 +251,10 @@ impl fmt::Display for InvalidUri {
         }
         write!(f, "{kind}")?;
         match kind {
-            ErrorKind::NoHost | ErrorKind::SiteRule(_) => Ok(()),
+            ErrorKind::NoHost
+            | ErrorKind::RelativeReference
+            | ErrorKind::HttpWithoutHost
+            | ErrorKind::SiteRule(_) => Ok(()),
             _ => write!(f, " at byte {offset}{of}"),
         }
     }

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::error::InvalidUri;
+use crate::error::{ErrorKind, InvalidUri};
 pub use crate::offsets::HostKind;
 use crate::offsets::Offsets;
 
@@ -211,6 +211,36 @@ impl<'a> SchemeHost<'a> {
             scheme: head.scheme.map(|s| &uri[s]),
             host,
             registered_name,
+        }
+    }
+}
+
+impl SchemeHost<'_> {
+    /// Whether a crawler can fetch the URI: it has a scheme (a relative
+    /// reference names nothing until resolved, RFC 3986 §4.2), and an
+    /// `http` or `https` URI has a host that is not empty (RFC 9110
+    /// §4.2.1: "A sender MUST NOT generate an "http" URI with an empty
+    /// host identifier"; §4.2.2 for `https`). Other schemes are left to
+    /// scope filters (`--keep-scheme`).
+    ///
+    /// ```
+    /// use urinorm_uri::ErrorKind;
+    /// use urinorm_uri::uri::SchemeHost;
+    /// let fetchable = |uri: &str| SchemeHost::of_valid(uri.as_bytes()).fetchable();
+    /// assert_eq!(fetchable("http://example.com/"), Ok(()));
+    /// assert_eq!(fetchable("mailto:a@example.com"), Ok(()));
+    /// assert_eq!(fetchable("www.example.com/"), Err(ErrorKind::RelativeReference));
+    /// assert_eq!(fetchable("https:///"), Err(ErrorKind::HttpWithoutHost));
+    /// assert_eq!(fetchable("http:foo"), Err(ErrorKind::HttpWithoutHost));
+    /// ```
+    pub fn fetchable(&self) -> Result<(), ErrorKind> {
+        let Some(scheme) = self.scheme else {
+            return Err(ErrorKind::RelativeReference);
+        };
+        let http = scheme.eq_ignore_ascii_case(b"http") || scheme.eq_ignore_ascii_case(b"https");
+        match http && self.host.is_none_or(<[u8]>::is_empty) {
+            true => Err(ErrorKind::HttpWithoutHost),
+            false => Ok(()),
         }
     }
 }

@@ -10,7 +10,7 @@ use urinorm::mapper::NormalizeLines;
 use urinorm::pipeline::{Emit, Mode};
 use urinorm::seen::{Clock, Config, Stamp};
 
-use super::normalize::{ColumnArgs, RungArgs};
+use super::normalize::{ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{Job, MemoryArgs, RunArgs, SeenRequest, clock_at, execute, parse_now};
 use crate::cli::{Error, Outcome};
 
@@ -124,7 +124,11 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
             "--sort cannot apply to --emit verdict, whose lines follow the input's".into(),
         ));
     }
-    let mut mapper = args.columns.mapper(args.rung.normalizer()?)?;
+    let feeds = match args.seen.seen {
+        Some(_) => Feeds::Frontier,
+        None => Feeds::Output,
+    };
+    let mut mapper = args.columns.mapper(&args.rung, feeds)?;
     let cap = args.caps.cap();
     mapper.site = cap.map(|(site, _)| site);
     let extra = [

@@ -201,11 +201,38 @@ pub struct ColumnArgs {
     pub line: LineArgs,
     #[command(flatten)]
     pub scope: ScopeArgs,
+    /// Reject the lines a crawler can never fetch: a relative reference
+    /// (no scheme) and an http(s) URI without a host (RFC 9110 §4.2.1).
+    /// `auto` (the default) does where a frontier is fed or a key needs a
+    /// host: --seen, serve, seen add, --key surt|host|domain, --preset ia,
+    /// --keep-scheme; `always` (the flag alone) and `never` decide it.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Fetchable::Auto, num_args = 0..=1, require_equals = true, default_missing_value = "always")]
+    pub fetchable: Fetchable,
+}
+
+/// When only fetchable URIs are taken (`--fetchable`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Fetchable {
+    /// Where a frontier is fed or a key needs a host.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// Whether the lines feed a crawler's frontier (a seen store, a service),
+/// for `--fetchable auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feeds {
+    Frontier,
+    Output,
 }
 
 impl ColumnArgs {
-    /// The mapper these flags and `normalizer` describe.
-    pub fn mapper(&self, normalizer: Normalizer) -> Result<NormalizeLines, Error> {
+    /// The mapper these flags and `rung`'s describe, for lines that feed
+    /// `feeds`.
+    pub fn mapper(&self, rung: &RungArgs, feeds: Feeds) -> Result<NormalizeLines, Error> {
+        let normalizer = rung.normalizer()?;
         let key_fields = self
             .key_fields
             .iter()
@@ -218,8 +245,20 @@ impl ColumnArgs {
             key_fields,
             ..self.line.columns()?
         };
+        // A frontier fetches what it is fed; a SURT, a host or a domain
+        // key, the Internet Archive's keys and a scheme filter all mean a
+        // URI with a scheme and a host.
+        let needs_host = self.key != KeyFormat::Canonical
+            || rung.preset.is_some_and(|p| p.name == "ia")
+            || !self.scope.keep_scheme.is_empty();
+        let fetchable = match self.fetchable {
+            Fetchable::Auto => feeds == Feeds::Frontier || needs_host,
+            Fetchable::Always => true,
+            Fetchable::Never => false,
+        };
         Ok(NormalizeLines {
             scope: self.scope.scope(&normalizer)?,
+            fetchable,
             ..NormalizeLines::new(normalizer, self.key, columns)
         })
     }
@@ -290,7 +329,7 @@ impl LineArgs {
 }
 
 pub fn run(args: &NormalizeArgs) -> Result<Outcome, Error> {
-    let mapper = args.columns.mapper(args.rung.normalizer()?)?;
+    let mapper = args.columns.mapper(&args.rung, Feeds::Output)?;
     let extra = [
         ("command", json!("normalize")),
         ("rung", json!(args.rung.rung().name())),

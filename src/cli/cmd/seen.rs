@@ -10,7 +10,7 @@ use urinorm::escape::escape_str;
 
 use urinorm::seen::{Access, Clock, Config, Stamp, Store};
 
-use super::normalize::{ColumnArgs, RungArgs};
+use super::normalize::{ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{Job, MemoryArgs, NowArgs, ReadArgs, SeenRequest, execute};
 use crate::cli::{Error, Outcome, counted, print_line};
 use urinorm::pipeline::{Emit, Mode};
@@ -204,7 +204,12 @@ fn verify(args: &DirArgs) -> Result<Outcome, Error> {
 /// `seen add` and `seen forget`: the keys of the lines admitted to the
 /// store, or with `forget`, forgotten.
 fn keys_of_lines(args: &LinesArgs, clock: Clock, forget: bool) -> Result<Outcome, Error> {
-    let mapper = args.columns.mapper(args.rung.normalizer()?)?;
+    // Forgetting takes every key the store may hold, fetchable or not.
+    let feeds = match forget {
+        true => Feeds::Output,
+        false => Feeds::Frontier,
+    };
+    let mapper = args.columns.mapper(&args.rung, feeds)?;
     let request = SeenRequest {
         dir: &args.dir,
         config: Config::new(mapper.key_settings()),

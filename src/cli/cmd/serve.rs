@@ -34,7 +34,7 @@ use urinorm::pipeline::MAX_LINE_BYTES;
 use urinorm::seen::{Config, Stamp};
 use urinorm::serve::{Answer, CommitReport, Refused, Service, Settings, VERDICTS};
 
-use super::normalize::{ColumnArgs, RungArgs};
+use super::normalize::{ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{SeenRequest, clock_at, parse_now, parse_size, report_store};
 use crate::cli::{Error, Outcome, thread_count};
 
@@ -108,7 +108,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome, Error> {
         )));
     }
     let threads = thread_count(args.threads)?;
-    let lines = args.columns.mapper(args.rung.normalizer()?)?;
+    let lines = args.columns.mapper(&args.rung, Feeds::Frontier)?;
     let clock = clock_at(args.now);
     let request = SeenRequest {
         dir: &args.seen,

@@ -9,6 +9,7 @@ mod domains;
 mod ends;
 mod escape;
 mod explain;
+mod fetchable;
 mod hostile;
 mod ia;
 mod ladder;

@@ -188,6 +188,24 @@ fn every_endpoint_answers() {
     assert_eq!(seen, "seen\thttp://a/x\n");
     let (status, empty) = post(&agent, &server.url("/v1/add"), b"", None);
     assert_eq!((status, empty.as_str()), (200, ""));
+    // A frontier takes only what can be fetched.
+    let (_, junk) = post(
+        &agent,
+        &server.url("/v1/add"),
+        b"../x
+https://
+",
+        None,
+    );
+    let reasons: Vec<&str> = junk
+        .lines()
+        .map(|l| l.split('\t').nth(1).unwrap())
+        .collect();
+    assert!(reasons[0].starts_with("a relative reference"), "{junk}");
+    assert!(
+        reasons[1].starts_with("an http(s) URI without a host"),
+        "{junk}"
+    );
 
     crate::common::cli::wait_until("a commit", || {
         let (_, stats) = get(&agent, &server.url("/v1/stats"));
@@ -198,6 +216,7 @@ fn every_endpoint_answers() {
     assert_eq!(status, 200);
     let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(stats["service"]["lines"]["new"], 3, "{stats:#}");
+    assert_eq!(stats["service"]["lines"]["rejected"], 2);
     assert_eq!(stats["service"]["lines"]["dup"], 1);
     assert_eq!(stats["service"]["lines"]["seen"], 1);
     assert_eq!(stats["service"]["lines"]["blank"], 1);
@@ -210,7 +229,7 @@ fn every_endpoint_answers() {
     assert_eq!(status, 200);
     for sample in [
         "urinorm_serve_lines_total{verdict=\"new\"} 3",
-        "urinorm_serve_requests_total{endpoint=\"add\",code=\"200\"} 3",
+        "urinorm_serve_requests_total{endpoint=\"add\",code=\"200\"} 4",
         "urinorm_serve_keys 2",
         "urinorm_serve_pending_keys 0",
         "urinorm_serve_commit_seconds_count ",
