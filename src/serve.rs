@@ -51,13 +51,14 @@ pub struct Settings {
     /// Commit the keys admitted at least this often: a kill loses at most
     /// this much (those keys are answered `new` again).
     pub commit_every: Duration,
-    /// Commit early once this many keys wait (the bound on memory).
+    /// Commit early once this many keys wait; past twice as many, adds
+    /// wait for a commit to end (the bound on memory).
     pub pending_keys: usize,
     /// Longer lines are `rejected` (never truncated).
     pub max_line_bytes: usize,
 }
 
-/// Keys waiting before a commit comes early: about 32 MiB of sets.
+/// Keys waiting before a commit comes early: a set of about 34 MiB.
 pub const PENDING_KEYS: usize = 1 << 20;
 
 impl Default for Settings {
@@ -174,6 +175,9 @@ struct Shared {
     pending: Mutex<Pending>,
     /// Raised for the committer: keys past the bound, or closing.
     wake: Condvar,
+    /// Raised by the committer when a commit has ended, for adds waiting
+    /// for room.
+    settled: Condvar,
     /// Counts commits that ended: a store read older than the last one
     /// may miss keys that have left the pending sets.
     epoch: AtomicU64,
@@ -230,6 +234,7 @@ impl Service {
             store: RwLock::new(store),
             pending: Mutex::new(Pending::default()),
             wake: Condvar::new(),
+            settled: Condvar::new(),
             epoch: AtomicU64::new(0),
             settings,
             commits: AtomicU64::new(0),
@@ -401,16 +406,7 @@ impl Shared {
         // where no commit can end.
         let epoch = self.epoch.load(Ordering::Acquire);
         let mut holdings = self.store().holds(firsts)?;
-        let mut pending = self.pending();
-        if pending.closed {
-            return Err(Refused::Stopping);
-        }
-        if let Some(why) = &pending.failing
-            && admit
-            && pending.admitted.len() + pending.committing.len() >= self.full_at()
-        {
-            return Err(Refused::Full(why.clone()));
-        }
+        let mut pending = self.room_to_admit(admit)?;
         if self.epoch.load(Ordering::Acquire) != epoch {
             holdings = self.store().holds(firsts)?;
         }
@@ -437,9 +433,35 @@ impl Shared {
         Ok(decisions)
     }
 
-    /// Past this many keys waiting while commits fail, nothing is admitted.
+    /// The pending sets, once there is room for more keys. Past
+    /// [`Shared::full_at`] keys pending, an add waits for a commit to end
+    /// (clients faster than the committer are held back, rather than
+    /// memory growing), or while commits fail, is refused.
+    fn room_to_admit(&self, admit: bool) -> Result<MutexGuard<'_, Pending>, Refused> {
+        let mut pending = self.pending();
+        loop {
+            if pending.closed {
+                return Err(Refused::Stopping);
+            }
+            let full = admit && pending.admitted.len() + pending.committing.len() >= self.full_at();
+            match (&pending.failing, full) {
+                (_, false) => return Ok(pending),
+                (Some(why), true) => return Err(Refused::Full(why.clone())),
+                (None, true) => {}
+            }
+            // Timed, to see a failure or a close as well.
+            let wait = Duration::from_millis(50);
+            pending = match self.settled.wait_timeout(pending, wait) {
+                Ok((pending, _)) => pending,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+
+    /// Past this many keys pending, nothing more is admitted until a
+    /// commit ends.
     fn full_at(&self) -> usize {
-        self.settings.pending_keys.saturating_mul(4)
+        self.settings.pending_keys.saturating_mul(2)
     }
 
     /// The committer: commits every `commit_every`, or sooner when enough
@@ -534,6 +556,7 @@ impl Shared {
         }
         // A request that read the store before this must read it again.
         self.epoch.fetch_add(1, Ordering::Release);
+        self.settled.notify_all();
         keys
     }
 
