@@ -2,8 +2,9 @@
 # Builds fuzz/corpus/<target>/ from ../testdata: one file per line for
 # parse and normalize, base\nreference pairs for resolve, chunks of 50 lines
 # for pipeline (some gzip, bzip2 and zstd compressed), rules files with
-# sample lines for rules. Files are named by the SHA-1 of their contents, so running it
-# again adds nothing twice. Needs python3.
+# sample lines for rules, request bodies of sample lines (after a byte
+# saying check or add) for serve_body. Files are named by the SHA-1 of
+# their contents, so running it again adds nothing twice. Needs python3.
 set -euo pipefail
 cd "$(dirname "$0")"
 python3 - <<'PY'
@@ -152,6 +153,37 @@ for name in ("site.rules", "clearurls.json", "bench-500.rules"):
     for i in range(0, 200, 20):
         rules.append(text + b"\0" + b"\n".join(sample[i:i + 20]))
 write("rules", rules, 32768)
+
+# serve_body: a byte saying check (0) or add (1), alternately, then a body
+# of 1 to 50 consecutive sample lines: some CRLF, some without a final
+# newline, some with a blank line or a leading BOM, some lines with their
+# scheme and host upper-cased (in place, or repeated after) so keys repeat
+# within a body and across bodies.
+def shout(line):
+    scheme, sep, rest = line.partition(b"://")
+    if not sep:
+        return line
+    end = min([rest.find(c) for c in (b"/", b"?", b"#") if c in rest] or [len(rest)])
+    user, at, host = rest[:end].rpartition(b"@")
+    return scheme.upper() + sep + user + at + host.upper() + rest[end:]
+
+bodies = []
+for k in range(200):
+    n = rng.randint(1, 50)
+    start = rng.randrange(len(sample) - n)
+    part = sample[start:start + n]
+    if k % 3 == 0:
+        part = [shout(l) if rng.random() < 0.3 else l for l in part]
+    if k % 4 == 1:
+        part += [shout(l) for l in rng.sample(part, min(len(part), 5))]
+    if k % 7 == 2:
+        part.insert(rng.randint(0, len(part)), b"")
+    sep = b"\r\n" if k % 5 in (1, 3) else b"\n"
+    body = sep.join(part) + (b"" if k % 6 == 5 else sep)
+    if k % 11 == 4:
+        body = b"\xef\xbb\xbf" + body
+    bodies.append(bytes([k % 2]) + body)
+write("serve_body", bodies, 8192)
 PY
 if command -v zstd >/dev/null; then
     for seed in $(ls corpus/pipeline | head -n 8); do

@@ -47,15 +47,29 @@ pub enum Compress {
 }
 
 impl RunArgs {
-    /// The compression of the output: `--compress`, else as `-o`'s name says.
-    pub fn compression(&self) -> Option<Format> {
-        match self.compress {
+    /// The compression of the output: `--compress`, else as `-o`'s name
+    /// says (a format urinorm does not write is refused, before any work).
+    pub fn compression(&self) -> Result<Option<Format>, Error> {
+        Ok(match self.compress {
             Some(Compress::Gzip) => Some(Format::Gzip),
             Some(Compress::Zstd) => Some(Format::Zstd),
             Some(Compress::Bzip2) => Some(Format::Bzip2),
             Some(Compress::None) => None,
-            None => self.output.as_deref().and_then(compression_named),
-        }
+            None => match &self.output {
+                Some(path) => compression_named(path).map_err(|name| {
+                    Error::Usage(format!(
+                        "-o '{}' names .{name} compression, which urinorm does not write: use .gz, .zst or .bz2, or --compress none for plain text under this name",
+                        escape_str(&path.display().to_string())
+                    ))
+                })?,
+                None => None,
+            },
+        })
+    }
+
+    /// `-o`: a path, or `-` for standard output (as curl's and tar's).
+    pub fn output_path(&self) -> Option<&Path> {
+        self.output.as_deref().filter(|p| *p != Path::new("-"))
     }
 }
 
@@ -287,6 +301,13 @@ pub fn execute(
     compression: Option<Format>,
     job: Job<'_>,
 ) -> Result<Outcome, Error> {
+    for (flag, path) in [("--stats", &read.stats), ("--rejects", &read.rejects)] {
+        if path.as_deref() == Some(Path::new("-")) {
+            return Err(Error::Usage(format!(
+                "{flag} takes a file name: '-' (standard output) would mix it into the output"
+            )));
+        }
+    }
     let inputs = open_inputs(&read.files)?;
     let threads = thread_count(read.threads)?;
     // Every output path is opened (as a temporary file beside it) before

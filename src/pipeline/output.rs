@@ -115,23 +115,37 @@ impl<W: Write> Write for Encoder<W> {
     }
 }
 
-/// The compression a file's name asks for: `.gz`, `.zst` or `.bz2`.
+/// The compression a file's name asks for: `.gz`, `.zst` or `.bz2`, in
+/// any case; the name of a format urinorm does not write (`.xz`, `.lz4`,
+/// …) is an error naming it, never plain text under that name.
 ///
 /// ```
 /// use std::path::Path;
 /// use urinorm::pipeline::output::compression_named;
 /// use urinorm::pipeline::Format;
-/// assert_eq!(compression_named(Path::new("urls.txt.gz")), Some(Format::Gzip));
-/// assert_eq!(compression_named(Path::new("urls.txt")), None);
+/// assert_eq!(compression_named(Path::new("urls.txt.gz")), Ok(Some(Format::Gzip)));
+/// assert_eq!(compression_named(Path::new("URLS.TXT.GZ")), Ok(Some(Format::Gzip)));
+/// assert_eq!(compression_named(Path::new("urls.txt")), Ok(None));
+/// assert_eq!(compression_named(Path::new("urls.xz")), Err("xz"));
 /// ```
-pub fn compression_named(path: &Path) -> Option<Format> {
-    match path.extension()?.to_str()? {
-        "gz" => Some(Format::Gzip),
-        "zst" => Some(Format::Zstd),
-        "bz2" => Some(Format::Bzip2),
-        _ => None,
+pub fn compression_named(path: &Path) -> Result<Option<Format>, &'static str> {
+    let Some(extension) = path.extension().and_then(|e| e.to_str()) else {
+        return Ok(None);
+    };
+    match extension.to_ascii_lowercase().as_str() {
+        "gz" => Ok(Some(Format::Gzip)),
+        "zst" => Ok(Some(Format::Zstd)),
+        "bz2" => Ok(Some(Format::Bzip2)),
+        other => match UNWRITTEN.iter().find(|&&name| name == other) {
+            Some(name) => Err(name),
+            None => Ok(None),
+        },
     }
 }
+
+/// Compressed formats urinorm does not write, by the extension that names
+/// them.
+const UNWRITTEN: [&str; 9] = ["xz", "lz4", "lzma", "lz", "br", "z", "zip", "7z", "tgz"];
 
 /// Flushes a finished encoder and what is under it.
 fn finish_encoded<W: Write>(writer: Encoded<W>) -> io::Result<W> {

@@ -80,10 +80,11 @@ pub struct SeenArgs {
     #[arg(long, requires = "seen", conflicts_with = "seen_readonly")]
     pub seen_wait: bool,
     /// With --seen and --line-buffered, writing to standard output: commit
-    /// the keys written at least this often (e.g. 1s, 250ms, 5m); a kill
-    /// loses at most that much.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration, requires = "seen")]
-    pub commit_every: std::time::Duration,
+    /// the keys written at least this often (default 1s; 250ms, 5m); a
+    /// kill loses at most that much. Any other run commits once, when its
+    /// output is complete.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, requires = "seen")]
+    pub commit_every: Option<std::time::Duration>,
     /// With --seen: a key admitted longer ago than this (e.g. 7d, 12h)
     /// counts as not held: its line is written (a recrawl, counted as
     /// expired) and the key admitted again with this run's time.
@@ -96,6 +97,9 @@ pub struct SeenArgs {
     pub now: Option<Stamp>,
 }
 
+/// How often a live run commits unless told.
+const COMMIT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl SeenArgs {
     /// The store these flags ask for, for keys `mapper` makes.
     pub(crate) fn request(&self, mapper: &NormalizeLines) -> Option<SeenRequest<'_>> {
@@ -104,7 +108,7 @@ impl SeenArgs {
             config: Config::new(mapper.key_settings()),
             readonly: self.seen_readonly,
             wait: self.seen_wait,
-            commit_every: self.commit_every,
+            commit_every: self.commit_every.unwrap_or(COMMIT_EVERY),
             clock: self.clock(),
             forget: false,
         })
@@ -128,6 +132,12 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
         Some(_) => Feeds::Frontier,
         None => Feeds::Output,
     };
+    let commits_as_it_goes = args.run.line_buffered && args.run.output_path().is_none();
+    if args.seen.commit_every.is_some() && !commits_as_it_goes {
+        return Err(Error::Usage(
+            "--commit-every applies to a run that commits as it goes (--line-buffered, writing to standard output); this one commits once, when its output is complete".into(),
+        ));
+    }
     let mut mapper = args.columns.mapper(&args.rung, feeds)?;
     let cap = args.caps.cap();
     mapper.site = cap.map(|(site, _)| site);
@@ -146,8 +156,8 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
     };
     execute(
         &args.run.read,
-        args.run.output.as_deref(),
-        args.run.compression(),
+        args.run.output_path(),
+        args.run.compression()?,
         job,
     )
 }

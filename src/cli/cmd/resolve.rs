@@ -66,8 +66,8 @@ pub fn run(args: &ResolveArgs) -> Result<Outcome, Error> {
     };
     execute(
         &args.run.read,
-        args.run.output.as_deref(),
-        args.run.compression(),
+        args.run.output_path(),
+        args.run.compression()?,
         job,
     )
 }

@@ -348,3 +348,48 @@ fn each_key_twice(
     assert_eq!(urinorm(&["seen", "verify", store], b"").code, 0);
     (run, seen)
 }
+
+/// `--commit-every` where a run commits once, at its end, is refused
+/// rather than ignored.
+#[test]
+fn commit_every_is_refused_where_it_cannot_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s").display().to_string();
+    let out = dir.path().join("out.txt").display().to_string();
+    for args in [
+        vec!["dedup", "--seen", &store, "--commit-every", "5s"],
+        vec![
+            "dedup",
+            "--seen",
+            &store,
+            "--commit-every",
+            "5s",
+            "--line-buffered",
+            "-o",
+            &out,
+        ],
+    ] {
+        let run = urinorm(&args, b"http://a/\n");
+        assert_eq!(run.code, 2, "{args:?}");
+        assert!(
+            run.stderr
+                .contains("--commit-every applies to a run that commits as it goes"),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "");
+    }
+    let live = urinorm(
+        &[
+            "dedup",
+            "-q",
+            "--seen",
+            &store,
+            "--commit-every",
+            "5s",
+            "--line-buffered",
+        ],
+        b"http://a/\n",
+    );
+    assert_eq!((live.code, live.stdout.as_str()), (0, "http://a/\n"));
+}

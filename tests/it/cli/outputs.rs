@@ -98,3 +98,71 @@ fn a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask() {
     };
     assert_eq!(mode(&fresh), 0o666 & !umask);
 }
+
+/// `-o -` is standard output, as for curl and tar; `--stats -` and
+/// `--rejects -` are refused rather than written to a file named `-`.
+#[test]
+fn a_dash_is_standard_output_or_refused_never_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_urinorm"))
+        .args(["dedup", "-q", "-o", "-"])
+        .current_dir(dir.path())
+        .stdin(std::fs::File::open(crate::common::testdata("sample/urls.txt")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "the sample has rejected lines");
+    assert!(run.stdout.starts_with(b"http"));
+    for flag in ["--stats", "--rejects"] {
+        let args = ["dedup", "-q", flag, "-"];
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_urinorm"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(2), "{flag}");
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert!(said.contains("takes a file name"), "{said}");
+    }
+    assert!(files_in(dir.path()).is_empty(), "no file named -");
+}
+
+/// The output's compression follows its name in any case; a name of a
+/// format urinorm does not write is refused before any work, unless asked
+/// for plain text.
+#[test]
+fn an_output_named_for_a_compression_gets_it_or_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let upper = dir.path().join("OUT.GZ");
+    let run = urinorm(&["dedup", "-q", "-o", upper.to_str().unwrap()], INPUT);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        std::fs::read(&upper).unwrap().starts_with(&[0x1f, 0x8b]),
+        "gzip"
+    );
+    for name in ["out.xz", "out.LZ4", "out.zip"] {
+        let path = dir.path().join(name);
+        let run = urinorm(&["dedup", "-q", "-o", path.to_str().unwrap()], INPUT);
+        assert_eq!(run.code, 2, "{name}");
+        assert!(
+            run.stderr
+                .contains("compression, which urinorm does not write"),
+            "{}",
+            run.stderr
+        );
+        assert!(!path.exists());
+    }
+    let plain = dir.path().join("plain.xz");
+    let run = urinorm(
+        &[
+            "dedup",
+            "-q",
+            "--compress",
+            "none",
+            "-o",
+            plain.to_str().unwrap(),
+        ],
+        INPUT,
+    );
+    assert_eq!(run.code, 1);
+    assert_eq!(std::fs::read_to_string(&plain).unwrap(), "http://a/\n");
+}
