@@ -195,12 +195,17 @@ impl Domains {
 
 /// A domain name as given, written as `normalizer` writes the host of
 /// `http://NAME/`, lowercase and without a final dot: what a domain filter
-/// matches hosts against.
+/// matches hosts against. A filter takes a domain and everything below it,
+/// so `*.example.com` and `.example.com`, which mean that elsewhere, are
+/// `example.com`; any other `*` is an error, never a name matching nothing.
 ///
 /// ```
 /// use urinorm::normalize::{Normalizer, Rung};
 /// let normalizer = Normalizer::new(Rung::Scheme);
 /// assert_eq!(urinorm::scope::domain("Bücher.DE.", &normalizer)?, b"xn--bcher-kva.de");
+/// assert_eq!(urinorm::scope::domain("*.Example.com", &normalizer)?, b"example.com");
+/// assert_eq!(urinorm::scope::domain(".example.com", &normalizer)?, b"example.com");
+/// assert!(urinorm::scope::domain("*", &normalizer).is_err());
 /// assert!(urinorm::scope::domain("example.com/path", &normalizer).is_err());
 /// # Ok::<(), urinorm::scope::ScopeError>(())
 /// ```
@@ -211,7 +216,16 @@ pub fn domain(given: &str, normalizer: &Normalizer) -> Result<Vec<u8>, ScopeErro
             crate::escape::escape_str(given)
         ))
     };
-    let name = given.trim().trim_end_matches('.');
+    let trimmed = given.trim().trim_end_matches('.');
+    let name = trimmed
+        .strip_prefix("*.")
+        .or_else(|| trimmed.strip_prefix('.'))
+        .unwrap_or(trimmed);
+    if name.contains('*') {
+        return Err(not_a_domain(
+            "a filter takes a domain and every host below it: write example.com for *.example.com (a '*' alone would be every host: leave the filter out)",
+        ));
+    }
     let port = name.contains(':') && !name.starts_with('[');
     if name.is_empty() || port || name.contains(['/', '?', '#', '@']) {
         return Err(not_a_domain("give a host name such as example.com"));
@@ -225,9 +239,16 @@ pub fn domain(given: &str, normalizer: &Normalizer) -> Result<Vec<u8>, ScopeErro
             &ascii
         }
     };
+    // Offsets in the name as given, not in the URI made of it.
+    let at_name = |e: crate::InvalidUri| {
+        // `name` is a slice of `given`: its offset is the pointers' distance.
+        let start = name.as_ptr() as usize - given.as_ptr() as usize;
+        let offset = e.offset().saturating_sub("http://".len()) + start;
+        not_a_domain(&crate::InvalidUri::new(offset, e.kind()).to_string())
+    };
     let canonical = normalizer
         .normalize(&format!("http://{name}/"))
-        .map_err(|e| not_a_domain(&e.to_string()))?;
+        .map_err(at_name)?;
     let uri = UriRef::parse(&canonical).map_err(|e| not_a_domain(&e.to_string()))?;
     let host = uri.host().unwrap_or_default();
     Ok(host.trim_end_matches('.').to_ascii_lowercase().into_bytes())

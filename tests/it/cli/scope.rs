@@ -56,6 +56,39 @@ fn domains_are_kept_and_dropped_on_label_boundaries() {
     );
 }
 
+/// `*.example.com` and `.example.com` mean what a domain filter is: the
+/// domain and below; a `*` anywhere else is refused with a sentence, never
+/// a filter that quietly matches nothing. A bad name's byte is its own.
+#[test]
+fn a_wildcard_domain_is_the_domain_and_below_or_refused() {
+    let lines = b"http://a.google.com/\nhttp://google.com/x\nhttp://notgoogle.com/\n";
+    for given in ["*.google.com", ".google.com", "google.com"] {
+        let run = urinorm(&["dedup", "-q", "--keep-domain", given], lines);
+        assert_eq!(
+            run.stdout, "http://a.google.com/\nhttp://google.com/x\n",
+            "{given}"
+        );
+    }
+    for given in ["*", "a*.com", "*google.com"] {
+        let run = urinorm(&["dedup", "-q", "--keep-domain", given], lines);
+        assert_eq!(run.code, 2, "{given}");
+        assert!(
+            run.stderr.contains("write example.com for *.example.com"),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "");
+    }
+    let run = urinorm(&["dedup", "-q", "--drop-domain", "bad name"], lines);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("space is not allowed in a URI at byte 3"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn domain_lists_come_from_files_and_a_bad_entry_is_named_by_its_line() {
     let dir = tempfile::tempdir().unwrap();
