@@ -163,6 +163,27 @@ def test_keys():
     assert dupes.request_seen(Request("http://EXAMPLE.com/form", method="POST", body=b"q=1"))
 
 
+def test_the_default_merges_what_scrapys_own_filter_merges():
+    """No option given: a fragment and the order of query parameters never
+    make two pages, as with Scrapy's default fingerprint."""
+    from scrapy.utils.request import fingerprint
+
+    dupes = DupeFilter()
+    same = [
+        ("http://Example.com:80/a?b=1#x", "http://example.com/a?b=1"),
+        ("http://example.com/a?b=2&a=1", "http://example.com/a?a=1&b=2"),
+        ("http://example.com/%7ea?q=%2f", "http://example.com/~a?q=%2F"),
+    ]
+    for one, other in same:
+        assert dupes.request_key(Request(one)) == dupes.request_key(Request(other)), one
+    # Scrapy's own filter merges the first two pairs too.
+    assert fingerprint(Request(same[0][0].lower().replace(":80", ""))) == fingerprint(Request(same[0][1]))
+    assert fingerprint(Request(same[1][0])) == fingerprint(Request(same[1][1]))
+    assert not dupes.request_seen(Request(same[1][0]))
+    assert dupes.request_seen(Request(same[1][1]))
+    assert dupes.request_key(Request("http://example.com/a?b=1")) != dupes.request_key(Request("http://example.com/a?b=2"))
+
+
 def test_site_rules_from_the_settings(tmp_path):
     from scrapy.utils.test import get_crawler
 

@@ -8,6 +8,12 @@ In a project's settings::
 A GET or HEAD request without a body is keyed on the canonical form of its
 URL (the key ``urinorm dedup`` gives it, with the same options), so
 ``HTTP://Example.com:80/a#top`` and ``http://example.com/a`` are one page;
+with no option given, at the scheme rung with ``drop-fragment`` and
+``sort-query-pairs``: at least what Scrapy's own request fingerprint
+merges (a fragment, the order of query parameters, case, percent-encoding
+case), and more (default ports, dot segments, unreserved characters
+percent-encoded), short of one thing it does: ``+`` and ``%20`` in a query
+stay apart;
 any other request on its method, canonical URL and body, so two POSTs with
 different bodies stay apart. With ``JOBDIR`` set (or
 ``URINORM_SEEN_DIR``), the keys go to a :class:`urinorm.SeenSet` (in
@@ -54,7 +60,11 @@ from scrapy.utils.request import referer_str
 from . import InvalidUri, SeenClient, SeenSet
 from ._options import normalizer, paths
 
-__all__ = ["DupeFilter"]
+__all__ = ["DupeFilter", "SCRAPY_DEFAULT"]
+
+#: The transforms of the filter's keys when no option names any: with the
+#: scheme rung's rules, what Scrapy's default request fingerprint merges.
+SCRAPY_DEFAULT = ("drop-fragment", "sort-query-pairs")
 
 
 class DupeFilter(BaseDupeFilter):
@@ -82,10 +92,15 @@ class DupeFilter(BaseDupeFilter):
                 "the filter takes a seen store (URINORM_SEEN_DIR) or a seen service"
                 " (URINORM_SEEN_URL), not both"
             )
+        with_ = tuple(with_)
+        chosen = rung or preset or with_ or tuple(without) or tracking_params or rules or rules_clearurls
+        if not chosen:
+            # A drop-in filter merges at least what Scrapy's own does.
+            with_ = SCRAPY_DEFAULT
         options = {
             "rung": rung,
             "preset": preset,
-            "with_": tuple(with_),
+            "with_": with_,
             "without": tuple(without),
             "tracking_params": tuple(tracking_params) if tracking_params else None,
             "rules": paths(rules) or None,
