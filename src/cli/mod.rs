@@ -135,6 +135,13 @@ impl fmt::Display for Error {
                 f,
                 "{e}; wait for it to finish, or ask to wait for it (dedup --seen-wait, seen --wait)"
             ),
+            Error::Seen(e @ StoreError::ConfigMismatch { stored, .. }) => {
+                write!(
+                    f,
+                    "{e}; the store's keys are made with: {}",
+                    flags_of(stored)
+                )
+            }
             Error::Seen(e) => e.fmt(f),
             Error::Rules(e) => e.fmt(f),
         }
@@ -161,6 +168,60 @@ impl From<RunError> for Error {
             other => Error::Run(other),
         }
     }
+}
+
+/// The key flags that make keys with the settings of `config` (a seen
+/// store's), as far as flags can: a tracking list, rules files or a Public
+/// Suffix List are named by what the store recorded of them.
+fn flags_of(config: &urinorm::seen::Config) -> String {
+    use urinorm::normalize::protocol::{PRESETS, Preset, Transform};
+    let mut flags = Vec::new();
+    match config.get("transforms") {
+        None => flags.push(format!("--rung {}", config.get("rung").unwrap_or("scheme"))),
+        Some(names) => {
+            let names: Vec<&str> = names.split(',').filter(|n| !n.is_empty()).collect();
+            // The preset fewest --with and --without flags away.
+            let edits = |preset: &Preset| -> Vec<String> {
+                let theirs: Vec<Transform> = preset.transforms().collect();
+                Transform::ALL
+                    .into_iter()
+                    .filter_map(|t| match (names.contains(&t.name()), theirs.contains(&t)) {
+                        (true, false) => Some(format!("--with {}", t.name())),
+                        (false, true) => Some(format!("--without {}", t.name())),
+                        _ => None,
+                    })
+                    .collect()
+            };
+            let (preset, edits) = PRESETS
+                .iter()
+                .map(|p| (p, edits(p)))
+                .min_by_key(|(_, edits)| edits.len())
+                .expect("presets");
+            flags.push(format!("--preset {}", preset.name));
+            flags.extend(edits);
+        }
+    }
+    if let Some(key) = config.get("key").filter(|&k| k != "canonical") {
+        flags.push(format!("--key {key}"));
+    }
+    if let Some(fields) = config.get("key-fields") {
+        flags.push(format!("--key-fields {fields}"));
+    }
+    if let Some(delimiter) = config.get("delimiter") {
+        flags.push(format!("--delimiter '{delimiter}'"));
+    }
+    for (setting, flag) in [
+        ("tracking", "--tracking-params"),
+        ("rules", "--rules/--rules-clearurls"),
+        ("psl", "--psl"),
+    ] {
+        match config.get(setting) {
+            Some(what) if what.starts_with("built-in") => {}
+            None => {}
+            Some(what) => flags.push(format!("{flag} (the store's: {})", escape_str(what))),
+        }
+    }
+    flags.join(" ")
 }
 
 /// Runs the parsed command line.

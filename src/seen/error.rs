@@ -95,11 +95,29 @@ impl fmt::Display for StoreError {
                 dir,
                 stored,
                 wanted,
-            } => write!(
-                f,
-                "the seen store '{}' holds keys made with {stored}, but this run makes keys with {wanted}: keys made differently cannot be compared (use the store's options, or another store)",
-                shown(dir)
-            ),
+            } => {
+                write!(
+                    f,
+                    "the seen store '{}' holds keys made with other settings than this run's (",
+                    shown(dir)
+                )?;
+                // Only what differs: the whole lists are long, and the same.
+                for (i, name) in stored.differing(wanted).into_iter().enumerate() {
+                    let value = |config: &Config| {
+                        config.get(name).map_or("(none)".into(), |v| {
+                            crate::escape::escape(v.as_bytes(), usize::MAX)
+                        })
+                    };
+                    let sep = if i == 0 { "" } else { "; " };
+                    write!(
+                        f,
+                        "{sep}{name}: the store's {}, this run's {}",
+                        value(stored),
+                        value(wanted)
+                    )?;
+                }
+                f.write_str("): keys made differently cannot be compared (use the store's options, or another store)")
+            }
             StoreError::Locked { dir, holder } => {
                 write!(f, "the seen store '{}' is being written by ", shown(dir))?;
                 match holder {

@@ -86,6 +86,33 @@ impl Config {
         )
     }
 
+    /// The value of the setting `name`, if it has one.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str)
+    }
+
+    /// The names of the settings whose values differ from `other`'s (or
+    /// that only one of the two has), in order.
+    ///
+    /// ```
+    /// use urinorm::seen::Config;
+    /// let stored = Config::new([("rung", "scheme"), ("key", "canonical")]);
+    /// let wanted = Config::new([("rung", "protocol"), ("key", "canonical"), ("transforms", "drop-fragment")]);
+    /// assert_eq!(stored.differing(&wanted), ["rung", "transforms"]);
+    /// ```
+    pub fn differing<'a>(&'a self, other: &'a Config) -> Vec<&'a str> {
+        let names: std::collections::BTreeSet<&str> = self
+            .0
+            .keys()
+            .chain(other.0.keys())
+            .map(String::as_str)
+            .collect();
+        names
+            .into_iter()
+            .filter(|&n| self.get(n) != other.get(n))
+            .collect()
+    }
+
     /// The settings as a JSON object.
     pub fn to_json(&self) -> Value {
         Value::Object(

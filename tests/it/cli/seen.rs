@@ -254,11 +254,23 @@ fn a_run_with_other_key_options_is_refused_before_any_output() {
         let refused = run(&args);
         assert_eq!(refused.code, 2, "{other:?}");
         assert!(
-            refused.stderr.contains("holds keys made with"),
+            refused
+                .stderr
+                .contains("holds keys made with other settings than this run's ("),
             "{}",
             refused.stderr
         );
-        assert!(refused.stderr.contains("transforms="), "{}", refused.stderr);
+        // Only the settings that differ, each with both values.
+        assert!(
+            !refused
+                .stderr
+                .contains("rung: the store's protocol, this run's protocol")
+        );
+        assert!(
+            refused.stderr.contains(": the store's "),
+            "{}",
+            refused.stderr
+        );
         assert_eq!(
             refused.stderr.lines().count(),
             1,
@@ -279,6 +291,48 @@ fn a_run_with_other_key_options_is_refused_before_any_output() {
         "safe",
         &first,
     ]);
+}
+
+/// A refusal names the flags that make the store's keys, and they do.
+#[test]
+fn a_refusal_names_the_flags_of_the_stores_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    for (n, made_with) in [
+        &[
+            "--preset",
+            "aggressive",
+            "--with",
+            "lowercase-query",
+            "--key",
+            "surt",
+        ][..],
+        &["--rung", "syntax"],
+        &["--preset", "safe", "--without", "drop-fragment"],
+        &["--preset", "ia", "--key", "surt"],
+        &["--with", "sort-query-pairs", "--key", "host"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let store = path_in(&dir, &format!("store{n}"));
+        let mut args = vec!["dedup", "-q", "--seen", store.as_str()];
+        args.extend_from_slice(made_with);
+        assert_eq!(urinorm(&args, b"http://a/\n").code, 0, "{made_with:?}");
+        let refused = urinorm(
+            &["dedup", "-q", "--seen", &store, "--rung", "string"],
+            b"http://a/\n",
+        );
+        assert_eq!(refused.code, 2);
+        let (_, flags) = refused
+            .stderr
+            .trim_end()
+            .split_once("the store's keys are made with: ")
+            .unwrap_or_else(|| panic!("{}", refused.stderr));
+        let mut again = vec!["dedup", "-q", "--seen", store.as_str()];
+        again.extend(flags.split(' '));
+        let run = urinorm(&again, b"http://a/\n");
+        assert_eq!(run.code, 0, "{made_with:?} gave {flags}: {}", run.stderr);
+    }
 }
 
 #[test]
