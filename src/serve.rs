@@ -280,22 +280,10 @@ impl Service {
             hashes,
             &shared.options,
         );
-        // Each distinct key's first line decides it; a repeat is `dup`
-        // (or `seen`, as its first), as within one dedup run.
-        let mut firsts: Vec<u128> = Vec::new();
-        let mut first_of: ahash::HashMap<u128, u32> = ahash::HashMap::default();
-        let mut class: Vec<(u32, bool)> = Vec::with_capacity(p.prints.len());
-        for &print in &p.prints {
-            let next = firsts.len() as u32;
-            let at = *first_of.entry(print).or_insert(next);
-            if at == next {
-                firsts.push(print);
-            }
-            class.push((at, at == next));
-        }
+        let (firsts, classes) = first_lines(&p.prints);
         let decisions = shared.decide(&firsts, admit)?;
         let fates = Fates::default().group(&p.accepted);
-        for (i, &(at, first)) in class.iter().enumerate() {
+        for (i, &(at, first)) in classes.iter().enumerate() {
             let fate = match (decisions[at as usize], first) {
                 (Decision::Held, _) => Fate::Held,
                 (Decision::New, true) => Fate::First,
@@ -382,6 +370,27 @@ impl Drop for Service {
     fn drop(&mut self) {
         let _ = self.stop();
     }
+}
+
+/// The distinct fingerprints of a body, in order of their first line, and
+/// for each line which of them it has and whether it is that first line:
+/// the first line decides a key, a repeat is `dup` (or `seen`, as its
+/// first), as within one dedup run.
+fn first_lines(prints: &[u128]) -> (Vec<u128>, Vec<(u32, bool)>) {
+    let mut firsts: Vec<u128> = Vec::new();
+    let mut first_of: ahash::HashMap<u128, u32> = ahash::HashMap::default();
+    let classes = prints
+        .iter()
+        .map(|&print| {
+            let next = firsts.len() as u32;
+            let at = *first_of.entry(print).or_insert(next);
+            if at == next {
+                firsts.push(print);
+            }
+            (at, at == next)
+        })
+        .collect();
+    (firsts, classes)
 }
 
 fn shared_dir(shared: &Shared) -> std::path::PathBuf {
