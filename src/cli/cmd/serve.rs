@@ -108,35 +108,12 @@ pub fn run(args: &ServeArgs) -> Result<Outcome, Error> {
         )));
     }
     let threads = thread_count(args.threads)?;
-    let lines = args.columns.mapper(&args.rung, Feeds::Frontier)?;
-    let clock = clock_at(args.now);
-    let request = SeenRequest {
-        dir: &args.seen,
-        config: Config::new(lines.key_settings()),
-        readonly: false,
-        wait: args.seen_wait,
-        commit_every: args.commit_every,
-        clock: args
-            .seen_max_age
-            .map_or(clock, |age| clock.with_max_age(age)),
-        forget: false,
-    };
-    let store = request.open(args.quiet)?;
+    let metrics = Arc::new(Metrics::new());
+    let service = open_service(args, Arc::clone(&metrics))?;
     let listener = StdListener::bind(addr)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
         .map_err(|source| Error::Usage(format!("cannot listen on {addr}: {source}")))?;
     let local = listener.local_addr().unwrap_or(addr);
-    let metrics = Arc::new(Metrics::new());
-    let observer = {
-        let metrics = Arc::clone(&metrics);
-        Box::new(move |report: &CommitReport| metrics.committed(report))
-    };
-    let settings = Settings {
-        commit_every: args.commit_every,
-        max_line_bytes: args.max_line_bytes,
-        ..Settings::default()
-    };
-    let service = Service::start_watched(store, lines, settings, Some(observer))?;
     // SIGTERM and SIGINT end the serving, which drains and commits; a
     // second one exits at once.
     let deferred = urinorm::cleanup::defer_interrupts();
@@ -170,6 +147,37 @@ pub fn run(args: &ServeArgs) -> Result<Outcome, Error> {
         report_store(&args.seen, committed.keys, committed.runs, Some(committed));
     }
     Ok(Outcome::default())
+}
+
+/// The store opened as the options say (its lock taken, its configuration
+/// checked), served, each commit told to `metrics`.
+fn open_service(args: &ServeArgs, metrics: Arc<Metrics>) -> Result<Service, Error> {
+    let lines = args.columns.mapper(&args.rung, Feeds::Frontier)?;
+    let clock = clock_at(args.now);
+    let request = SeenRequest {
+        dir: &args.seen,
+        config: Config::new(lines.key_settings()),
+        readonly: false,
+        wait: args.seen_wait,
+        commit_every: args.commit_every,
+        clock: args
+            .seen_max_age
+            .map_or(clock, |age| clock.with_max_age(age)),
+        forget: false,
+    };
+    let store = request.open(args.quiet)?;
+    let observer = Box::new(move |report: &CommitReport| metrics.committed(report));
+    let settings = Settings {
+        commit_every: args.commit_every,
+        max_line_bytes: args.max_line_bytes,
+        ..Settings::default()
+    };
+    Ok(Service::start_watched(
+        store,
+        lines,
+        settings,
+        Some(observer),
+    )?)
 }
 
 /// `--listen`: IP:PORT, or localhost:PORT.
