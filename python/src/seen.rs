@@ -16,7 +16,8 @@ use pyo3::types::{PyCapsule, PyString};
 
 use urinorm::fingerprint::fingerprint;
 use urinorm::mapper::{Columns, NormalizeLines};
-use urinorm::normalize::Scratch;
+use urinorm::pipeline::LineMapper;
+use urinorm::scratch::Slot;
 use urinorm::seen::{Access, Clock, Config, Holding, Staging, Store, StoreError};
 
 use crate::{PyNormalizer, arrow, parse_key};
@@ -207,18 +208,17 @@ impl PySeenSet {
         self.store.as_mut().ok_or_else(closed)
     }
 
-    /// The fingerprint of each value's key; `None` for a null or invalid value.
+    /// The fingerprint of each value's key; `None` for a null value, or
+    /// one the line mapper rejects (not a URI reference, not fetchable).
     fn prints<'v>(&self, values: impl Iterator<Item = Option<&'v [u8]>>) -> Vec<Option<u128>> {
-        let (mut key, mut scratch) = (Vec::new(), Scratch::default());
+        let (mut out, mut slot) = (Vec::new(), Slot::default());
         values
             .map(|value| {
-                key.clear();
+                out.clear();
                 let value = value?;
-                self.lines
-                    .key
-                    .write(&self.lines.normalizer, value, &mut key, &mut scratch)
-                    .ok()?;
-                Some(u128::from_be_bytes(fingerprint(&key)))
+                let mapped = self.lines.map_line(value, &mut out, &mut slot).ok()??;
+                let key = mapped.key.map_or(value, |range| &out[range]);
+                Some(u128::from_be_bytes(fingerprint(key)))
             })
             .collect()
     }
