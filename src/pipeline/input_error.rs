@@ -76,7 +76,15 @@ impl std::fmt::Display for InputError {
                     io::ErrorKind::PermissionDenied => "permission denied".to_string(),
                     _ => source.to_string(),
                 };
-                write!(f, "cannot read '{name}': {reason}")
+                write!(f, "cannot read '{name}': {reason}")?;
+                // A URI given where a file is read: say how to give one.
+                let uri_like = self.name.contains("://") || self.name.starts_with("urn:");
+                if uri_like && source.kind() == io::ErrorKind::NotFound {
+                    f.write_str(
+                        " (the arguments are files of URIs: give a URI on standard input, `echo URI | urinorm ...`, or see each rung's work with `urinorm explain URI`)",
+                    )?;
+                }
+                Ok(())
             }
             Problem::Damaged {
                 format,

@@ -324,6 +324,12 @@ impl Store {
             });
         };
         if new.is_some() {
+            if dir.exists() && !dir.is_dir() {
+                return Err(StoreError::NotAStore {
+                    path: dir.to_path_buf(),
+                    why: "it is a file; a seen store is a directory (name a new one, or one a run made)".into(),
+                });
+            }
             std::fs::create_dir_all(dir).map_err(StoreError::io(dir, "create"))?;
             // Before the lock file is made in it: a directory of other
             // things is left as it was.

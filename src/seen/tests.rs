@@ -184,6 +184,10 @@ fn a_directory_of_other_files_is_not_made_a_store() {
     let e = Store::open(dir.path(), &config(), Access::Write { wait: false }).unwrap_err();
     assert!(e.to_string().contains("notes.txt"), "{e}");
     assert_eq!(dir_names(dir.path()).unwrap(), ["notes.txt"]);
+    // A file is named as one, not "File exists (os error 17)".
+    let file = dir.path().join("notes.txt");
+    let e = Store::open(&file, &config(), Access::Write { wait: false }).unwrap_err();
+    assert!(e.to_string().contains("is not a seen store: it is a file"), "{e}");
 }
 
 #[test]

@@ -58,3 +58,18 @@ fn exit_code_is_what_the_rungs_decided() {
         );
     }
 }
+
+/// A URI given where a file of URIs is read is not found as a file: the
+/// message says how to give one.
+#[test]
+fn a_uri_given_as_a_file_gets_a_hint() {
+    let run = urinorm(&["normalize", "http://example.com/a"], b"");
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("cannot read 'http://example.com/a': no such file (the arguments are files of URIs: give a URI on standard input"),
+        "{}",
+        run.stderr
+    );
+    let plain = urinorm(&["normalize", "no-such-file.txt"], b"");
+    assert!(!plain.stderr.contains("explain"), "{}", plain.stderr);
+}
