@@ -551,9 +551,11 @@ impl Shared {
     fn settle(&self, failed: Option<&StoreError>, renewed: u64) -> usize {
         let mut pending = self.pending();
         let keys = pending.committing.len();
+        // Its table goes, not only its keys: an idle service holds none.
+        let mut committed = PrintSet::default();
         match failed {
             None => {
-                pending.committing.clear();
+                std::mem::swap(&mut pending.committing, &mut committed);
                 pending.failing = None;
             }
             Some(e) => {
@@ -566,6 +568,8 @@ impl Shared {
         // A request that read the store before this must read it again.
         self.epoch.fetch_add(1, Ordering::Release);
         self.settled.notify_all();
+        drop(pending);
+        drop(committed);
         keys
     }
 
