@@ -183,6 +183,10 @@ for k in range(200):
     if k % 11 == 4:
         body = b"\xef\xbb\xbf" + body
     bodies.append(bytes([k % 2]) + body)
+# Bodies at the edges of the line reader: a BOM alone (no line at all), a
+# BOM before a blank line, a CR alone, two blank lines.
+for body in (b"\xef\xbb\xbf", b"\xef\xbb\xbf\r\n", b"\r", b"\n\n"):
+    bodies += [b"\0" + body, b"\1" + body]
 write("serve_body", bodies, 8192)
 PY
 if command -v zstd >/dev/null; then

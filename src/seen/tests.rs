@@ -188,7 +188,10 @@ fn a_directory_of_other_files_is_not_made_a_store() {
     // A file is named as one, not "File exists (os error 17)".
     let file = dir.path().join("notes.txt");
     let e = Store::open(&file, &config(), Access::Write { wait: false }).unwrap_err();
-    assert!(e.to_string().contains("is not a seen store: it is a file"), "{e}");
+    assert!(
+        e.to_string().contains("is not a seen store: it is a file"),
+        "{e}"
+    );
 }
 
 #[test]
