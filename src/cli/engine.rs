@@ -344,7 +344,9 @@ pub fn execute(
     let mut to_stderr = RejectsToStderr;
     let rejects: &mut dyn RejectSink = match (&mut to_file, job.default_rejects) {
         (Some(to_file), _) => to_file,
-        (None, DefaultRejects::EachOnStderr) => &mut to_stderr,
+        // Quiet: counted (and in the exit code), not each shown.
+        (None, DefaultRejects::EachOnStderr) if !read.quiet => &mut to_stderr,
+        (None, DefaultRejects::EachOnStderr) => &mut examples,
         (None, DefaultRejects::Summarized) => &mut examples,
     };
 

@@ -256,12 +256,14 @@ fn compact(args: &DirArgs) -> Result<Outcome, Error> {
     let mut store = Store::open_existing(&args.dir, Access::Write { wait: args.wait })?;
     let before = store.runs();
     store.compact()?;
+    let done = match before {
+        0 | 1 => format!("in {}, nothing to merge", counted(before, "run")),
+        _ => format!("{} merged into {}", counted(before, "run"), store.runs()),
+    };
     print_line(&format!(
-        "seen store '{}': {} keys, {} merged into {}",
+        "seen store '{}': {} keys, {done}",
         shown(&store),
-        store.keys(),
-        counted(before, "run"),
-        store.runs()
+        store.keys()
     ))?;
     Ok(Outcome::default())
 }

@@ -141,7 +141,7 @@ fn a_newer_list_is_read_with_psl() {
         refused.stderr
     );
     assert!(
-        refused.stderr.contains("psl=read from a file"),
+        refused.stderr.contains("psl: the store's read from a file"),
         "{}",
         refused.stderr
     );

@@ -15,6 +15,7 @@ mod ia;
 mod ladder;
 mod ladder_html;
 mod live;
+mod messages;
 mod offsets;
 mod outputs;
 mod readme;
