@@ -16,7 +16,7 @@
 //! use urinorm::serve::{Service, Settings};
 //!
 //! let dir = tempfile::tempdir()?;
-//! let lines = NormalizeLines::new(Normalizer::new(Rung::Syntax), KeyFormat::Uri, Columns::default());
+//! let lines = NormalizeLines::new(Normalizer::new(Rung::Syntax), KeyFormat::Canonical, Columns::default());
 //! let store = Store::open(dir.path(), &Config::new(lines.key_settings()), Access::Write { wait: false })?;
 //! let service = Service::start(store, lines, Settings::default())?;
 //! let first = service.answer(b"HTTP://Example.com/a\nhttp://example.com/a\n", true)?;
