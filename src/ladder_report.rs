@@ -155,6 +155,8 @@ pub struct Report {
     /// Non-blank lines looked at.
     pub lines: u64,
     pub blank: u64,
+    /// Lines of inputs that look binary, not looked at.
+    pub binary: u64,
     /// The sampled fraction, when the report is an estimate.
     pub sample: Option<f64>,
     pub steps: Vec<StepReport>,
@@ -391,6 +393,7 @@ struct ChunkPrints<'a> {
     /// Why each line the scheme rung rejects was rejected.
     rejected_by_reason: Vec<&'static str>,
     blank: u64,
+    binary: u64,
     time: [Duration; 3],
 }
 
@@ -501,6 +504,7 @@ pub fn run(
         rejected_by_reason,
         lines_read,
         blank,
+        binary,
         ..
     } = counts;
     // The second pass needs only the scheme rung's classes and their lines.
@@ -576,6 +580,7 @@ pub fn run(
     Ok(Report {
         lines: lines_read,
         blank,
+        binary,
         sample: options.sample,
         steps: reports,
         rejected_by_reason,
@@ -656,6 +661,7 @@ struct RungCounts {
     /// sample when it samples.
     lines_read: u64,
     blank: u64,
+    binary: u64,
 }
 
 impl RungCounts {
@@ -669,6 +675,7 @@ impl RungCounts {
         for chunk in printed {
             self.lines_read += chunk.lines.len() as u64;
             self.blank += chunk.blank;
+            self.binary += chunk.binary;
             for &reason in &chunk.rejected_by_reason {
                 *self.rejected_by_reason.entry(reason).or_default() += 1;
             }
@@ -718,6 +725,7 @@ fn count_rungs<'a>(
         time: [Duration::ZERO; 3],
         lines_read: 0,
         blank: 0,
+        binary: 0,
     };
     let mut chunks = Chunks::new(inputs);
     let batch_len = rayon::current_num_threads() * CHUNKS_PER_THREAD;
@@ -785,7 +793,7 @@ fn print_chunk<'a>(
     let mut parsed: Vec<Result<UriRef<'_>, &'static str>> = Vec::new();
     let mut prepared = Vec::new();
     let mut prepared_spans: Vec<Result<Range<usize>, &'static str>> = Vec::new();
-    let mut blank = 0;
+    let (mut blank, mut binary) = (0, 0);
     let rules = LineRules {
         header: options.header,
         max_line_bytes: options.max_line_bytes,
@@ -797,6 +805,10 @@ fn print_chunk<'a>(
             Line::Header => continue,
             Line::Blank => {
                 blank += 1;
+                continue;
+            }
+            Line::Binary => {
+                binary += 1;
                 continue;
             }
             Line::TooLong => Err(ErrorKind::LineTooLong.reason()),
@@ -876,6 +888,7 @@ fn print_chunk<'a>(
         prints: [string_prints, syntax, scheme],
         rejected_by_reason,
         blank,
+        binary,
         time,
     })
 }

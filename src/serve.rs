@@ -268,6 +268,8 @@ impl Service {
             offset: 0,
             bytes: ChunkBytes::Borrowed(body),
             input_bytes: body.len() as u64,
+            // A request's lines are each answered, whatever they hold.
+            binary: false,
         };
         let hashes = Hashes {
             fingerprints: true,

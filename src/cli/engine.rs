@@ -101,6 +101,10 @@ pub struct ReadArgs {
     /// as a header, never rejected).
     #[arg(long)]
     pub header: bool,
+    /// Read an input that looks binary (a NUL byte in its first 64 KiB) as
+    /// lines too; by default its lines are counted and none is read.
+    #[arg(short = 'a', long)]
+    pub text: bool,
 }
 
 /// How much memory the dedup set may take, and where it spills past that.
@@ -368,6 +372,7 @@ pub fn execute(
             .map_or(Options::default().commit_every, |s| s.commit_every),
         per_site_cap: job.per_site_cap,
         sort: job.sort,
+        binary_as_text: read.text,
     };
     let progress = Bar::new(&inputs, !read.quiet, output.is_none());
     let out_file = out.file().map_err(write_error)?;
@@ -491,7 +496,14 @@ fn report(stats: &Stats, examples: &[String]) {
     for name in &stats.binary {
         let _ = writeln!(
             err,
-            "urinorm: '{}' looks like a binary file, not a list of URIs (NUL bytes, or most of its first lines rejected); its lines are counted above",
+            "urinorm: '{}' looks like a binary file (a NUL byte in its first 64 KiB): its lines were counted, not read (--text reads them)",
+            escape_str(name)
+        );
+    }
+    for name in &stats.unlike_uris {
+        let _ = writeln!(
+            err,
+            "urinorm: '{}' does not look like a list of URIs: most of its first lines are no URI at all",
             escape_str(name)
         );
     }

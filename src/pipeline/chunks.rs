@@ -36,6 +36,31 @@ pub struct Chunk<'a> {
     /// How many of the input's own bytes it stands for, as the progress
     /// bar counts them (a compressed file's compressed bytes).
     pub input_bytes: u64,
+    /// Its input looks binary ([`looks_binary`]): every line is
+    /// [`Line::Binary`], read by no one.
+    pub binary: bool,
+}
+
+/// How much of an input is searched for a NUL byte.
+pub const BINARY_PROBE: usize = 64 << 10;
+
+/// Whether an input whose first chunk is `first` is a binary file rather
+/// than a list of lines: as grep judges, by NUL bytes (no URI holds one),
+/// but on at least a quarter of the lines of its first [`BINARY_PROBE`]
+/// bytes, so that a list with a stray NUL is still read (that line is
+/// rejected). An executable has NULs on nine lines in ten, compressed
+/// data (a format urinorm does not decode) on a third to a half.
+pub fn looks_binary(first: &[u8]) -> bool {
+    let probe = &first[..first.len().min(BINARY_PROBE)];
+    if memchr::memchr(0, probe).is_none() {
+        return false;
+    }
+    let (mut lines, mut with_nul) = (0usize, 0usize);
+    for line in probe.split(|&b| b == b'\n') {
+        lines += 1;
+        with_nul += usize::from(memchr::memchr(0, line).is_some());
+    }
+    with_nul * 4 >= lines.max(4)
 }
 
 /// A byte range in a chunk or in its arena.
@@ -78,6 +103,8 @@ pub enum Line<'a> {
     TooLong,
     /// A line to read, without its ending.
     Text(&'a [u8]),
+    /// A line of an input that looks binary: counted, never read.
+    Binary,
 }
 
 /// The lines of a chunk, each with its index in the chunk and its span
@@ -90,6 +117,7 @@ pub struct ChunkLines<'c> {
     index: u32,
     header: bool,
     max_line_bytes: usize,
+    binary: bool,
 }
 
 impl<'c> Iterator for ChunkLines<'c> {
@@ -102,7 +130,9 @@ impl<'c> Iterator for ChunkLines<'c> {
         let end = self.newlines.next().unwrap_or(self.bytes.len());
         let text = strip_cr(&self.bytes[self.pos..end]);
         let span = Span::new(self.pos, self.pos + text.len());
-        let line = if self.index == 0 && self.header {
+        let line = if self.binary {
+            Line::Binary
+        } else if self.index == 0 && self.header {
             Line::Header
         } else if text.is_empty() {
             Line::Blank
@@ -155,6 +185,7 @@ impl Chunk<'_> {
             index: 0,
             header: first && rules.header,
             max_line_bytes: rules.max_line_bytes,
+            binary: self.binary,
         }
     }
 }
@@ -169,6 +200,10 @@ pub struct Chunks<'a> {
     /// The blocks of the current input, when it is a stream being read.
     stream: Option<Blocks>,
     line_buffered: bool,
+    /// Read every input as lines, even one that looks binary.
+    binary_as_text: bool,
+    /// The current input looks binary.
+    binary: bool,
 }
 
 /// How often a line-buffered read waiting for input looks for an interrupt.
@@ -197,6 +232,17 @@ impl<'a> Chunks<'a> {
             chunk_bytes,
             stream: None,
             line_buffered: false,
+            binary_as_text: false,
+            binary: false,
+        }
+    }
+
+    /// Chunks that read an input that looks binary as lines too (grep's
+    /// `--text`), rather than marking it [`Chunk::binary`].
+    pub fn binary_as_text(self, yes: bool) -> Chunks<'a> {
+        Chunks {
+            binary_as_text: yes,
+            ..self
         }
     }
 
@@ -220,12 +266,25 @@ impl<'a> Chunks<'a> {
             None => bytes.len(),
         };
         self.offset = end;
-        Some(Chunk {
+        Some(self.judged(Chunk {
             source: self.source,
             offset: start,
             bytes: ChunkBytes::Borrowed(&bytes[start..end]),
             input_bytes: (end - start) as u64,
-        })
+            binary: false,
+        }))
+    }
+
+    /// `chunk`, marked binary when its input is: judged from the input's
+    /// first chunk, and kept for the rest of it.
+    fn judged(&mut self, chunk: Chunk<'a>) -> Chunk<'a> {
+        if chunk.offset == 0 {
+            self.binary = !self.binary_as_text && looks_binary(&chunk.bytes);
+        }
+        Chunk {
+            binary: self.binary,
+            ..chunk
+        }
     }
 
     /// The next lines of the current input, a stream: a chunk's worth
@@ -261,12 +320,13 @@ impl<'a> Chunks<'a> {
         self.stream = Some(blocks);
         let offset = self.offset;
         self.offset += bytes.len();
-        Ok(Next::Chunk(Chunk {
+        Ok(Next::Chunk(self.judged(Chunk {
             source: self.source,
             offset,
             bytes: ChunkBytes::Owned(bytes),
             input_bytes,
-        }))
+            binary: false,
+        })))
     }
 
     /// Up to `len` chunks, in order; none once the inputs are done.
@@ -330,5 +390,25 @@ fn receive(blocks: &Blocks) -> Option<Result<Block, InputError>> {
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_binary;
+
+    #[test]
+    fn binary_is_nul_bytes_on_a_quarter_of_the_lines() {
+        assert!(looks_binary(b"\x7fELF\x02\x01\x01\x00"));
+        assert!(looks_binary(b"\x00\x01\nend\n\x00\nfi\n"));
+        assert!(!looks_binary(b"http://a/\nhttp://b/\n"));
+        // A stray NUL in a list: that line is rejected, the rest read.
+        assert!(!looks_binary(
+            b"http://a/\nhttp://b/\0\nhttp://c/\nhttp://d/\nhttp://e/\n"
+        ));
+        // Only the probe is judged.
+        let mut late = vec![b'a'; super::BINARY_PROBE];
+        late.extend_from_slice(b"\0\0\0");
+        assert!(!looks_binary(&late));
     }
 }

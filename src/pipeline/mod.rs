@@ -240,6 +240,9 @@ pub struct Options {
     /// Not with verdicts, which answer line by line. Against a seen store,
     /// or under a cap, every key stays in memory (nothing spills).
     pub sort: bool,
+    /// Read an input that looks binary as lines ([`chunks::Chunk::binary`]); by
+    /// default its lines are counted as binary and none is read.
+    pub binary_as_text: bool,
 }
 
 /// The default `max_line_bytes`: far above any URL a browser sends, far
@@ -263,6 +266,7 @@ impl Default for Options {
             commit_every: std::time::Duration::from_secs(1),
             per_site_cap: None,
             sort: false,
+            binary_as_text: false,
         }
     }
 }
@@ -794,7 +798,8 @@ impl<'a> Producer<'_, 'a, '_> {
         let mut chunks = match options.line_buffered {
             true => Chunks::line_buffered(self.inputs),
             false => Chunks::new(self.inputs),
-        };
+        }
+        .binary_as_text(options.binary_as_text);
         let batch_len = options.threads.max(1) * CHUNKS_PER_THREAD;
         let mut sent = 0;
         loop {

@@ -57,8 +57,13 @@ pub struct Stats {
     /// When the keys outgrew the memory limit: what went to disk, and where.
     pub spill: Option<SpillStats>,
     /// The inputs that look like binary files, not lists of lines (a NUL
-    /// byte near the start, or most of their first lines rejected).
+    /// byte near the start): none of their lines was read.
     pub binary: Vec<String>,
+    /// The lines of those inputs, counted and never read.
+    pub binary_lines: u64,
+    /// Text inputs most of whose first lines are no URI at all: read,
+    /// and named in a warning.
+    pub unlike_uris: Vec<String>,
 }
 
 impl Stats {
@@ -68,7 +73,7 @@ impl Stats {
     }
 
     /// The invariant of every run: read = unique + duplicates (+ seen) +
-    /// capped + filtered + rejected + blank (+ header).
+    /// capped + filtered + rejected + blank (+ header) (+ binary).
     pub fn balances(&self) -> bool {
         self.lines
             == self.unique
@@ -79,6 +84,7 @@ impl Stats {
                 + self.rejected_total()
                 + self.blank
                 + self.header
+                + self.binary_lines
     }
 
     /// The stats as JSON, with the caller's fields (the rung, say) added.
@@ -111,6 +117,10 @@ impl Stats {
         object.insert("threads".into(), json!(self.threads));
         if !self.binary.is_empty() {
             object.insert("binary_inputs".into(), json!(self.binary));
+            object.insert("binary_lines".into(), json!(self.binary_lines));
+        }
+        if !self.unlike_uris.is_empty() {
+            object.insert("unlike_uri_inputs".into(), json!(self.unlike_uris));
         }
         if let Some(spill) = &self.spill {
             object.insert(
@@ -157,6 +167,9 @@ impl fmt::Display for Stats {
         write!(f, " + {rejected} rejected + {blank} blank")?;
         if self.header > 0 {
             write!(f, " + {} header", self.header)?;
+        }
+        if self.binary_lines > 0 {
+            write!(f, " + {} in binary files", self.binary_lines)?;
         }
         if self.passed > 0 {
             write!(

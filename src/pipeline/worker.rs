@@ -36,6 +36,8 @@ pub struct Accepted {
 pub enum Silent {
     Blank,
     Filtered,
+    /// A line of an input that looks binary, never read.
+    Binary,
 }
 
 /// A line that was not accepted, as output with a line for every line
@@ -69,6 +71,8 @@ pub struct Processed<'a> {
     pub silent: Vec<(u32, Silent)>,
     pub rejected: Vec<Rejected>,
     pub blank: u64,
+    /// Lines of an input that looks binary ([`Chunk::binary`]), never read.
+    pub binary: u64,
     /// Lines out of the mapper's scope.
     pub filtered: u64,
     /// Invalid lines accepted as written (`Invalid::Pass`), also in `accepted`.
@@ -208,6 +212,7 @@ pub fn process<'a>(
     let note_silent = verdicts || map_blank;
     let (hasher, sites) = (hashes.set, hashes.sites);
     let mut blank = 0;
+    let mut binary = 0;
     let mut filtered = 0;
     let mut passed = 0;
     let mut notes = [0u64; 32];
@@ -317,6 +322,12 @@ pub fn process<'a>(
                 map(Err(too_long), span, false, index, &mut silent);
             }
             Line::Text(line) => map(Ok(line), span, false, index, &mut silent),
+            Line::Binary => {
+                binary += 1;
+                if note_silent {
+                    silent.push((span.start, Silent::Binary));
+                }
+            }
         }
         lines = index + 1;
     }
@@ -331,6 +342,7 @@ pub fn process<'a>(
         silent,
         rejected,
         blank,
+        binary,
         filtered,
         passed,
         lines,
@@ -379,6 +391,7 @@ mod tests {
             offset: 0,
             bytes: ChunkBytes::Borrowed(b"a\nboom\nb\n"),
             input_bytes: 9,
+            binary: false,
         };
         let options = Options {
             max_line_bytes: 100,

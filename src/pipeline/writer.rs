@@ -16,19 +16,16 @@ use super::worker::{Other, Processed, Silent};
 use super::{Emit, Mode, Note, NoteKind, Options, RunError};
 use crate::error::ErrorKind;
 
-/// Whether an input looks like a binary file rather than a list of lines,
-/// judged as grep does from its first chunk: a NUL byte in its first
-/// [`BINARY_PROBE`] bytes, or most of its lines rejected.
-fn looks_binary(first: &Processed<'_>) -> bool {
-    let bytes: &[u8] = &first.chunk.bytes;
-    let probe = &bytes[..bytes.len().min(BINARY_PROBE)];
+/// Whether an input's first chunk says it is no list of URIs (a text
+/// file of something else): most of its lines are no URI at all.
+fn looks_unlike_uris(first: &Processed<'_>) -> bool {
     let lines = u64::from(first.lines) - first.blank;
     let malformed = first
         .rejected
         .iter()
         .filter(|r| is_malformed(r.error.kind()))
         .count() as u64;
-    memchr::memchr(0, probe).is_some() || (lines >= 4 && malformed * 2 > lines)
+    lines >= 4 && malformed * 2 > lines
 }
 
 /// Whether a rejection says a line is no URI at all (as a binary file's
@@ -66,6 +63,7 @@ impl Verdict<'_> {
             Verdict::Other(Other::Rejected(_)) => "rejected",
             Verdict::Other(Other::Silent(Silent::Blank)) => "blank",
             Verdict::Other(Other::Silent(Silent::Filtered)) => "filtered",
+            Verdict::Other(Other::Silent(Silent::Binary)) => "binary",
         }
     }
 
@@ -110,9 +108,6 @@ pub(crate) fn verdicts<'p>(
         }
     })
 }
-
-/// How much of an input is searched for a NUL byte.
-const BINARY_PROBE: usize = 64 << 10;
 
 /// How much output to gather before a write.
 const WRITE_BYTES: usize = 1 << 20;
@@ -189,8 +184,10 @@ impl<'i> Writer<'i> {
             self.lines_before = 0;
         }
         let name = self.inputs[p.chunk.source].name();
-        if p.chunk.offset == 0 && looks_binary(p) {
+        if p.chunk.offset == 0 && p.chunk.binary {
             self.stats.binary.push(name.to_string());
+        } else if p.chunk.offset == 0 && looks_unlike_uris(p) {
+            self.stats.unlike_uris.push(name.to_string());
         }
         for r in &p.rejected {
             let line = self.lines_before + u64::from(r.index) + 1;
@@ -224,6 +221,7 @@ impl<'i> Writer<'i> {
         }
         self.stats.passed += p.passed;
         self.stats.blank += p.blank;
+        self.stats.binary_lines += p.binary;
         self.stats.filtered += p.filtered;
         self.stats.lines += u64::from(p.lines);
         self.stats.bytes_in += p.chunk.bytes.len() as u64;

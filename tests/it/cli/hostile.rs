@@ -160,30 +160,32 @@ fn protocol_rung_on_hostile_paths() {
 }
 
 #[test]
-fn a_binary_file_is_named_once_as_binary() {
+fn a_binary_file_contributes_no_lines_unless_read_as_text() {
     let dir = tempfile::tempdir().unwrap();
-    // An ELF header, then bytes that split into a few line-like pieces.
+    // An ELF header, then bytes that split into line-like pieces: some
+    // would pass as relative references.
     let mut elf = b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\n".to_vec();
     for i in 0..200u32 {
         elf.extend_from_slice(&i.to_le_bytes());
-        elf.extend_from_slice(b"\x00\x01/lib64/ld-linux.so\n");
+        elf.extend_from_slice(b"\x00\x01/lib64/ld-linux.so\n\x00\x02\nend\n\x00\x03\nfi\n");
     }
     let elf_path = dir.path().join("a.out");
     std::fs::write(&elf_path, &elf).unwrap();
+    let elf_lines = elf.iter().filter(|&&b| b == b'\n').count() as u64;
     let list = crate::common::testdata("sample/urls.txt");
     let stats = dir.path().join("stats.json");
-    let run = urinorm(
-        &[
-            "dedup",
-            "-o",
-            "/dev/null",
-            "--stats",
-            stats.to_str().unwrap(),
-            list.to_str().unwrap(),
-            elf_path.to_str().unwrap(),
-        ],
-        b"",
+    let (list, elf_name, stats_name) = (
+        list.to_str().unwrap(),
+        elf_path.to_str().unwrap(),
+        stats.to_str().unwrap(),
     );
+    let alone = urinorm(&["dedup", list], b"");
+    let run = urinorm(&["dedup", "--stats", stats_name, list, elf_name], b"");
+    assert_eq!(run.code, alone.code, "{}", run.stderr);
+    // Only the list's lines are written, and nothing of the binary file
+    // is reported as a rejected line.
+    assert_eq!(run.stdout, alone.stdout);
+    assert!(!run.stderr.contains("ld-linux"), "{}", run.stderr);
     let binary_lines: Vec<&str> = run
         .stderr
         .lines()
@@ -191,13 +193,43 @@ fn a_binary_file_is_named_once_as_binary() {
         .collect();
     assert_eq!(binary_lines.len(), 1, "{}", run.stderr);
     assert!(binary_lines[0].contains("a.out"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("+ {elf_lines} in binary files")),
+        "{}",
+        run.stderr
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
-    assert_eq!(
-        json["binary_inputs"],
-        serde_json::json!([elf_path.to_str().unwrap()])
+    assert_eq!(json["binary_inputs"], serde_json::json!([elf_name]));
+    assert_eq!(json["binary_lines"].as_u64(), Some(elf_lines));
+    // Each of its lines has a verdict, and is never admitted to a store.
+    let verdicts = urinorm(&["dedup", "--emit", "verdict", elf_name], b"");
+    assert_eq!(verdicts.stdout.lines().count() as u64, elf_lines);
+    assert!(
+        verdicts.stdout.lines().all(|l| l == "binary"),
+        "{}",
+        verdicts.stdout
     );
+    // --text reads it as lines, as grep's does.
+    let text = urinorm(&["dedup", "--text", elf_name], b"");
+    assert!(text.stdout.lines().any(|l| l == "end"), "{}", text.stdout);
+    assert!(!text.stderr.contains("binary"), "{}", text.stderr);
     // A list of URIs, even with some bad lines, is not binary.
-    let run = urinorm(&["dedup", "-o", "/dev/null", list.to_str().unwrap()], b"");
+    let run = urinorm(&["dedup", "-o", "/dev/null", list], b"");
+    assert!(!run.stderr.contains("binary"), "{}", run.stderr);
+}
+
+#[test]
+fn a_text_file_of_no_uris_is_read_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.txt");
+    std::fs::write(&path, "a b c\n%zz\nx y\n[::1\nhttp://a b/\n").unwrap();
+    let run = urinorm(&["dedup", path.to_str().unwrap()], b"");
+    assert!(
+        run.stderr.contains("does not look like a list of URIs"),
+        "{}",
+        run.stderr
+    );
     assert!(!run.stderr.contains("binary"), "{}", run.stderr);
 }
