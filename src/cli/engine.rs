@@ -314,6 +314,16 @@ pub fn execute(
     }
     let inputs = open_inputs(&read.files)?;
     let threads = thread_count(read.threads)?;
+    let written = [output, read.rejects.as_deref(), read.stats.as_deref()];
+    let temp_dir = job.memory.map(MemoryArgs::temp_dir);
+    sweep_leftovers(
+        written
+            .into_iter()
+            .flatten()
+            .map(directory_of)
+            .chain(temp_dir),
+        read.quiet,
+    );
     // Every output path is opened (as a temporary file beside it) before
     // any input is read: a path that cannot be written stops the run at
     // once, and the temporary files already made go with it. So is the
@@ -482,6 +492,36 @@ pub(crate) fn report_store(dir: &Path, keys: u64, runs: usize, committed: Option
 }
 
 /// An error writing the file at `path`, named as the user gave it.
+/// The directory a file named `path` is made in.
+fn directory_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Removes what killed runs left in `dirs` (temporary outputs, spills:
+/// [`urinorm::cleanup::sweep`]), and says so.
+pub fn sweep_leftovers(dirs: impl IntoIterator<Item = PathBuf>, quiet: bool) {
+    let mut seen = Vec::new();
+    for dir in dirs {
+        if seen.contains(&dir) {
+            continue;
+        }
+        let swept = urinorm::cleanup::sweep(&dir);
+        if swept.paths > 0 && !quiet {
+            let _ = writeln!(
+                io::stderr(),
+                "urinorm: removed {} temporary files ({:.1} MiB) that killed runs left in '{}'",
+                swept.paths,
+                swept.bytes as f64 / (1 << 20) as f64,
+                escape_str(&dir.display().to_string())
+            );
+        }
+        seen.push(dir);
+    }
+}
+
 fn path_error(path: &Path, source: io::Error) -> Error {
     Error::Output {
         name: path.display().to_string(),

@@ -15,6 +15,7 @@ use std::io;
 use clap::{Parser, Subcommand};
 
 use urinorm::escape::escape_str;
+use urinorm::os_error::Reason;
 use urinorm::pipeline::input::{Input, InputError, MmapChoice, STDIN};
 use urinorm::pipeline::{RunError, SpoolError};
 use urinorm::seen::StoreError;
@@ -118,7 +119,7 @@ impl fmt::Display for Error {
         match self {
             Error::Input(e) => e.fmt(f),
             Error::Output { name, source } => {
-                write!(f, "cannot write '{}': {source}", escape_str(name))?;
+                write!(f, "cannot write '{}': {}", escape_str(name), Reason(source))?;
                 match is_spool_error(source) {
                     true => f.write_str("; choose a disk with room with --temp-dir"),
                     false => Ok(()),

@@ -56,6 +56,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::error::InvalidUri;
+use crate::os_error::Reason;
 use crate::scratch::Slot;
 use crate::seen::{Store, StoreError};
 use caps::SiteNumbers;
@@ -334,8 +335,12 @@ impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunError::Input(e) => e.fmt(f),
-            RunError::Output(e) => write!(f, "cannot write the output: {e}"),
-            RunError::Rejects(e) => write!(f, "cannot write the report of rejected lines: {e}"),
+            RunError::Output(e) => write!(f, "cannot write the output: {}", Reason(e)),
+            RunError::Rejects(e) => write!(
+                f,
+                "cannot write the report of rejected lines: {}",
+                Reason(e)
+            ),
             RunError::Spill(e) => e.fmt(f),
             RunError::Seen(e) => e.fmt(f),
             RunError::ThreadPool(e) => write!(f, "cannot start the worker threads: {e}"),

@@ -13,6 +13,7 @@ use tempfile::TempPath;
 
 use super::stream::Format;
 use crate::error::InvalidUri;
+use crate::os_error::{Reason, kind_words};
 
 /// Output buffers are large: one write per few thousand lines, not per line.
 const BUFFER_BYTES: usize = 1 << 20;
@@ -166,8 +167,14 @@ impl Output {
                 let file = std::fs::OpenOptions::new().write(true).open(path)?;
                 Ok(Output::Special(encoded(file, compression)?))
             }
-            // Replace the file a symbolic link points to, not the link.
-            Ok(_) => Output::create_file(&std::fs::canonicalize(path)?, compression),
+            // Replace the file a symbolic link points to, not the link,
+            // and only one the user may write, as `sort -o` (which opens
+            // it for writing) would: the rename alone needs only the
+            // directory's permission.
+            Ok(_) => {
+                std::fs::OpenOptions::new().write(true).open(path)?;
+                Output::create_file(&std::fs::canonicalize(path)?, compression)
+            }
             Err(_) => Output::create_file(path, compression),
         }
     }
@@ -183,12 +190,15 @@ impl Output {
         };
         // A temporary file is private by default: ask for the usual mode.
         let mut builder = tempfile::Builder::new();
-        builder.prefix(".urinorm-");
+        let prefix = crate::cleanup::Temporary::Output.prefix();
+        builder.prefix(&prefix);
         #[cfg(unix)]
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
         let (temp, registered) =
             crate::cleanup::create(|| builder.tempfile_in(dir), |temp| temp.path())
-                .map_err(in_directory)?;
+                .map_err(|e| in_directory(dir, e))?;
+        // Held as long as the file is open: a sweep leaves it alone.
+        let _ = temp.as_file().try_lock();
         if let Ok(replaced) = std::fs::metadata(path) {
             temp.as_file().set_permissions(replaced.permissions())?;
             #[cfg(unix)]
@@ -218,12 +228,12 @@ impl Output {
         let probe = crate::cleanup::create(
             || {
                 tempfile::Builder::new()
-                    .prefix(".urinorm-probe-")
+                    .prefix(&crate::cleanup::Temporary::Probe.prefix())
                     .tempdir_in(dir)
             },
             |probe| probe.path(),
         );
-        probe.map(drop).map_err(in_directory)
+        probe.map(drop).map_err(|e| in_directory(dir, e))
     }
 
     /// The writer to write lines to.
@@ -268,15 +278,21 @@ impl Output {
     }
 }
 
-/// An error making a temporary file in a directory, without the temporary
+/// An error making a temporary file in `dir`, without the temporary
 /// file's name (which tempfile puts in its errors): the user named another
 /// path, which the caller's message gives.
-fn in_directory(e: io::Error) -> io::Error {
-    match e.kind() {
-        io::ErrorKind::NotFound => io::Error::new(e.kind(), "no such directory"),
-        io::ErrorKind::PermissionDenied => io::Error::new(e.kind(), "permission denied"),
-        kind => io::Error::from(kind),
+fn in_directory(dir: &Path, e: io::Error) -> io::Error {
+    let kind = e.kind();
+    if kind == io::ErrorKind::NotFound && !dir.is_dir() {
+        return io::Error::new(kind, "no such directory");
     }
+    // The system's own error is wrapped out of reach: its kind tells.
+    let system = match e.raw_os_error() {
+        Some(_) => Reason(&e).to_string(),
+        None => kind_words(kind),
+    };
+    let dir = crate::escape::escape_str(&dir.display().to_string());
+    io::Error::new(kind, format!("no file can be made in '{dir}' ({system})"))
 }
 
 /// Where the report of each rejected line goes.

@@ -78,6 +78,8 @@ pub struct Spill {
     added_runs: Vec<PathBuf>,
     stats: SpillStats,
     _registered: crate::cleanup::Registered,
+    /// The directory's lock, which tells a sweep it is in use.
+    _held: File,
 }
 
 /// A spill that could not be written or read back.
@@ -110,7 +112,7 @@ impl std::fmt::Display for SpillError {
             f,
             "cannot spill to '{}': {} ({:.1} MiB written",
             crate::escape::escape_str(&self.dir.display().to_string()),
-            self.error,
+            crate::os_error::Reason(&self.error),
             mib(self.written)
         )?;
         if let Some(needed) = self.needed {
@@ -132,11 +134,12 @@ impl Spill {
         let (dir, registered) = crate::cleanup::create(
             || {
                 tempfile::Builder::new()
-                    .prefix("urinorm-spill-")
+                    .prefix(&crate::cleanup::Temporary::Spill.prefix())
                     .tempdir_in(temp_dir)
             },
             |dir| dir.path(),
         )?;
+        let held = crate::cleanup::hold(dir.path())?;
         let wanted = (expected_bytes / memory_limit.max(1)).saturating_mul(2) as usize;
         let count = wanted
             .next_power_of_two()
@@ -159,6 +162,7 @@ impl Spill {
             next_sequence: 0,
             added_runs: Vec::new(),
             _registered: registered,
+            _held: held,
         })
     }
 

@@ -72,7 +72,12 @@ impl fmt::Display for StoreError {
                 path,
                 action,
                 source,
-            } => write!(f, "cannot {action} '{}': {source}", shown(path)),
+            } => write!(
+                f,
+                "cannot {action} '{}': {}",
+                shown(path),
+                crate::os_error::Reason(source)
+            ),
             StoreError::Damaged { path, why } => write!(
                 f,
                 "the seen store is damaged: '{}' {why}; restore the store from a backup, or remove it to start afresh",

@@ -353,6 +353,7 @@ impl Store {
             (None, None) => return Err(no_manifest(dir)),
         };
         remove_strays(dir, &manifest)?;
+        check_writable(dir)?;
         let runs = open_runs(dir, &manifest).map_err(missing_run)?;
         Ok(Store {
             dir: dir.to_path_buf(),
@@ -507,12 +508,9 @@ impl Store {
             Staging::Forget => Stamp::FORGOTTEN,
         };
         let path = manifest::temp_path(&self.dir, id);
-        let mut writer = RunWriter::create(&path, self.manifest.config.id())?;
-        for print in prints {
-            writer.push(print, stamp)?;
-        }
-        let entries = writer.count();
-        writer.finish()?;
+        let entries = RunWriter::write(&path, self.manifest.config.id(), |writer| {
+            prints.try_for_each(|print| writer.push(print, stamp))
+        })?;
         self.staged = Some(Staged {
             id,
             entries,
@@ -670,21 +668,20 @@ impl Store {
     ) -> Result<MergeWritten, StoreError> {
         let id = self.manifest.next_run;
         let temp = manifest::temp_path(&self.dir, id);
-        let mut writer = RunWriter::create(&temp, self.manifest.config.id())?;
         // A tombstone hides older entries: in a merge from the oldest run
         // there are none left to hide.
         let keep = Keep {
             tombstones: range.start > 0,
             since: expire_before.unwrap_or(Stamp(1)),
         };
-        merge_runs(&self.runs[range.clone()], |print, stamp| {
-            match keep.keeps(stamp) {
-                true => writer.push(print, stamp),
-                false => Ok(()),
-            }
+        let entries = RunWriter::write(&temp, self.manifest.config.id(), |writer| {
+            merge_runs(&self.runs[range.clone()], |print, stamp| {
+                match keep.keeps(stamp) {
+                    true => writer.push(print, stamp),
+                    false => Ok(()),
+                }
+            })
         })?;
-        let entries = writer.count();
-        writer.finish()?;
         // Merging changes no answer, so the count it adds is the sum of
         // the runs'; unless entries were dropped for their age, a merge of
         // every run then adds exactly its entries.
@@ -939,6 +936,19 @@ fn remove_strays(dir: &Path, manifest: &Manifest) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// Makes (and unlinks) a file in the store's directory: a directory the
+/// process may not write fails here, before any work, not at the first
+/// commit after the output was written.
+fn check_writable(dir: &Path) -> Result<(), StoreError> {
+    tempfile::tempfile_in(dir)
+        .map(drop)
+        .map_err(|source| StoreError::Io {
+            path: dir.to_path_buf(),
+            action: "write in",
+            source,
+        })
 }
 
 fn dir_names(dir: &Path) -> Result<Vec<String>, StoreError> {

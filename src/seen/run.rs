@@ -494,8 +494,28 @@ pub(crate) struct RunWriter {
 }
 
 impl RunWriter {
+    /// Writes a whole run at `path` (replacing any file there): what
+    /// `fill` pushes, synced. Returns its entries. On any error the
+    /// partial file is removed: a failed commit (a full disk) leaves
+    /// nothing behind in the store.
+    pub(crate) fn write(
+        path: &Path,
+        config_id: [u8; 16],
+        fill: impl FnOnce(&mut RunWriter) -> Result<(), StoreError>,
+    ) -> Result<u64, StoreError> {
+        let written = RunWriter::create(path, config_id).and_then(|mut writer| {
+            fill(&mut writer)?;
+            let entries = writer.count();
+            writer.finish().map(|_| entries)
+        });
+        if written.is_err() {
+            let _ = std::fs::remove_file(path);
+        }
+        written
+    }
+
     /// A new run file at `path` (replacing any file there).
-    pub(crate) fn create(path: &Path, config_id: [u8; 16]) -> Result<RunWriter, StoreError> {
+    fn create(path: &Path, config_id: [u8; 16]) -> Result<RunWriter, StoreError> {
         let file = File::create(path).map_err(StoreError::io(path, "create"))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         // The header is written last, once the count is known.

@@ -30,6 +30,7 @@ use serde_json::json;
 use subtle::ConstantTimeEq;
 use tokio::sync::Semaphore;
 use urinorm::escape::escape_str;
+use urinorm::os_error::Reason;
 use urinorm::pipeline::MAX_LINE_BYTES;
 use urinorm::seen::{Config, Stamp};
 use urinorm::serve::{Answer, CommitReport, Refused, Service, Settings, VERDICTS};
@@ -112,7 +113,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome, Error> {
     let service = open_service(args, Arc::clone(&metrics))?;
     let listener = StdListener::bind(addr)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
-        .map_err(|source| Error::Usage(format!("cannot listen on {addr}: {source}")))?;
+        .map_err(|source| Error::Usage(format!("cannot listen on {addr}: {}", Reason(&source))))?;
     let local = listener.local_addr().unwrap_or(addr);
     // SIGTERM and SIGINT end the serving, which drains and commits; a
     // second one exits at once.
@@ -122,7 +123,12 @@ pub fn run(args: &ServeArgs) -> Result<Outcome, Error> {
         .max_blocking_threads(threads.max(2) * 4)
         .enable_all()
         .build()
-        .map_err(|source| Error::Usage(format!("cannot start the server's threads: {source}")))?;
+        .map_err(|source| {
+            Error::Usage(format!(
+                "cannot start the server's threads: {}",
+                Reason(&source)
+            ))
+        })?;
     let server = Arc::new(Server {
         service,
         metrics,
@@ -196,8 +202,12 @@ fn listen_address(text: &str) -> Result<SocketAddr, Error> {
 /// The token in `path`, less its final line break; never shown anywhere.
 fn read_token(path: &std::path::Path) -> Result<Vec<u8>, Error> {
     let shown = escape_str(&path.display().to_string());
-    let mut token = std::fs::read(path)
-        .map_err(|e| Error::Usage(format!("cannot read the token file '{shown}': {e}")))?;
+    let mut token = std::fs::read(path).map_err(|e| {
+        Error::Usage(format!(
+            "cannot read the token file '{shown}': {}",
+            Reason(&e)
+        ))
+    })?;
     while token.last().is_some_and(|&b| b == b'\n' || b == b'\r') {
         token.pop();
     }
@@ -226,7 +236,7 @@ async fn accept_loop(
     max_connections: usize,
 ) -> Result<(), Error> {
     let listener = tokio::net::TcpListener::from_std(listener)
-        .map_err(|source| Error::Usage(format!("cannot listen: {source}")))?;
+        .map_err(|source| Error::Usage(format!("cannot listen: {}", Reason(&source))))?;
     let mut http = hyper::server::conn::http1::Builder::new();
     // The header timer runs while a request's head is awaited: on a new
     // connection and between requests, so it bounds both a slow client's

@@ -287,7 +287,7 @@ fn a_full_standard_output_ends_with_one_sentence() {
         assert_eq!(status.code(), Some(2), "{what}: {stderr}");
         assert_eq!(
             stderr,
-            "urinorm: cannot write '<stdout>': No space left on device (os error 28)\n"
+            "urinorm: cannot write '<stdout>': no space left on device\n"
         );
     }
 }
@@ -310,9 +310,42 @@ fn a_full_tmpfs_ends_every_command_with_one_sentence() {
         run.args(&args).stdout(Stdio::null());
         let (status, stderr) = run_to_end(run, &args.join(" "));
         assert_failed_cleanly(status, &stderr, &out, &args);
-        assert!(stderr.contains("No space left on device"), "{stderr}");
+        assert!(stderr.contains("no space left on device"), "{stderr}");
         assert!(files_in(&tiny.path).is_empty(), "{args:?}: files left");
     }
+}
+
+/// A store on a full filesystem: the commit fails with one sentence, and
+/// leaves the store as it was (it verifies), with no partial run in it.
+#[test]
+fn a_full_disk_under_the_store_leaves_it_as_it_was() {
+    let Some(tiny) = Tmpfs::mount("2m") else {
+        eprintln!("not root: no filesystem to fill under a store");
+        return;
+    };
+    let (dir, input) = with_big_input();
+    let one = dir.path().join("one.txt");
+    std::fs::write(&one, "http://a/\n").unwrap();
+    let store = tiny.path.join("store");
+    let store = store.to_str().unwrap();
+    let made = urinorm()
+        .args(["dedup", "-q", "--seen", store, "-o", "/dev/null"])
+        .arg(&one)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let args = ["dedup", "-q", "--seen", store, "-o", "/dev/null"];
+    let mut run = urinorm();
+    run.args(args).arg(&input);
+    let (status, stderr) = run_to_end(run, "dedup --seen on a full disk");
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no space left on device"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let left = files_in(Path::new(store));
+    assert!(!left.iter().any(|f| f.ends_with(".tmp")), "{left:?}");
+    assert_eq!(store_keys(store), 1);
+    let verify = urinorm().args(["seen", "verify", store]).output().unwrap();
+    assert!(verify.status.success(), "{verify:?}");
 }
 
 /// A tmpfs mounted for one test, unmounted when dropped.

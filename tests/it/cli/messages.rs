@@ -53,3 +53,15 @@ fn compacting_one_run_says_nothing_was_merged() {
         run.stdout
     );
 }
+
+#[test]
+fn an_output_in_a_directory_that_takes_no_files_says_so() {
+    // /proc exists, and /proc/version is a file: the directory is there,
+    // it only takes no new file.
+    let run = urinorm(&["dedup", "-o", "/proc/version"], b"http://a/\n");
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "urinorm: cannot write '/proc/version': no file can be made in '/proc' (no such file or directory)\n"
+    );
+}

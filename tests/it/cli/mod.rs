@@ -18,6 +18,7 @@ mod live;
 mod messages;
 mod offsets;
 mod outputs;
+mod permissions;
 mod readme;
 mod resolve;
 mod rules;

@@ -218,3 +218,72 @@ fn ctrl_c_removes_the_spill_and_the_unfinished_output() {
     assert!(files_in(spill_dir.path()).is_empty(), "spill files left");
     assert!(files_in(work.path()).is_empty(), "output files left");
 }
+
+/// A SIGKILL (or the OOM killer) runs no handler: the spill and the
+/// unfinished output stay. The next run that writes there removes them,
+/// and says so; a live run's are never touched.
+#[test]
+fn a_killed_runs_leftovers_are_removed_by_the_next_run() {
+    let spill_dir = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out.txt");
+    let spilling = |stdin: Stdio| {
+        Command::new(env!("CARGO_BIN_EXE_urinorm"))
+            .args(["dedup", "-j", "1", "--memory-limit", "1M", "--temp-dir"])
+            .arg(spill_dir.path())
+            .arg("-o")
+            .arg(&out)
+            .stdin(stdin)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut killed = spilling(Stdio::piped());
+    let mut stdin = killed.stdin.take().unwrap();
+    stdin.write_all(&corpus()).unwrap();
+    wait_until("a spill file", || !files_in(spill_dir.path()).is_empty());
+    // A second run, alive, with its own spill and output beside them.
+    let mut live = spilling(Stdio::piped());
+    let mut live_stdin = live.stdin.take().unwrap();
+    live_stdin.write_all(&corpus()).unwrap();
+    wait_until("the live run's spill", || {
+        files_in(spill_dir.path()).len() == 2
+    });
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    drop(stdin);
+    assert_eq!(files_in(work.path()).len(), 2, "two unfinished outputs");
+    // The next run, writing beside them, removes the killed run's only.
+    let next = urinorm(
+        &[
+            "dedup",
+            "--memory-limit",
+            "1M",
+            "--temp-dir",
+            spill_dir.path().to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        b"http://a/\n",
+    );
+    assert_eq!(next.code, 0, "{}", next.stderr);
+    let said: Vec<&str> = next
+        .stderr
+        .lines()
+        .filter(|l| l.contains("that killed runs left"))
+        .collect();
+    assert_eq!(said.len(), 2, "{}", next.stderr);
+    let live_pid = live.id().to_string();
+    let spills = files_in(spill_dir.path());
+    assert_eq!(spills.len(), 1, "{spills:?}");
+    assert!(spills[0].contains(&live_pid), "{spills:?}");
+    let outputs = files_in(work.path());
+    assert_eq!(outputs.len(), 2, "{outputs:?}");
+    assert!(outputs.contains(&"out.txt".to_string()), "{outputs:?}");
+    assert!(outputs.iter().any(|o| o.contains(&live_pid)), "{outputs:?}");
+    // The live run ends as ever, and cleans up after itself.
+    drop(live_stdin);
+    assert!(live.wait().unwrap().success());
+    assert!(files_in(spill_dir.path()).is_empty());
+    assert_eq!(files_in(work.path()), ["out.txt"]);
+}
