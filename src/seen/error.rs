@@ -80,8 +80,9 @@ impl fmt::Display for StoreError {
             ),
             StoreError::Damaged { path, why } => write!(
                 f,
-                "the seen store is damaged: '{}' {why}; restore the store from a backup, or remove it to start afresh",
-                shown(path)
+                "the seen store is damaged: '{}' {why}; `urinorm seen salvage '{}'` rebuilds it from its intact blocks (and says how many keys are lost), or restore it from a backup",
+                shown(path),
+                shown(path.parent().unwrap_or(Path::new(".")))
             ),
             StoreError::NotAStore { path, why } => {
                 write!(f, "'{}' is not a seen store: {why}", shown(path))

@@ -38,11 +38,13 @@
 //! lines or the pipeline.
 
 mod clock;
+mod damage;
 mod error;
 mod filter;
 pub(crate) mod lock;
 pub(crate) mod manifest;
 pub(crate) mod run;
+mod salvage;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -56,7 +58,8 @@ pub use clock::{Clock, ClockError, Holding, Stamp};
 pub use error::StoreError;
 use lock::WriterLock;
 use manifest::{Manifest, RunEntry};
-use run::{Block, Run, RunWriter};
+use run::{Block, Entries, Run, RunWriter};
+pub use salvage::Salvaged;
 
 use crate::escape::{escape, escape_str};
 use crate::fingerprint::fingerprint;
@@ -353,6 +356,7 @@ impl Store {
             (None, None) => return Err(no_manifest(dir)),
         };
         remove_strays(dir, &manifest)?;
+        damage::check(dir, &manifest)?;
         check_writable(dir)?;
         let runs = open_runs(dir, &manifest).map_err(missing_run)?;
         Ok(Store {
@@ -817,11 +821,19 @@ impl Keep {
 /// (oldest run first, each ascending), in ascending order of print.
 fn merge_runs(
     runs: &[Run],
+    each: impl FnMut(u128, Stamp) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let mut readers: Vec<_> = runs.iter().map(Run::reader).collect();
+    merge_entries(&mut readers, each)
+}
+
+/// [`merge_runs`] of any readers of entries, oldest first.
+fn merge_entries(
+    readers: &mut [impl Entries],
     mut each: impl FnMut(u128, Stamp) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
-    let mut readers: Vec<_> = runs.iter().map(Run::reader).collect();
     let mut heads = BinaryHeap::new();
     for (i, reader) in readers.iter_mut().enumerate() {
         if let Some((print, stamp)) = reader.next_entry()? {
@@ -854,6 +866,7 @@ fn snapshot(dir: &Path) -> Result<(Manifest, Vec<Run>), StoreError> {
                 dir: dir.to_path_buf(),
             },
         })?;
+        damage::check(dir, &manifest)?;
         match open_runs(dir, &manifest) {
             Err(StoreError::Io { source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound
@@ -929,7 +942,8 @@ fn check_new_store(dir: &Path) -> Result<(), StoreError> {
 fn remove_strays(dir: &Path, manifest: &Manifest) -> Result<(), StoreError> {
     for name in dir_names(dir)? {
         let stray = name.ends_with(".tmp")
-            || manifest::run_id(&name).is_some_and(|id| manifest.runs.iter().all(|r| r.id != id));
+            || manifest::run_id(&name).is_some_and(|id| manifest.runs.iter().all(|r| r.id != id))
+            || damage::is_stale(dir, &name, manifest);
         if stray {
             let path = dir.join(&name);
             std::fs::remove_file(&path).map_err(StoreError::io(&path, "remove"))?;

@@ -171,7 +171,7 @@ impl Run {
     /// checks its header, length and fence.
     pub(crate) fn open(path: &Path, config_id: &[u8; 16]) -> Result<Run, StoreError> {
         let file = File::open(path).map_err(StoreError::io(path, "open"))?;
-        let damaged = |why: &str| StoreError::damaged(path, why);
+        let damaged = |why: &str| found_damaged(path, why);
         let len = file.metadata().map_err(StoreError::io(path, "read"))?.len();
         if len < HEADER_BYTES {
             return Err(damaged("is cut short: it has no complete header"));
@@ -287,7 +287,7 @@ impl Run {
             at += bytes.len() as u64;
         }
         if checksum.finalize() != expected_crc {
-            return Err(StoreError::damaged(
+            return Err(found_damaged(
                 &self.path,
                 "has a filter whose checksum does not match",
             ));
@@ -300,10 +300,16 @@ impl Run {
         self.filter.as_deref().map(|filter| block_words(filter, b))
     }
 
+    /// How many entries block `b` holds (a full block's, or the last's).
+    fn block_entries(&self, b: usize) -> u64 {
+        let start = (b * BLOCK_PRINTS) as u64;
+        (self.layout.count - start).min(BLOCK_PRINTS as u64)
+    }
+
     /// Reads block `b` into `block`, checked against its checksum.
     fn read_block(&self, b: usize, block: &mut Block) -> Result<(), StoreError> {
         let start = (b * BLOCK_PRINTS) as u64;
-        let n = (self.layout.count - start).min(BLOCK_PRINTS as u64) as usize;
+        let n = self.block_entries(b) as usize;
         let entry_bytes = self.layout.entry_bytes();
         block.bytes.resize(n * entry_bytes as usize, 0);
         read_at(
@@ -314,7 +320,7 @@ impl Run {
         )?;
         let entry = self.fence[b];
         if crc(&block.bytes) != entry.crc {
-            return Err(StoreError::damaged(
+            return Err(found_damaged(
                 &self.path,
                 format!("has a block of fingerprints (block {b}) whose checksum does not match"),
             ));
@@ -336,7 +342,7 @@ impl Run {
             ),
         }
         if block.prints.first() != Some(&entry.first) {
-            return Err(StoreError::damaged(
+            return Err(found_damaged(
                 &self.path,
                 format!("has a fence entry that disagrees with its block (block {b})"),
             ));
@@ -408,13 +414,10 @@ impl Run {
             b += 1;
             for &print in &block.prints {
                 if last.is_some_and(|last| last >= print) {
-                    return Err(StoreError::damaged(
-                        &self.path,
-                        "holds fingerprints out of order",
-                    ));
+                    return Err(found_damaged(&self.path, "holds fingerprints out of order"));
                 }
                 if words.is_some_and(|words| !filter::may_hold(words, print)) {
-                    return Err(StoreError::damaged(
+                    return Err(found_damaged(
                         &self.path,
                         format!("has a filter that misses a fingerprint of block {}", b - 1),
                     ));
@@ -436,6 +439,14 @@ impl Run {
     }
 }
 
+/// The error for a damaged run file, recorded in its store (see
+/// `damage`) so that every reader after this one fails alike.
+fn found_damaged(path: &Path, why: impl Into<String>) -> StoreError {
+    let why = why.into();
+    super::damage::record(path, &why);
+    StoreError::damaged(path, why)
+}
+
 /// Block `b`'s words of a run's whole filter.
 fn block_words(filter: &[u32], b: usize) -> &[u32] {
     &filter[b * FILTER_WORDS..][..FILTER_WORDS]
@@ -443,9 +454,16 @@ fn block_words(filter: &[u32], b: usize) -> &[u32] {
 
 fn read_at(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> Result<(), StoreError> {
     file.read_exact_at(buf, offset).map_err(|e| match e.kind() {
-        io::ErrorKind::UnexpectedEof => StoreError::damaged(path, "is cut short"),
+        io::ErrorKind::UnexpectedEof => found_damaged(path, "is cut short"),
         _ => StoreError::io(path, "read")(e),
     })
+}
+
+/// Entries in ascending order of print, each with its stamp: what a
+/// merge of runs reads.
+pub(crate) trait Entries {
+    /// The next print and its stamp, or `None` past the last.
+    fn next_entry(&mut self) -> Result<Option<(u128, Stamp)>, StoreError>;
 }
 
 /// A run's entries in ascending order of print (for merging runs).
@@ -456,9 +474,8 @@ pub(crate) struct RunReader<'r> {
     at: usize,
 }
 
-impl RunReader<'_> {
-    /// The next print and its stamp, or `None` past the last.
-    pub(crate) fn next_entry(&mut self) -> Result<Option<(u128, Stamp)>, StoreError> {
+impl Entries for RunReader<'_> {
+    fn next_entry(&mut self) -> Result<Option<(u128, Stamp)>, StoreError> {
         if self.at == self.block.prints.len() {
             if self.next_block == self.run.fence.len() {
                 return Ok(None);
@@ -470,6 +487,74 @@ impl RunReader<'_> {
         self.at += 1;
         let at = self.at - 1;
         Ok(Some((self.block.prints[at], self.block.stamps[at])))
+    }
+}
+
+/// A run's entries in ascending order of print, as [`RunReader`] gives
+/// them, less every damaged block's (for salvage): those are counted, and
+/// the first damage is kept to be told.
+pub(crate) struct Salvaging<'r> {
+    reader: RunReader<'r>,
+    /// The last print given: a block that does not come after it is
+    /// damaged too.
+    last: Option<u128>,
+    pub(crate) blocks_lost: u64,
+    pub(crate) entries_lost: u64,
+    pub(crate) first_damage: Option<StoreError>,
+}
+
+impl<'r> Salvaging<'r> {
+    pub(crate) fn new(run: &'r Run) -> Salvaging<'r> {
+        Salvaging {
+            reader: run.reader(),
+            last: None,
+            blocks_lost: 0,
+            entries_lost: 0,
+            first_damage: None,
+        }
+    }
+
+    /// Reads the next block that is intact; `false` past the last.
+    fn next_intact_block(&mut self) -> Result<bool, StoreError> {
+        let reader = &mut self.reader;
+        while reader.next_block < reader.run.fence.len() {
+            let b = reader.next_block;
+            reader.next_block += 1;
+            reader.at = 0;
+            let read = reader.run.read_block(b, &mut reader.block).and_then(|()| {
+                match (self.last, reader.block.prints.first()) {
+                    (Some(last), Some(&first)) if first <= last => Err(StoreError::damaged(
+                        reader.run.path(),
+                        format!("has a block (block {b}) out of order with the one before"),
+                    )),
+                    _ => Ok(()),
+                }
+            });
+            match read {
+                Ok(()) => return Ok(true),
+                Err(e @ StoreError::Damaged { .. }) => {
+                    reader.block.prints.clear();
+                    self.blocks_lost += 1;
+                    self.entries_lost += reader.run.block_entries(b);
+                    self.first_damage.get_or_insert(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(false)
+    }
+}
+
+impl Entries for Salvaging<'_> {
+    fn next_entry(&mut self) -> Result<Option<(u128, Stamp)>, StoreError> {
+        if self.reader.at == self.reader.block.prints.len() && !self.next_intact_block()? {
+            return Ok(None);
+        }
+        let block = &self.reader.block;
+        let entry = (block.prints[self.reader.at], block.stamps[self.reader.at]);
+        self.reader.at += 1;
+        self.last = Some(entry.0);
+        Ok(Some(entry))
     }
 }
 

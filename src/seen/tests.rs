@@ -236,6 +236,59 @@ fn a_missing_or_damaged_run_is_an_error_never_an_empty_store() {
     assert!(e.to_string().contains("is missing"), "{e}");
 }
 
+#[test]
+fn damage_found_by_one_reader_fails_every_later_one_until_the_file_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let prints = spread(1, 10_000);
+    commit(&mut writer(dir.path()), &prints);
+    let run = dir.path().join("0000000001.run");
+    let good = std::fs::read(&run).unwrap();
+    let mut bad = good.clone();
+    // Block 2's prints, the last block.
+    bad[64 + 20 * 2 * 4096 + 16] ^= 1;
+    std::fs::write(&run, &bad).unwrap();
+    let mut sorted = prints.clone();
+    sorted.sort_unstable();
+    let in_block_0 = &sorted[..10];
+    let store = Store::open(dir.path(), &config(), Access::ReadOnly).unwrap();
+    // Before anyone found it, a lookup that reads only sound blocks is right.
+    assert!(
+        store
+            .holds(in_block_0)
+            .unwrap()
+            .iter()
+            .all(|&h| h == Holding::Held)
+    );
+    let found = store.verify().unwrap_err().to_string();
+    drop(store);
+    for access in [Access::ReadOnly, Access::Write { wait: false }] {
+        let e = Store::open(dir.path(), &config(), access).unwrap_err();
+        assert_eq!(e.to_string(), found);
+    }
+    // A file put in its place (a backup) is judged afresh.
+    let backup = dir.path().join("backup");
+    std::fs::write(&backup, &good).unwrap();
+    std::fs::rename(&backup, &run).unwrap();
+    let store = writer(dir.path());
+    store.verify().unwrap();
+    assert!(
+        !dir.path().join(damage::FILE).exists(),
+        "a stale mark is removed"
+    );
+    // Salvage of a damaged store keeps the sound blocks' keys.
+    drop(store);
+    std::fs::write(&run, &bad).unwrap();
+    let salvaged = Store::salvage(dir.path(), false).unwrap();
+    assert_eq!(salvaged.blocks_lost, 1);
+    assert_eq!(salvaged.entries_lost, 10_000 - 2 * 4096);
+    let store = Store::open(dir.path(), &config(), Access::ReadOnly).unwrap();
+    store.verify().unwrap();
+    assert_eq!(store.keys(), 2 * 4096);
+    let held = store.holds(&sorted).unwrap();
+    assert!(held[..2 * 4096].iter().all(|&h| h == Holding::Held));
+    assert!(held[2 * 4096..].iter().all(|&h| h == Holding::Absent));
+}
+
 const DAY: u32 = 86_400;
 
 /// The clock at `day` days after a fixed start, with keys older than

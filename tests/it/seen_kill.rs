@@ -104,11 +104,12 @@ fn a_writer_killed_at_any_instant_leaves_the_old_commit_or_the_new() {
         let input = batch(dir.path(), n, LINES);
         let out = dir.path().join("out.txt");
         let today = day(n);
-        // Four ways in, in turn: a dedup writing output and seen add (each
-        // admits the batch), seen forget of an earlier batch, and seen
-        // expire of what is older than six days.
+        // Five ways in, in turn: a dedup writing output and seen add (each
+        // admits the batch), seen forget of an earlier batch, seen salvage
+        // (of a sound store: every key kept, its runs rewritten as one),
+        // and seen expire of what is older than six days.
         let earlier = batches[random.below(batches.len() as u64) as usize].clone();
-        let (args, changed): (Vec<&str>, u64) = match n % 4 {
+        let (args, changed): (Vec<&str>, u64) = match n % 5 {
             0 => (
                 vec![
                     "dedup",
@@ -131,6 +132,7 @@ fn a_writer_killed_at_any_instant_leaves_the_old_commit_or_the_new() {
                 vec!["seen", "forget", "-q", store, "--now", &today, &earlier],
                 before - held(store, &earlier),
             ),
+            3 => (vec!["seen", "salvage", store], before),
             _ => (
                 vec![
                     "seen",
@@ -169,7 +171,7 @@ fn a_writer_killed_at_any_instant_leaves_the_old_commit_or_the_new() {
             after_seen += 1;
         }
         // An -o file is there whole or not at all.
-        if n % 4 == 0 && out.exists() {
+        if n % 5 == 0 && out.exists() {
             assert_eq!(
                 std::fs::read_to_string(&out).unwrap().lines().count(),
                 LINES as usize

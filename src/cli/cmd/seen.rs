@@ -1,6 +1,7 @@
 //! `urinorm seen`: look into a seen store, check it, fill it, forget some
 //! of it, expire what is old, compact it.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
@@ -36,6 +37,10 @@ pub enum SeenCommand {
     Expire(ExpireArgs),
     /// Merge a store's runs into one.
     Compact(DirArgs),
+    /// Rebuild a damaged store from its intact blocks, as one run: every
+    /// key of a block whose checksum matches is kept; the damaged blocks'
+    /// and unreadable runs' are lost, and counted.
+    Salvage(DirArgs),
 }
 
 #[derive(Args, Debug)]
@@ -113,6 +118,7 @@ pub fn run(args: &SeenCommandArgs) -> Result<Outcome, Error> {
         SeenCommand::Forget(args) => keys_of_lines(args, args.now.clock(), true),
         SeenCommand::Expire(args) => expire(args),
         SeenCommand::Compact(args) => compact(args),
+        SeenCommand::Salvage(args) => salvage(args),
     }
 }
 
@@ -247,6 +253,36 @@ fn expire(args: &ExpireArgs) -> Result<Outcome, Error> {
         expired.forgotten,
         humantime::format_rfc3339_seconds(before.time()),
         store.keys(),
+        counted(store.runs(), "run")
+    ))?;
+    Ok(Outcome::default())
+}
+
+fn salvage(args: &DirArgs) -> Result<Outcome, Error> {
+    let salvaged = Store::salvage(&args.dir, args.wait)?;
+    let store = Store::open_existing(&args.dir, Access::ReadOnly)?;
+    store.verify()?;
+    let mut err = std::io::stderr().lock();
+    for damage in &salvaged.damage {
+        let _ = writeln!(err, "urinorm: found: {}", escape_str(damage));
+    }
+    let lost = match (salvaged.entries_lost, salvaged.runs_lost) {
+        (0, _) => "nothing was damaged, every key kept".to_string(),
+        (entries, 0) => format!(
+            "{entries} entries lost in {}",
+            counted(salvaged.blocks_lost as usize, "damaged block")
+        ),
+        (entries, runs) => format!(
+            "{entries} entries lost in {} and {}",
+            counted(salvaged.blocks_lost as usize, "damaged block"),
+            counted(runs as usize, "unreadable run")
+        ),
+    };
+    print_line(&format!(
+        "seen store '{}': salvaged, {lost}; it holds {} keys (it counted {}) in {}, and verifies",
+        shown(&store),
+        store.keys(),
+        salvaged.keys_before,
         counted(store.runs(), "run")
     ))?;
     Ok(Outcome::default())

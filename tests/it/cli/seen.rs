@@ -763,3 +763,73 @@ fn forgotten_urls_come_back_as_new_and_the_rest_stay_held() {
     );
     assert!(!Path::new(&nowhere).exists());
 }
+
+/// A damaged block fails every reader alike once one reader has found it
+/// (a one-URL verdict query that reads no damaged block as much as a bulk
+/// run); `seen salvage` keeps every key of the intact blocks, says how
+/// many entries were lost, and leaves a store that verifies.
+#[test]
+fn a_damaged_store_fails_every_reader_until_salvaged() {
+    let dir = tempfile::tempdir().unwrap();
+    // 10,000 keys: three blocks of 4,096 prints (the last shorter).
+    let lines: String = (0..10_000)
+        .map(|i| format!("http://h{i}.example/p\n"))
+        .collect();
+    let all = dir.path().join("all.txt");
+    std::fs::write(&all, &lines).unwrap();
+    let all = all.to_str().unwrap();
+    let store = dir.path().join("store");
+    let s = store.to_str().unwrap();
+    ok(&["seen", "add", "-q", s, all]);
+    // A byte of the second block's prints flipped.
+    let run_file = store.join("0000000001.run");
+    let mut bytes = std::fs::read(&run_file).unwrap();
+    bytes[64 + 20 * 4096 + 100] ^= 0x20;
+    std::fs::write(&run_file, &bytes).unwrap();
+    let bulk = run(&["dedup", "--seen", s, all]);
+    assert_eq!(bulk.code, 2, "{}", bulk.stderr);
+    assert!(bulk.stderr.contains("(block 1)"), "{}", bulk.stderr);
+    assert!(
+        bulk.stderr
+            .contains(&format!("`urinorm seen salvage '{s}'` rebuilds it")),
+        "{}",
+        bulk.stderr
+    );
+    // Every reader after it fails the same way, whatever it reads.
+    let one = urinorm(
+        &["dedup", "--emit", "verdict", "--seen", s, "--seen-readonly"],
+        b"http://new.example/\n",
+    );
+    assert_eq!(one.code, 2, "{}", one.stdout);
+    assert_eq!(one.stderr, bulk.stderr);
+    let verify = run(&["seen", "verify", s]);
+    assert_eq!(verify.code, 2);
+    assert_eq!(verify.stderr, bulk.stderr);
+    let salvage = run(&["seen", "salvage", s]);
+    assert_eq!(salvage.code, 0, "{}", salvage.stderr);
+    assert!(
+        salvage
+            .stdout
+            .contains("salvaged, 4096 entries lost in 1 damaged block; it holds 5904 keys (it counted 10000) in 1 run, and verifies"),
+        "{}",
+        salvage.stdout
+    );
+    assert!(salvage.stderr.contains("(block 1)"), "{}", salvage.stderr);
+    done(&["seen", "verify", s]);
+    // The intact blocks' keys are still held; the lost block's are new.
+    let (again, stats) = with_stats(&["dedup", "--seen", s, "-o", "/dev/null", all], b"");
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(
+        (stats["seen"].as_u64(), stats["unique"].as_u64()),
+        (Some(5904), Some(4096))
+    );
+    // A sound store salvages to itself: nothing lost.
+    let sound = run(&["seen", "salvage", s]);
+    assert!(
+        sound
+            .stdout
+            .contains("nothing was damaged, every key kept; it holds 10000 keys"),
+        "{}",
+        sound.stdout
+    );
+}

@@ -1,0 +1,129 @@
+//! Salvage: a damaged store rebuilt from what is intact, the way out that
+//! needs no backup. Every entry of every block whose checksum matches, of
+//! every run that opens, is merged into one new run (each key's newest
+//! entry decides, as in any merge); what was lost is counted and told.
+//!
+//! It knows the store's runs and manifest; not what the keys mean.
+
+use std::path::Path;
+
+use super::damage;
+use super::lock::WriterLock;
+use super::manifest::{self, Manifest, RunEntry};
+use super::run::{Run, RunWriter, Salvaging};
+use super::{Stamp, StoreError, merge_entries, no_manifest, remove_strays};
+
+/// What [`Store::salvage`](super::Store::salvage) kept and lost.
+#[derive(Debug, Default)]
+pub struct Salvaged {
+    /// The keys the manifest counted before, and those the store holds now.
+    pub keys_before: u64,
+    pub keys: u64,
+    /// Entries lost: those of damaged blocks, and of runs that would not
+    /// open (as many as the manifest says they held). An entry is a key
+    /// as one run knew it: a key lost from a newer run may still be held
+    /// from an older one.
+    pub entries_lost: u64,
+    pub blocks_lost: u64,
+    /// The runs that would not open at all, lost whole.
+    pub runs_lost: u64,
+    /// What was found damaged, a sentence each.
+    pub damage: Vec<String>,
+}
+
+impl super::Store {
+    /// Rebuilds the store in `dir` from its intact blocks: takes the
+    /// writer lock (waiting for it with `wait`), merges every intact
+    /// entry into one run, and makes it the store's only run in one
+    /// atomic replacement of the manifest. A store with no damage comes
+    /// out compacted, every key kept. A kill at any instant leaves the
+    /// damaged store or the salvaged one.
+    ///
+    /// ```
+    /// use urinorm::seen::{Access, Config, Store};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let config = Config::new([("rung", "syntax")]);
+    /// drop(Store::open(dir.path(), &config, Access::Write { wait: false }).unwrap());
+    /// let salvaged = Store::salvage(dir.path(), false).unwrap();
+    /// assert_eq!((salvaged.keys, salvaged.entries_lost), (0, 0));
+    /// ```
+    pub fn salvage(dir: &Path, wait: bool) -> Result<Salvaged, StoreError> {
+        if !dir.is_dir() {
+            return Err(StoreError::Missing {
+                dir: dir.to_path_buf(),
+            });
+        }
+        let _lock = WriterLock::acquire(dir, wait)?;
+        let manifest = Manifest::read(dir)?.ok_or_else(|| no_manifest(dir))?;
+        remove_strays(dir, &manifest)?;
+        let mut salvaged = Salvaged {
+            keys_before: manifest.keys(),
+            ..Salvaged::default()
+        };
+        let id = manifest.config.id();
+        let mut runs = Vec::new();
+        for entry in &manifest.runs {
+            match Run::open(&dir.join(entry.file_name()), &id) {
+                Ok(run) => runs.push(run),
+                Err(e @ StoreError::Damaged { .. }) => {
+                    salvaged.runs_lost += 1;
+                    salvaged.entries_lost += entry.entries;
+                    salvaged.damage.push(e.to_string());
+                }
+                Err(StoreError::Io { path, source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    salvaged.runs_lost += 1;
+                    salvaged.entries_lost += entry.entries;
+                    let e = StoreError::damaged(&path, "is missing, though the manifest names it");
+                    salvaged.damage.push(e.to_string());
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let new_id = manifest.next_run;
+        let temp = manifest::temp_path(dir, new_id);
+        let mut readers: Vec<Salvaging<'_>> = runs.iter().map(Salvaging::new).collect();
+        // Every run is merged, from the oldest: tombstones have nothing
+        // left to hide, and the count is exactly the entries written.
+        let entries = RunWriter::write(&temp, id, |writer| {
+            merge_entries(&mut readers, |print, stamp| match stamp >= Stamp(1) {
+                true => writer.push(print, stamp),
+                false => Ok(()),
+            })
+        })?;
+        for reader in readers {
+            salvaged.blocks_lost += reader.blocks_lost;
+            salvaged.entries_lost += reader.entries_lost;
+            salvaged
+                .damage
+                .extend(reader.first_damage.map(|e| e.to_string()));
+        }
+        let mut next = manifest.clone();
+        next.next_run = new_id + 1;
+        next.runs = match entries {
+            0 => {
+                let _ = std::fs::remove_file(&temp);
+                Vec::new()
+            }
+            _ => {
+                let path = dir.join(manifest::run_file_name(new_id));
+                std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
+                vec![RunEntry {
+                    id: new_id,
+                    entries,
+                    adds: entries as i64,
+                }]
+            }
+        };
+        next.write(dir)?;
+        drop(runs);
+        for entry in &manifest.runs {
+            // Left behind, it is removed by the next writer.
+            let _ = std::fs::remove_file(dir.join(entry.file_name()));
+        }
+        damage::clear(dir)?;
+        salvaged.keys = next.keys();
+        Ok(salvaged)
+    }
+}
