@@ -204,6 +204,9 @@ pub struct Chunks<'a> {
     binary_as_text: bool,
     /// The current input looks binary.
     binary: bool,
+    /// An error reading a stream that came after chunks of the same
+    /// batch: reported by the next batch, once they are handed over.
+    failed: Option<InputError>,
 }
 
 /// How often a line-buffered read waiting for input looks for an interrupt.
@@ -234,6 +237,7 @@ impl<'a> Chunks<'a> {
             line_buffered: false,
             binary_as_text: false,
             binary: false,
+            failed: None,
         }
     }
 
@@ -332,15 +336,24 @@ impl<'a> Chunks<'a> {
     /// Up to `len` chunks, in order; none once the inputs are done.
     /// Line-buffered, it waits only for the first: the others are the
     /// lines that have arrived already.
+    /// The lines read before an error are handed over before it.
     pub fn next_batch(&mut self, len: usize) -> Result<Vec<Chunk<'a>>, InputError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         let mut batch = Vec::with_capacity(len);
         // A deferred interrupt ends every input here, mapped files too,
         // not only a stream waiting for lines (see `receive`).
         while batch.len() < len && !crate::cleanup::interrupted() {
             let wait = batch.is_empty() || !self.line_buffered;
-            match self.next_chunk(wait)? {
-                Next::Chunk(chunk) => batch.push(chunk),
-                Next::NotYet | Next::Done => break,
+            match self.next_chunk(wait) {
+                Ok(Next::Chunk(chunk)) => batch.push(chunk),
+                Ok(Next::NotYet | Next::Done) => break,
+                Err(e) if batch.is_empty() => return Err(e),
+                Err(e) => {
+                    self.failed = Some(e);
+                    break;
+                }
             }
         }
         Ok(batch)

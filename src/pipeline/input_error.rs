@@ -45,6 +45,10 @@ pub(crate) enum Problem {
         /// The decoder's words.
         detail: String,
     },
+    /// After its last member (frame, stream), `bytes` bytes from byte
+    /// `at` that begin no other: ignored (as gzip does), every line before
+    /// them read, and said.
+    Trailing { format: Format, at: u64, bytes: u64 },
     /// It is compressed in a format urinorm does not read.
     Unsupported {
         format: &'static str,
@@ -103,6 +107,13 @@ impl std::fmt::Display for InputError {
                         "'{name}' is damaged: its {format} data stops decoding near byte {at} ({detail})"
                     ),
                 }
+            }
+            Problem::Trailing { format, at, bytes } => {
+                let format = format.name();
+                write!(
+                    f,
+                    "'{name}' has {bytes} bytes after its last {format} member, from byte {at}, that are not {format} data: every line before them was read, the bytes were ignored"
+                )
             }
             Problem::Unsupported { format, command } => write!(
                 f,

@@ -551,7 +551,20 @@ impl<'r, 'i> Run<'r, 'i> {
                 // stops (#40).
                 let _halt_on_exit = halt.raise_on_drop();
                 for batch in receiver {
-                    for (processed, fates) in batch? {
+                    let batch = match batch {
+                        Ok(batch) => batch,
+                        // What was read before bad input is written: on
+                        // standard output it stays (the exit code says the
+                        // output is incomplete); an `-o` file is not put
+                        // in place.
+                        Err(e @ RunError::Input(_)) => {
+                            writer.flush(target)?;
+                            target.flush().map_err(RunError::Output)?;
+                            return Err(e);
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    for (processed, fates) in batch {
                         progress.advance(processed.chunk.input_bytes);
                         let fates_if_deduplicating = plan.deduplicates().then_some(&fates);
                         writer.write(&processed, fates_if_deduplicating, target, rejects)?;

@@ -7,7 +7,10 @@
 //! (every stream) are decompressed; anything else is read as it is. The
 //! thread counts the stream's own bytes (compressed ones, when it is
 //! compressed) for the progress bar, and names the byte where damaged
-//! compressed data stops decoding.
+//! compressed data stops decoding. What was decoded before damage is
+//! handed over (its whole lines); bytes after the last member that start
+//! no other are told apart from damage, and every line before them is
+//! read, as gzip does.
 //!
 //! It knows bytes, formats and newlines; nothing of what a line holds.
 
@@ -99,6 +102,13 @@ impl Stream {
     /// or damage its decoder found at the byte it had reached.
     fn problem(&self, error: Option<io::Error>) -> Option<Problem> {
         let error = error?;
+        if let (Some(format), Some(trailing)) = (self.format, TrailingBytes::of(&error)) {
+            return Some(Problem::Trailing {
+                format,
+                at: self.tally.used.get() - trailing.0,
+                bytes: trailing.0,
+            });
+        }
         Some(match self.format {
             Some(format) if !self.tally.source_failed.get() => Problem::Damaged {
                 format,
@@ -198,14 +208,123 @@ fn open(mut source: Source) -> Result<Stream, Problem> {
 }
 
 /// A decoder of `format` reading `raw`: every member, frame or stream to
-/// the end, where anything but another one is damage.
+/// the end ([`Members`]).
 fn decoder<R: BufRead + 'static>(format: Format, raw: R) -> io::Result<Box<dyn Read>> {
-    Ok(match format {
-        Format::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
-        Format::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(raw)?),
-        Format::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(raw)),
-    })
+    Ok(Box::new(Members {
+        format,
+        member: Some(Member::start(format, raw)?),
+    }))
 }
+
+/// One member (gzip), frame (zstd) or stream (bzip2) being decoded.
+enum Member<R: BufRead> {
+    Gzip(flate2::bufread::GzDecoder<R>),
+    Zstd(zstd::stream::read::Decoder<'static, R>),
+    Bzip2(bzip2::bufread::BzDecoder<R>),
+}
+
+impl<R: BufRead> Member<R> {
+    fn start(format: Format, raw: R) -> io::Result<Member<R>> {
+        Ok(match format {
+            Format::Gzip => Member::Gzip(flate2::bufread::GzDecoder::new(raw)),
+            Format::Zstd => {
+                Member::Zstd(zstd::stream::read::Decoder::with_buffer(raw)?.single_frame())
+            }
+            Format::Bzip2 => Member::Bzip2(bzip2::bufread::BzDecoder::new(raw)),
+        })
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Member::Gzip(d) => d.read(buf),
+            Member::Zstd(d) => d.read(buf),
+            Member::Bzip2(d) => d.read(buf),
+        }
+    }
+
+    /// The bytes after it, once it is decoded to its end.
+    fn into_rest(self) -> R {
+        match self {
+            Member::Gzip(d) => d.into_inner(),
+            Member::Zstd(d) => d.finish(),
+            Member::Bzip2(d) => d.into_inner(),
+        }
+    }
+}
+
+/// Every member of a compressed stream, one after another (RFC 1952 §2.2:
+/// a gzip file is a series of members; RFC 8878 §3: of frames; bzip2
+/// streams likewise). After a member, bytes that begin another are read as
+/// one; any others are [`TrailingBytes`], not damage.
+struct Members<R: BufRead> {
+    format: Format,
+    /// `None` once the stream has ended.
+    member: Option<Member<R>>,
+}
+
+impl<R: BufRead> Read for Members<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(member) = self.member.as_mut() else {
+                return Ok(0);
+            };
+            let n = member.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            let mut rest = self.member.take().expect("a member").into_rest();
+            let next = rest.fill_buf()?;
+            if next.is_empty() {
+                return Ok(0);
+            }
+            // A partial magic number is left to the decoder to judge.
+            match sniff(next, false) {
+                Sniffed::Compressed(f) if f == self.format => {}
+                Sniffed::NeedMore => {}
+                _ => return Err(TrailingBytes::counted(&mut rest)),
+            }
+            self.member = Some(Member::start(self.format, rest)?);
+        }
+    }
+}
+
+/// Bytes after a compressed stream's last member that begin no other:
+/// how many, read to the end (gzip ignores them with a warning).
+#[derive(Debug)]
+struct TrailingBytes(u64);
+
+impl TrailingBytes {
+    /// The error for the trailing bytes of `rest`, read to count them.
+    fn counted(rest: &mut impl BufRead) -> io::Error {
+        let mut bytes = 0;
+        loop {
+            match rest.fill_buf() {
+                Ok([]) => break,
+                Ok(buf) => {
+                    let n = buf.len();
+                    bytes += n as u64;
+                    rest.consume(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return e,
+            }
+        }
+        io::Error::new(io::ErrorKind::InvalidData, TrailingBytes(bytes))
+    }
+
+    /// The trailing bytes `error` stands for, if it is such an error.
+    fn of(error: &io::Error) -> Option<&TrailingBytes> {
+        error.get_ref()?.downcast_ref()
+    }
+}
+
+impl std::fmt::Display for TrailingBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes after the last member", self.0)
+    }
+}
+
+impl std::error::Error for TrailingBytes {}
 
 /// Reads `stream` to its end, sending its lines as `delivery` says.
 /// `Err(None)`: nobody takes the blocks any more; `Err(Some(e))`: reading
@@ -229,8 +348,11 @@ fn read_lines(
         let read = match delivery {
             Delivery::Chunks(n) => {
                 block.resize(have + n, 0);
-                let read = read_full(&mut stream.reader, &mut block[have..]).map_err(Some)?;
+                let (read, failed) = read_full(&mut stream.reader, &mut block[have..]);
                 block.truncate(have + read);
+                if let Some(e) = failed {
+                    return Err(send_before(stream, block, e, send));
+                }
                 read
             }
             Delivery::AsRead => loop {
@@ -240,7 +362,7 @@ fn read_lines(
                         break n;
                     }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(Some(e)),
+                    Err(e) => return Err(send_before(stream, block, e, send)),
                 }
             },
         };
@@ -266,18 +388,38 @@ fn read_lines(
     }
 }
 
-/// Reads until `buf` is full or the stream ends; returns how much was read.
-fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+/// Hands over what was decoded before `error`: every whole line, and,
+/// when only trailing bytes followed the data, its last line too (the
+/// data is complete). Returns the error to report after them, or `None`
+/// when nobody takes the blocks any more.
+fn send_before(
+    stream: &mut Stream,
+    mut block: Vec<u8>,
+    error: io::Error,
+    send: impl Fn(&mut Stream, Vec<u8>) -> Result<(), Option<io::Error>>,
+) -> Option<io::Error> {
+    if TrailingBytes::of(&error).is_none() {
+        block.truncate(memrchr(b'\n', &block).map_or(0, |last| last + 1));
+    }
+    match block.is_empty() || send(stream, block).is_ok() {
+        true => Some(error),
+        false => None,
+    }
+}
+
+/// Reads until `buf` is full, the stream ends, or an error; returns how
+/// much was read, and the error that stopped it.
+fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> (usize, Option<io::Error>) {
     let mut filled = 0;
     while filled < buf.len() {
         match reader.read(&mut buf[filled..]) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Err(e) => return (filled, Some(e)),
         }
     }
-    Ok(filled)
+    (filled, None)
 }
 
 #[cfg(test)]
