@@ -218,7 +218,7 @@ fn decoder<R: BufRead + 'static>(format: Format, raw: R) -> io::Result<Box<dyn R
 
 /// One member (gzip), frame (zstd) or stream (bzip2) being decoded.
 enum Member<R: BufRead> {
-    Gzip(flate2::bufread::GzDecoder<R>),
+    Gzip(Box<flate2::bufread::GzDecoder<R>>),
     Zstd(zstd::stream::read::Decoder<'static, R>),
     Bzip2(bzip2::bufread::BzDecoder<R>),
 }
@@ -226,7 +226,7 @@ enum Member<R: BufRead> {
 impl<R: BufRead> Member<R> {
     fn start(format: Format, raw: R) -> io::Result<Member<R>> {
         Ok(match format {
-            Format::Gzip => Member::Gzip(flate2::bufread::GzDecoder::new(raw)),
+            Format::Gzip => Member::Gzip(Box::new(flate2::bufread::GzDecoder::new(raw))),
             Format::Zstd => {
                 Member::Zstd(zstd::stream::read::Decoder::with_buffer(raw)?.single_frame())
             }
