@@ -10,7 +10,7 @@ use urinorm::pipeline::Format;
 use urinorm::pipeline::output::{Output, RejectSink, compression_named};
 use urinorm::pipeline::stats::Stats;
 use urinorm::pipeline::{
-    self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError, Sinks,
+    self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError, SetAside, Sinks,
 };
 use urinorm::seen::{Access, Clock, Committed, Config, Stamp, Store, StoreError};
 
@@ -189,6 +189,10 @@ pub struct Job<'a> {
     pub per_site_cap: Option<u64>,
     /// Deduplicating: write the classes sorted by key.
     pub sort: bool,
+    /// Deduplicating: the files the capped lines (`--capped`) and the
+    /// duplicate lines (`--dupes`) are written to.
+    pub capped: Option<&'a Path>,
+    pub dupes: Option<&'a Path>,
 }
 
 impl<'a> Job<'a> {
@@ -208,6 +212,8 @@ impl<'a> Job<'a> {
             line_buffered: false,
             per_site_cap: None,
             sort: false,
+            capped: None,
+            dupes: None,
         }
     }
 }
@@ -314,7 +320,13 @@ pub fn execute(
     }
     let inputs = open_inputs(&read.files)?;
     let threads = thread_count(read.threads)?;
-    let written = [output, read.rejects.as_deref(), read.stats.as_deref()];
+    let written = [
+        output,
+        read.rejects.as_deref(),
+        read.stats.as_deref(),
+        job.capped,
+        job.dupes,
+    ];
     let temp_dir = job.memory.map(MemoryArgs::temp_dir);
     sweep_leftovers(
         written
@@ -344,6 +356,9 @@ pub fn execute(
         .as_deref()
         .map(|path| Output::create(Some(path), None).map_err(|source| path_error(path, source)))
         .transpose()?;
+    let create = |path: &Path| Output::create(Some(path), None).map_err(|e| path_error(path, e));
+    let mut capped = job.capped.map(create).transpose()?;
+    let mut dupes = job.dupes.map(create).transpose()?;
     if let Some(memory) = job.memory {
         let dir = memory.temp_dir();
         Output::check_dir(&dir).map_err(|source| path_error(&dir, source))?;
@@ -390,6 +405,10 @@ pub fn execute(
         out_file,
         out: out.writer(),
         rejects,
+        set_aside: SetAside {
+            capped: capped.as_mut().map(Output::writer),
+            dupes: dupes.as_mut().map(Output::writer),
+        },
         progress: &progress,
         seen: store.as_mut(),
         forget: job.seen.as_ref().is_some_and(|s| s.forget),
@@ -406,6 +425,13 @@ pub fn execute(
         other => other.into(),
     })?;
     drop(progress);
+    // The lines set aside are in place before the store admits the batch:
+    // a capped line is never lost to the next batch.
+    for (output, path) in [(capped, job.capped), (dupes, job.dupes)] {
+        if let (Some(output), Some(path)) = (output, path) {
+            output.finish().map_err(|e| path_error(path, e))?;
+        }
+    }
     out.finish().map_err(write_error)?;
     // Only once the output is in place: a kill before this line leaves the
     // store as it was, and the batch is written again by the next run.

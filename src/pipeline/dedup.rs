@@ -501,6 +501,7 @@ impl Dedup {
         maps: &[&[u8]],
         mut classes: Option<&mut Classes>,
         mut write_class: impl FnMut(&[u8], u64) -> Result<(), E>,
+        mut capped_class: impl FnMut(&[u8]) -> Result<(), E>,
     ) -> Result<Finished, FinishError<E>> {
         let spill_limit = self.spill_limit();
         let sorting = self.sort;
@@ -554,7 +555,10 @@ impl Dedup {
                 && !caps.admit(survivor.tag)
             {
                 capped += 1;
-                return Ok(());
+                return capped_class(survivor.output).map_err(|e| {
+                    write_error = Some(e);
+                    std::io::Error::other("the capped lines could not be written")
+                });
             }
             survivors += 1;
             if let Some(classes) = classes.as_deref_mut() {

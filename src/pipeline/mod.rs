@@ -75,6 +75,7 @@ use stats::Stats;
 pub use store_join::SpoolError;
 use store_join::{Bulk, Live, SeenMode, Spool};
 pub(crate) use worker::{Buffers, Hashes, process};
+pub use writer::SetAside;
 use writer::Writer;
 pub(crate) use writer::verdicts;
 
@@ -283,6 +284,8 @@ pub struct Sinks<'s> {
     pub out_file: Option<File>,
     /// Each rejected line.
     pub rejects: &'s mut dyn RejectSink,
+    /// Deduplicating: the capped and duplicate lines, where asked.
+    pub set_aside: SetAside<'s>,
     pub progress: &'s dyn Progress,
     /// When deduplicating, a seen store: the classes it holds are not
     /// written (their lines are counted as seen). Opened for writing, it
@@ -315,6 +318,8 @@ pub enum RunError {
     Input(InputError),
     /// Writing the output failed.
     Output(io::Error),
+    /// Writing the capped or duplicate lines set aside failed.
+    SetAside(io::Error),
     /// Writing the rejects report failed.
     Rejects(io::Error),
     /// Writing or reading the spill files failed (a full disk, say).
@@ -336,6 +341,11 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Input(e) => e.fmt(f),
             RunError::Output(e) => write!(f, "cannot write the output: {}", Reason(e)),
+            RunError::SetAside(e) => write!(
+                f,
+                "cannot write the lines set aside (--capped, --dupes): {}",
+                Reason(e)
+            ),
             RunError::Rejects(e) => write!(
                 f,
                 "cannot write the report of rejected lines: {}",
@@ -361,7 +371,7 @@ impl std::error::Error for RunError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             RunError::Input(e) => Some(e),
-            RunError::Output(e) | RunError::Rejects(e) => Some(e),
+            RunError::Output(e) | RunError::Rejects(e) | RunError::SetAside(e) => Some(e),
             RunError::Spill(e) => Some(e),
             RunError::Seen(e) => Some(e),
             RunError::ThreadPool(e) => Some(e),
@@ -448,6 +458,7 @@ struct Run<'r, 'i> {
     /// In bulk against a store, to a stream: the output until the join.
     spool: Option<Spool>,
     rejects: &'r mut dyn RejectSink,
+    set_aside: SetAside<'r>,
     progress: &'r dyn Progress,
     /// A store joined with the whole run at the end.
     bulk: Option<Bulk<'r>>,
@@ -468,6 +479,7 @@ impl<'r, 'i> Run<'r, 'i> {
             out,
             out_file,
             rejects,
+            set_aside,
             progress,
             seen,
             forget,
@@ -497,6 +509,7 @@ impl<'r, 'i> Run<'r, 'i> {
             out_file,
             spool,
             rejects,
+            set_aside,
             progress,
             bulk,
             live,
@@ -521,6 +534,7 @@ impl<'r, 'i> Run<'r, 'i> {
         let writer = &mut self.writer;
         let target = target(&mut self.spool, &mut *self.out);
         let rejects = &mut *self.rejects;
+        let set_aside = &mut self.set_aside;
         let progress = self.progress;
         let (result, dedup, committed) = std::thread::scope(|scope| {
             let (sender, receiver) = mpsc::sync_channel::<Result<Batch<'_>, RunError>>(1);
@@ -567,7 +581,13 @@ impl<'r, 'i> Run<'r, 'i> {
                     for (processed, fates) in batch {
                         progress.advance(processed.chunk.input_bytes);
                         let fates_if_deduplicating = plan.deduplicates().then_some(&fates);
-                        writer.write(&processed, fates_if_deduplicating, target, rejects)?;
+                        writer.write(
+                            &processed,
+                            fates_if_deduplicating,
+                            target,
+                            rejects,
+                            set_aside,
+                        )?;
                         // The producer may have stopped; the buffers then just go.
                         let _ = recycle.send((Buffers::from(processed), fates));
                     }
@@ -601,12 +621,25 @@ impl<'r, 'i> Run<'r, 'i> {
     fn finish(mut self, pool: &rayon::ThreadPool, dedup: Option<Dedup>) -> Result<Stats, RunError> {
         let mut classes = self.writer.take_classes();
         let target = target(&mut self.spool, &mut *self.out);
+        let (writer, capped) = (&mut self.writer, &mut self.set_aside.capped);
+        // A spilled class past its cap is set aside as the output writes it.
+        let capped_class = |output: &[u8]| match capped {
+            Some(capped) => capped
+                .write_all(output)
+                .and_then(|()| capped.write_all(b"\n"))
+                .map_err(RunError::SetAside),
+            None => Ok(()),
+        };
         let finished = match dedup {
             Some(dedup) => Some(
                 dedup
-                    .finish(pool, &self.maps, classes.as_mut(), |output, count| {
-                        self.writer.write_class(output, count, target)
-                    })
+                    .finish(
+                        pool,
+                        &self.maps,
+                        classes.as_mut(),
+                        |output, count| writer.write_class(output, count, target),
+                        capped_class,
+                    )
                     .map_err(|e| match e {
                         FinishError::Write(e) => e,
                         FinishError::Spill(e) => RunError::Spill(e),

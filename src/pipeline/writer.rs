@@ -5,6 +5,7 @@
 //! It knows chunks, fates and counts; not why a line was rejected or how a
 //! fate was decided.
 
+use std::collections::HashMap;
 use std::io::Write;
 
 use super::dedup::{Fate, Fates};
@@ -109,6 +110,21 @@ pub(crate) fn verdicts<'p>(
     })
 }
 
+/// The lines a dedup run sets aside, each to its own writer when asked.
+#[derive(Default)]
+pub struct SetAside<'s> {
+    /// The first line of each class past its site's cap, as it was read
+    /// (`--capped`): what the next batch can take.
+    pub capped: Option<&'s mut dyn Write>,
+    /// Each duplicate line, as `file:line<TAB>file:first<TAB>raw`, `first`
+    /// the line its class first occurred on (`--dupes`).
+    pub dupes: Option<&'s mut dyn Write>,
+}
+
+/// Where each class first occurred, by its key's fingerprint: its input
+/// and line number. Kept only for `--dupes` (about 48 bytes a class).
+type Firsts = HashMap<u128, (usize, u64), ahash::RandomState>;
+
 /// How much output to gather before a write.
 const WRITE_BYTES: usize = 1 << 20;
 
@@ -138,6 +154,8 @@ pub(crate) struct Writer<'i> {
     /// Against a live seen store: the fingerprints of the classes written
     /// since they were last handed over, to commit.
     admitted: Option<Admitted>,
+    /// For `--dupes`: where each class first occurred.
+    firsts: Firsts,
 }
 
 impl<'i> Writer<'i> {
@@ -168,6 +186,7 @@ impl<'i> Writer<'i> {
             header_marks: Vec::new(),
             classes: (seen == SeenMode::Bulk).then(Classes::default),
             admitted: (seen == SeenMode::Live).then(Admitted::default),
+            firsts: Firsts::default(),
         }
     }
 
@@ -178,6 +197,7 @@ impl<'i> Writer<'i> {
         fates: Option<&Fates>,
         out: &mut dyn Write,
         rejects: &mut dyn RejectSink,
+        aside: &mut SetAside<'_>,
     ) -> Result<(), RunError> {
         if p.chunk.source != self.source {
             self.source = p.chunk.source;
@@ -209,6 +229,10 @@ impl<'i> Writer<'i> {
             (Mode::Dedup(Emit::Verdict), Some(fates)) => self.write_verdicts(p, fates, out)?,
             (Mode::Dedup(emit), Some(fates)) => self.write_decided(p, emit, fates, out)?,
             _ => self.write_mapped(p, out)?,
+        }
+        if let Some(fates) = fates {
+            self.set_aside(p, fates, aside)
+                .map_err(RunError::SetAside)?;
         }
         for (bit, note) in self.note_names.iter().enumerate() {
             if p.notes[bit] > 0 {
@@ -291,6 +315,51 @@ impl<'i> Writer<'i> {
         for verdict in verdicts(p, |i| fates.get(i)) {
             verdict.push_line(&mut self.pending);
             self.written(out)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the chunk's capped and duplicate lines where `aside` says.
+    fn set_aside(
+        &mut self,
+        p: &Processed<'_>,
+        fates: &Fates,
+        aside: &mut SetAside<'_>,
+    ) -> std::io::Result<()> {
+        if aside.capped.is_none() && aside.dupes.is_none() {
+            return Ok(());
+        }
+        let bytes: &[u8] = &p.chunk.bytes;
+        // Line numbers only for --dupes: newlines counted as the lines go.
+        let (mut counted_to, mut index) = (0, 0);
+        for (i, a) in p.accepted.iter().enumerate() {
+            let fate = fates.get(i);
+            if let (Fate::Capped, Some(capped)) = (fate, aside.capped.as_mut()) {
+                capped.write_all(p.line(a.line))?;
+                capped.write_all(b"\n")?;
+            }
+            let Some(dupes) = aside.dupes.as_mut() else {
+                continue;
+            };
+            let start = a.line.start as usize;
+            index += memchr::memchr_iter(b'\n', &bytes[counted_to..start]).count() as u64;
+            counted_to = start;
+            let here = (p.chunk.source, self.lines_before + index + 1);
+            let print = u128::from_be_bytes(crate::fingerprint::fingerprint(p.key(a)));
+            let first = *self.firsts.entry(print).or_insert(here);
+            if first != here && matches!(fate, Fate::Duplicate | Fate::Spilled) {
+                let name = |source: usize| self.inputs[source].name();
+                write!(
+                    dupes,
+                    "{}:{}\t{}:{}\t",
+                    name(here.0),
+                    here.1,
+                    name(first.0),
+                    first.1
+                )?;
+                dupes.write_all(p.line(a.line))?;
+                dupes.write_all(b"\n")?;
+            }
         }
         Ok(())
     }

@@ -31,6 +31,12 @@ pub struct DedupArgs {
     pub sort: bool,
     #[command(flatten)]
     pub caps: CapArgs,
+    /// Write each duplicate line to FILE as `file:line<TAB>file:first<TAB>raw`,
+    /// `first` the line its class first occurred on (keeps a table of
+    /// every class's first line in memory, about 48 bytes a class, beside
+    /// --memory-limit).
+    #[arg(long, value_name = "FILE")]
+    pub dupes: Option<PathBuf>,
     #[command(flatten)]
     pub seen: SeenArgs,
     #[command(flatten)]
@@ -42,6 +48,11 @@ pub struct DedupArgs {
 /// A frontier's budget: so many distinct URIs per site.
 #[derive(Args, Debug)]
 pub struct CapArgs {
+    /// Write the lines held back by the cap to FILE, one per class past its
+    /// site's cap, as they were read (past --memory-limit, a spilled
+    /// class's as --emit writes it), for the next batch to take.
+    #[arg(long, value_name = "FILE")]
+    pub capped: Option<PathBuf>,
     /// Keep the first N distinct URIs of each host, in input order; the
     /// others are counted as capped (a URI with no host is never capped).
     /// With --seen, URIs the store holds use none of the budget.
@@ -140,6 +151,12 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
     }
     let mut mapper = args.columns.mapper(&args.rung, feeds)?;
     let cap = args.caps.cap();
+    if args.caps.capped.is_some() && cap.is_none() {
+        return Err(Error::Usage(
+            "--capped writes the lines a cap holds back: give --max-per-host or --max-per-domain"
+                .into(),
+        ));
+    }
     mapper.site = cap.map(|(site, _)| site);
     let extra = [
         ("command", json!("dedup")),
@@ -152,6 +169,8 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
         seen: args.seen.request(&mapper),
         line_buffered: args.run.line_buffered,
         sort: args.sort,
+        capped: args.caps.capped.as_deref(),
+        dupes: args.dupes.as_deref(),
         ..Job::new(&mapper, Mode::Dedup(args.emit), &extra)
     };
     execute(

@@ -409,3 +409,56 @@ fn tracking_list_from_a_file() {
     );
     assert_eq!(run.stdout, "http://a/?utm_source=y\n");
 }
+
+/// `--dupes` writes each duplicate line with the line its class first
+/// occurred on; `--capped`, the lines a cap held back, as read: the next
+/// batch takes them. The same whether the set fits in memory or spills.
+#[test]
+fn duplicates_and_capped_lines_are_set_aside_not_lost() {
+    let dir = Dir::new();
+    let first = dir.file(
+        "a.txt",
+        b"http://a.example/1\nhttp://a.example/2\nHTTP://A.example/1\nhttp://b.example/1\nhttp://a.example/3\n",
+    );
+    let second = dir.file("b.txt", b"http://a.example/%33\nhttp://b.example/1\n");
+    let (dupes, capped) = (dir.path("dupes.tsv"), dir.path("capped.txt"));
+    let (dupes_arg, capped_arg) = (dupes.to_str().unwrap(), capped.to_str().unwrap());
+    for spill in [None, Some("1K")] {
+        let mut args = vec![
+            "dedup",
+            "--max-per-host",
+            "2",
+            "--capped",
+            capped_arg,
+            "--dupes",
+            dupes_arg,
+            &first,
+            &second,
+        ];
+        if let Some(limit) = spill {
+            args.extend(["--memory-limit", limit]);
+        }
+        let (run, stats) = crate::common::cli::accounted(&args, b"");
+        assert_eq!(
+            run.stdout,
+            "http://a.example/1\nhttp://a.example/2\nhttp://b.example/1\n"
+        );
+        assert_eq!(stats["capped"].as_u64(), Some(1));
+        assert_eq!(
+            std::fs::read_to_string(&capped).unwrap(),
+            "http://a.example/3\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&dupes).unwrap(),
+            format!(
+                "{first}:3\t{first}:1\tHTTP://A.example/1\n{second}:1\t{first}:5\thttp://a.example/%33\n{second}:2\t{first}:4\thttp://b.example/1\n"
+            ),
+            "spill {spill:?}"
+        );
+        assert_eq!(stats["duplicates"].as_u64(), Some(3));
+    }
+    // --capped without a cap is refused before any work.
+    let run = urinorm(&["dedup", "--capped", capped_arg, &first], b"");
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("give --max-per-host"), "{}", run.stderr);
+}
