@@ -399,8 +399,25 @@ pub fn execute(
         sort: job.sort,
         binary_as_text: read.text,
     };
-    let progress = Bar::new(&inputs, !read.quiet, output.is_none());
     let out_file = out.file().map_err(write_error)?;
+    let unbounded = pipeline::memory_unbounded(&options, store.as_ref(), out_file.is_some());
+    let limit_given = job.memory.is_some_and(|m| m.memory_limit.is_some());
+    if limit_given && !read.quiet {
+        let mut err = io::stderr().lock();
+        if let Some(why) = unbounded {
+            let _ = writeln!(
+                err,
+                "urinorm: --memory-limit cannot bound this run: {why}; its keys stay in memory"
+            );
+        }
+        if job.dupes.is_some() {
+            let _ = writeln!(
+                err,
+                "urinorm: --dupes keeps every class's first line in memory (about 48 bytes a class), beside --memory-limit"
+            );
+        }
+    }
+    let progress = Bar::new(&inputs, !read.quiet, output.is_none());
     let sinks = Sinks {
         out_file,
         out: out.writer(),
@@ -445,6 +462,9 @@ pub fn execute(
     };
 
     let mut extra = job.extra.to_vec();
+    if let Some(why) = unbounded {
+        extra.push(("memory_unbounded", json!(why)));
+    }
     if let Some(store) = &store {
         extra.push(("seen_store", seen_json(store, committed)));
     }

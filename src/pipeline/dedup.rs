@@ -269,14 +269,11 @@ impl Dedup {
             full: false,
             spill: None,
             held: HashSet::with_hasher(key_hasher()),
-            forgets_past: (plan.commits_as_it_goes && !counting && !plan.keeps_outputs).then(
-                || {
-                    options
-                        .memory_limit
-                        .map_or(LIVE_SET_BYTES, |l| l.min(LIVE_SET_BYTES))
-                        as usize
-                },
-            ),
+            forgets_past: plan.forgets.then(|| {
+                options
+                    .memory_limit
+                    .map_or(LIVE_SET_BYTES, |l| l.min(LIVE_SET_BYTES)) as usize
+            }),
         };
         // A limit below an empty set's tables spills every line.
         dedup.full = dedup.over_limit();

@@ -381,6 +381,34 @@ impl std::error::Error for RunError {
     }
 }
 
+/// Why a run with `options`, against `store`, writing to a regular file
+/// when `to_file`, cannot hold its keys to [`Options::memory_limit`] (all
+/// stay in memory to its end), or `None` when it can: for the caller to
+/// say before the run, never to leave silent. A combination the engine
+/// refuses is `None` too (the run itself says why).
+pub fn memory_unbounded(
+    options: &Options,
+    store: Option<&Store>,
+    to_file: bool,
+) -> Option<&'static str> {
+    plan_for(options, store, to_file).ok()?.unbounded()
+}
+
+/// The plan of a run with `options`, against `store`, writing to a regular
+/// file when `to_file`.
+fn plan_for(options: &Options, store: Option<&Store>, to_file: bool) -> Result<Plan, Refused> {
+    let access = match store {
+        None => StoreAccess::None,
+        Some(store) if store.is_writable() => StoreAccess::Writable,
+        Some(_) => StoreAccess::ReadOnly,
+    };
+    let output = match to_file {
+        true => OutputKind::File,
+        false => OutputKind::Stream,
+    };
+    Plan::new(options, access, output)
+}
+
 /// A pool of `threads` worker threads, for [`run_on`] and the ladder.
 pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool, RunError> {
     rayon::ThreadPoolBuilder::new()
@@ -430,16 +458,8 @@ pub fn run_on(
     sinks: Sinks<'_>,
 ) -> Result<Stats, RunError> {
     let started = Instant::now();
-    let access = match &sinks.seen {
-        None => StoreAccess::None,
-        Some(store) if store.is_writable() => StoreAccess::Writable,
-        Some(_) => StoreAccess::ReadOnly,
-    };
-    let output = match sinks.out_file {
-        Some(_) => OutputKind::File,
-        None => OutputKind::Stream,
-    };
-    let plan = Plan::new(options, access, output).map_err(RunError::Refused)?;
+    let plan = plan_for(options, sinks.seen.as_deref(), sinks.out_file.is_some())
+        .map_err(RunError::Refused)?;
     let mut run = Run::start(plan, inputs, mapper.note_names(), options, sinks)?;
     let dedup = run.drain(pool, inputs, mapper, options)?;
     let mut stats = run.finish(pool, dedup)?;

@@ -54,6 +54,10 @@ pub(crate) struct Plan {
     /// Line by line against a writable store, to a stream: what was written
     /// is committed as it goes.
     pub(crate) commits_as_it_goes: bool,
+    /// Committing as it goes, the set forgets the classes committed once
+    /// it outgrows its memory (they are the store's to answer for then).
+    /// Not when the set keeps its classes (counting) or their outputs.
+    pub(crate) forgets: bool,
     /// Per-site caps are counted.
     pub(crate) caps: bool,
 }
@@ -116,22 +120,47 @@ impl Plan {
             (Some(emit), _) if answers_live(emit, options) => SeenMode::Live,
             (Some(_), _) => SeenMode::Bulk,
         };
+        let counting = seen == SeenMode::Bulk || emit == Some(Emit::Count) || options.sort;
+        let keeps_outputs = options.sort && matches!(emit, Some(Emit::Canonical | Emit::First));
+        let commits_as_it_goes = seen == SeenMode::Live
+            && store == StoreAccess::Writable
+            && options.line_buffered
+            && output == OutputKind::Stream;
         Ok(Plan {
             mode: options.mode,
             seen,
-            counting: seen == SeenMode::Bulk || emit == Some(Emit::Count) || options.sort,
-            keeps_outputs: options.sort && matches!(emit, Some(Emit::Canonical | Emit::First)),
+            counting,
+            keeps_outputs,
             spills: emit.is_some_and(|emit| emit != Emit::Verdict)
                 && seen != SeenMode::Live
                 && !(options.sort && capped),
             spools: seen == SeenMode::Bulk
                 && output == OutputKind::Stream
                 && emit != Some(Emit::Nothing),
-            commits_as_it_goes: seen == SeenMode::Live
-                && store == StoreAccess::Writable
-                && options.line_buffered
-                && output == OutputKind::Stream,
+            commits_as_it_goes,
+            forgets: commits_as_it_goes && !counting && !keeps_outputs,
             caps: emit.is_some() && capped,
+        })
+    }
+
+    /// Why the run's keys cannot be bounded by a memory limit (they all
+    /// stay in memory to the end), or `None` when it can be: deduplicating
+    /// runs that neither spill nor forget.
+    pub(crate) fn unbounded(&self) -> Option<&'static str> {
+        if !self.deduplicates() || self.spills || self.forgets {
+            return None;
+        }
+        Some(match (self.mode, self.seen) {
+            (Mode::Dedup(Emit::Verdict), SeenMode::Off) => {
+                "--emit verdict decides each line as it is read, so no key can wait on disk"
+            }
+            (_, SeenMode::Live) if self.commits_as_it_goes => {
+                "sorted, the classes are kept until the end, committed or not"
+            }
+            (_, SeenMode::Live) => {
+                "a seen store consulted batch by batch (verdicts, caps, --sort, line by line) that commits only at the end keeps every key of the run until then (line-buffered to standard output, a run commits and forgets as it goes)"
+            }
+            _ => "sorted classes under a cap are decided in input order, in memory",
         })
     }
 
@@ -222,7 +251,9 @@ mod tests {
                     (plan.spills, "spills"),
                     (plan.spools, "spools"),
                     (plan.commits_as_it_goes, "commits"),
+                    (plan.forgets, "forgets"),
                     (plan.caps, "caps"),
+                    (plan.unbounded().is_some(), "unbounded"),
                 ];
                 let decided: Vec<&str> = decided.iter().filter(|d| d.0).map(|d| d.1).collect();
                 format!("{:<5?} {}", plan.seen, decided.join(","))

@@ -65,3 +65,48 @@ fn an_output_in_a_directory_that_takes_no_files_says_so() {
         "urinorm: cannot write '/proc/version': no file can be made in '/proc' (no such file or directory)\n"
     );
 }
+
+/// A run that cannot hold its keys to --memory-limit says so at its start,
+/// with why (and its stats say so too); one that can says nothing of it.
+#[test]
+fn a_memory_limit_a_run_cannot_keep_is_said_not_ignored() {
+    let input = b"http://a/\nhttp://b/\nhttp://a/\n";
+    let (run, stats) = with_stats(
+        &["dedup", "--emit", "verdict", "--memory-limit", "32M"],
+        input,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with(
+            "urinorm: --memory-limit cannot bound this run: --emit verdict decides each line as it is read"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(stats["memory_unbounded"].is_string(), "{stats:#}");
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let capped = urinorm(
+        &[
+            "dedup",
+            "--max-per-host",
+            "5",
+            "--seen",
+            store.to_str().unwrap(),
+            "--memory-limit",
+            "32M",
+        ],
+        input,
+    );
+    assert!(
+        capped
+            .stderr
+            .contains("cannot bound this run: a seen store consulted batch by batch"),
+        "{}",
+        capped.stderr
+    );
+    // Bounded (it spills): nothing said, nothing in the stats.
+    let (run, stats) = with_stats(&["dedup", "--memory-limit", "1M"], input);
+    assert!(!run.stderr.contains("cannot bound"), "{}", run.stderr);
+    assert!(stats.get("memory_unbounded").is_none(), "{stats:#}");
+}
