@@ -194,3 +194,18 @@ fn surt_layout_alone_keeps_ip_hosts_and_ports() {
     assert_eq!(surt("http://[::1]/a"), "[::1])/a");
     assert_eq!(surt("mailto:a@b.c"), "mailto:a@b.c");
 }
+
+/// The root's dot is no label: `summa.cash.` is `cash,summa`, not
+/// `,cash,summa`; a host of dots alone keeps them.
+#[test]
+fn a_trailing_root_dot_adds_no_label() {
+    let surt = |input: &str| {
+        let mut out = Vec::new();
+        write_surt(&UriRef::parse(input).unwrap(), &mut out);
+        String::from_utf8(out).unwrap()
+    };
+    assert_eq!(surt("http://summa.cash./"), "cash,summa)/");
+    assert_eq!(surt("http://summa.cash/"), "cash,summa)/");
+    assert_eq!(surt("http://a..b/"), "b,,a)/");
+    assert_eq!(surt("http://./"), ",)/");
+}
