@@ -174,7 +174,7 @@ impl From<RunError> for Error {
 /// The key flags that make keys with the settings of `config` (a seen
 /// store's), as far as flags can: a tracking list, rules files or a Public
 /// Suffix List are named by what the store recorded of them.
-fn flags_of(config: &urinorm::seen::Config) -> String {
+pub(crate) fn flags_of(config: &urinorm::seen::Config) -> String {
     use urinorm::normalize::protocol::{PRESETS, Preset, Transform};
     let mut flags = Vec::new();
     match config.get("transforms") {

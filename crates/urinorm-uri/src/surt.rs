@@ -119,7 +119,10 @@ pub fn write_surt_as(uri: &UriRef<'_>, spelling: Spelling, out: &mut Vec<u8>) {
     if reversed {
         // The root's empty label (`summa.cash.`) is no label of the name's
         // own (RFC 1034 §3.1): reversed, it would lead the key with a comma.
-        let host = host.strip_suffix('.').filter(|h| !h.is_empty()).unwrap_or(host);
+        let host = host
+            .strip_suffix('.')
+            .filter(|h| !h.is_empty())
+            .unwrap_or(host);
         for (i, label) in host.rsplit('.').enumerate() {
             if i > 0 {
                 out.push(b',');

@@ -13,7 +13,7 @@ use urinorm::seen::{Access, Clock, Config, Stamp, Store};
 
 use super::normalize::{ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{Job, MemoryArgs, NowArgs, ReadArgs, SeenRequest, execute};
-use crate::cli::{Error, Outcome, counted, print_line};
+use crate::cli::{Error, Outcome, counted, flags_of, print_line};
 use urinorm::pipeline::{Emit, Mode};
 
 #[derive(Args, Debug)]
@@ -151,6 +151,7 @@ fn stats(args: &StatsArgs) -> Result<Outcome, Error> {
                 "files": store.files().len(),
                 "bytes": bytes,
                 "config": store.config().to_json(),
+                "flags": flags_of(store.config()),
                 "commits": commits,
                 "last_commit": at,
                 "keys_by_age": {
@@ -164,13 +165,14 @@ fn stats(args: &StatsArgs) -> Result<Outcome, Error> {
         )
     } else {
         format!(
-            "seen store '{}'\n  keys: {}\n{}  files: {} ({} and the manifest), {bytes} bytes\n  configuration: {}\n  commits: {commits}, the last at {}",
+            "seen store '{}'\n  keys: {}\n{}  files: {} ({} and the manifest), {bytes} bytes\n  configuration: {}\n  made by the flags: {}\n  commits: {commits}, the last at {}",
             shown(&store),
             store.keys(),
             age_table(&ages),
             store.files().len(),
             counted(store.runs(), "run"),
             store.config(),
+            flags_of(store.config()),
             at.as_deref().unwrap_or("(none yet)"),
         )
     };

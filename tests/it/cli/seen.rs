@@ -833,3 +833,37 @@ fn a_damaged_store_fails_every_reader_until_salvaged() {
         sound.stdout
     );
 }
+
+/// `seen stats` names the flags that make the store's keys: the preset
+/// when its transforms are exactly a preset's, with --with/--without else.
+#[test]
+fn seen_stats_names_the_flags_of_the_stores_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flags, says) in [
+        (
+            vec!["--preset", "safe", "--key", "surt"],
+            "--preset safe --key surt",
+        ),
+        (
+            vec!["--preset", "aggressive", "--without", "drop-fragment"],
+            "--preset aggressive --without drop-fragment",
+        ),
+    ] {
+        let store = dir.path().join(says.replace(' ', "_"));
+        let s = store.to_str().unwrap();
+        let mut args = vec!["dedup", "-q", "--seen", s];
+        args.extend(flags);
+        assert_eq!(urinorm(&args, b"http://a/\n").code, 0);
+        let stats = done(&["seen", "stats", s]);
+        assert!(
+            stats
+                .stdout
+                .contains(&format!("made by the flags: {says}\n")),
+            "{}",
+            stats.stdout
+        );
+        let json: Value =
+            serde_json::from_str(&done(&["seen", "stats", "--json", s]).stdout).unwrap();
+        assert_eq!(json["flags"], says);
+    }
+}
