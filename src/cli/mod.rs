@@ -57,8 +57,10 @@ pub enum Command {
     Transforms,
     /// Write a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(cmd::docs::CompletionsArgs),
-    /// Write the manual page (roff), e.g. `urinorm man > urinorm.1`.
-    Man,
+    /// Write the manual pages (roff): `urinorm man > urinorm.1`, one
+    /// subcommand's (`urinorm man seen add`), or every page into a
+    /// directory (`urinorm man --dir ~/.local/share/man/man1`).
+    Man(cmd::docs::ManArgs),
 }
 
 /// How a run that completed went: it decides the exit code.
@@ -245,7 +247,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Explain(args) => cmd::explain::run(&args),
         Command::Transforms => cmd::transforms::run(),
         Command::Completions(args) => cmd::docs::completions(&args),
-        Command::Man => cmd::docs::man(),
+        Command::Man(args) => cmd::docs::man(&args),
     }
 }
 

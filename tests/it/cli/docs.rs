@@ -62,3 +62,45 @@ fn the_manual_page_is_roff_naming_every_subcommand() {
         assert!(page.stdout.contains(name), "the page lacks {name}");
     }
 }
+
+/// Every page the main page refers to exists: `man --dir` writes them all,
+/// and `man SUBCOMMAND` writes one.
+#[test]
+fn every_subcommand_has_its_own_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = urinorm(&["man", "--dir", dir.path().to_str().unwrap()], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let main = urinorm(&["man"], b"").stdout;
+    for name in SUBCOMMANDS {
+        let file = format!("urinorm-{name}.1");
+        let page = std::fs::read_to_string(dir.path().join(&file)).unwrap();
+        assert!(page.contains(&format!(".TH urinorm-{name} 1")), "{file}");
+        assert!(main.contains(&format!("urinorm\\-{name}(1)")), "{name}");
+    }
+    for file in [
+        "urinorm.1",
+        "urinorm-seen.1",
+        "urinorm-seen-add.1",
+        "urinorm-seen-salvage.1",
+    ] {
+        assert!(dir.path().join(file).exists(), "{file}");
+    }
+    assert!(
+        run.stdout.starts_with("18 manual pages written"),
+        "{}",
+        run.stdout
+    );
+    let one = urinorm(&["man", "seen", "add"], b"");
+    assert!(
+        one.stdout.contains(".TH urinorm-seen-add 1"),
+        "{}",
+        one.stdout
+    );
+    let unknown = urinorm(&["man", "sene"], b"");
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("no subcommand 'sene'"),
+        "{}",
+        unknown.stderr
+    );
+}
