@@ -9,6 +9,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from scrapy.exceptions import CloseSpider
 from scrapy.http import Request
 
 import urinorm
@@ -90,6 +91,8 @@ SPIDER = textwrap.dedent(
     })
     process.crawl(Site)
     process.start()
+    # As `scrapy crawl` does: a crawl that could not start fails.
+    sys.exit(1 if process.bootstrap_failed else 0)
     """
 )
 
@@ -101,7 +104,7 @@ def site():
     site.close()
 
 
-def crawl(tmp_path, site, jobdir, settings=None):
+def crawl(tmp_path, site, jobdir, settings=None, exit_code=0):
     script = tmp_path / "spider.py"
     script.write_text(SPIDER)
     done = subprocess.run(
@@ -117,7 +120,7 @@ def crawl(tmp_path, site, jobdir, settings=None):
         timeout=120,
         check=False,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == exit_code, done.stderr[-3000:]
     return done.stderr
 
 
@@ -208,8 +211,16 @@ def test_site_rules_from_the_settings(tmp_path):
     # The store records the rules: the same ones open it, no rules do not.
     with urinorm.SeenSet(tmp_path / "seen", rules=rules, rules_clearurls=clearurls) as seen:
         assert seen.contains(["http://example.com/a?id=2"]) == [True]
+    # The store opens with the filter (as Scrapy opens it: a refusal is
+    # logged, and closes the spider once it is open), or at the first
+    # request.
+    refused = DupeFilter(tmp_path / "seen", preset="safe")
+    refused.open()
+    with pytest.raises(CloseSpider) as closed:
+        refused._close_if_refused()
+    assert closed.value.reason == "urinorm_seen_store_refused"
     with pytest.raises(urinorm.SeenStoreError, match="rules"):
-        DupeFilter(tmp_path / "seen", preset="safe")
+        refused.request_seen(get)
 
 
 def test_site_rules_as_arguments(tmp_path):
@@ -246,3 +257,15 @@ def test_a_recrawl_after_the_maximum_age(tmp_path, site):
     site.fetched.clear()
     crawl(tmp_path, site, tmp_path / "job3", settings)
     assert site.fetched == []
+
+
+def test_a_store_of_other_settings_closes_the_spider_with_one_error(tmp_path, site):
+    jobdir = tmp_path / "job"
+    crawl(tmp_path, site, jobdir)
+    site.fetched.clear()
+    log = crawl(tmp_path, site, jobdir, {"URINORM_PRESET": "aggressive"})
+    assert site.fetched == []
+    assert log.count("holds keys made with other settings") == 1, log[-3000:]
+    assert "ERROR: urinorm: the seen store" in log, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
+    assert "'finish_reason': 'urinorm_seen_store_refused'" in log, log[-3000:]

@@ -340,6 +340,18 @@ class SeenSet:
         normalizer = _normalizer(
             rung, preset, with_, without, tracking_params, rules, rules_clearurls
         )
+        self._attach(path, normalizer, key, wait, max_age, now)
+
+    @classmethod
+    def _with_normalizer(cls, path, normalizer, max_age=None) -> "SeenSet":
+        """The store at ``path`` for keys ``normalizer`` makes (for
+        urinorm.scrapy, whose filter made it from its settings, reading the
+        rules once)."""
+        seen = cls.__new__(cls)
+        seen._attach(path, normalizer, "canonical", False, max_age, None)
+        return seen
+
+    def _attach(self, path, normalizer, key, wait, max_age, now) -> None:
         # Kept for urinorm.scrapy: its keys are made by the store's normalizer.
         self._normalizer = normalizer
         self._set = _SeenSet(

@@ -19,7 +19,9 @@ different bodies stay apart. With ``JOBDIR`` set (or
 ``URINORM_SEEN_DIR``), the keys go to a :class:`urinorm.SeenSet` (in
 ``JOBDIR/urinorm-seen``): a crawl resumed, or run again, does not fetch
 again what an earlier one fetched, and the store is the one the command
-line's ``dedup --seen`` reads. Keys admitted are committed at least every
+line's ``dedup --seen`` reads (one made with other settings is refused: the
+reason is logged as an error, and the spider closes at once, finish reason
+``urinorm_seen_store_refused``). Keys admitted are committed at least every
 ``URINORM_COMMIT_EVERY`` seconds (default 1) and when the spider closes.
 With ``URINORM_SEEN_MAX_AGE`` (seconds, or ``"7d"`` as the command line's
 ``--seen-max-age`` takes it), a request whose key was admitted longer ago
@@ -53,11 +55,13 @@ import logging
 import os
 import time
 
+from scrapy import signals
 from scrapy.dupefilters import BaseDupeFilter
+from scrapy.exceptions import CloseSpider
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str
 
-from . import InvalidUri, SeenClient, SeenSet
+from . import InvalidUri, SeenClient, SeenSet, SeenStoreError
 from ._options import normalizer, paths
 
 __all__ = ["DupeFilter", "SCRAPY_DEFAULT"]
@@ -108,8 +112,14 @@ class DupeFilter(BaseDupeFilter):
         }
         # The rules are read once: the keys of a crawl, and those its store
         # records the settings of, are made under the same rules.
-        self._store = SeenSet(path, max_age=max_age, **options) if path else None
-        self._normalizer = self._store._normalizer if self._store else normalizer(**options)
+        self._normalizer = normalizer(**options)
+        # The store is opened with the filter (``open``, once Scrapy's
+        # engine is ready to close what it opened), so that a store the
+        # filter cannot use (other key settings, say) closes the spider with
+        # one error logged, not tracebacks from an engine half made.
+        self._store: SeenSet | None = None
+        self._opening = (path, max_age) if path else None
+        self._refused = False
         self._client = SeenClient(seen_url, seen_token) if seen_url else None
         self._keys: set[bytes] = set()
         self._commit_every = commit_every
@@ -128,7 +138,7 @@ class DupeFilter(BaseDupeFilter):
         # only Scrapy's own state.
         if not path and not url and jobdir:
             path = os.path.join(jobdir, "urinorm-seen")
-        return cls(
+        dupefilter = cls(
             path,
             settings.getbool("DUPEFILTER_DEBUG"),
             rung=settings.get("URINORM_RUNG"),
@@ -143,6 +153,8 @@ class DupeFilter(BaseDupeFilter):
             seen_url=url,
             seen_token=settings.get("URINORM_SEEN_TOKEN"),
         )
+        crawler.signals.connect(dupefilter._close_if_refused, signal=signals.spider_opened)
+        return dupefilter
 
     def request_key(self, request) -> bytes:
         """The key a request is filtered on: the canonical URL for a GET or
@@ -158,12 +170,34 @@ class DupeFilter(BaseDupeFilter):
         # page's.
         return request.method.encode() + b" " + url.encode() + b"\n" + request.body
 
+    def open(self) -> None:
+        """Opens the seen store, if there is one: Scrapy calls it as the
+        spider opens. A store it cannot use is logged as an error, and
+        closes the spider once it is open (finish reason
+        ``urinorm_seen_store_refused``): Scrapy cannot close a spider
+        cleanly before then."""
+        try:
+            self._open_store()
+        except SeenStoreError as error:
+            self.logger.error("urinorm: %s", error)
+            self._refused = True
+
+    def _close_if_refused(self) -> None:
+        if self._refused:
+            raise CloseSpider("urinorm_seen_store_refused")
+
+    def _open_store(self) -> None:
+        if self._opening is not None and self._store is None:
+            path, max_age = self._opening
+            self._store = SeenSet._with_normalizer(path, self._normalizer, max_age)
+
     def request_seen(self, request) -> bool:
         if self._client is not None and request.method in ("GET", "HEAD") and not request.body:
             (new,) = self._client.add([request.url])
             if new is not None:
                 return not new
         key = self.request_key(request)
+        self._open_store()
         if self._store is None:
             new = key not in self._keys
             self._keys.add(key)
