@@ -1,8 +1,8 @@
 //! The ladder report: on the user's own lines, how many distinct keys each
 //! rung and preset leaves, what each one merged (with real examples), and
-//! how many merges each protocol transform adds on its own; and the sites
-//! the lines are on (distinct hosts and registrable domains, the hosts with
-//! most lines).
+//! how many merges each protocol transform adds on its own (with its
+//! largest ones); and the sites the lines are on (distinct hosts and
+//! registrable domains, the hosts with most lines).
 //!
 //! Two passes: every line is normalized at the three RFC rungs, then every
 //! class of the scheme rung (one line each) through the protocol steps and
@@ -43,7 +43,8 @@ use crate::uri::{SchemeHost, UriRef, mask_password};
 pub enum StepKind {
     /// One of the RFC rungs: string, syntax, scheme.
     Rung(Rung),
-    /// The scheme rung and a preset's transforms.
+    /// The scheme rung and a preset's transforms: a step of the ladder, or
+    /// one beside it (`--preset ia`).
     Preset(&'static Preset),
     /// The last preset plus one transform (`--with`).
     PresetPlus(Transform),
@@ -68,6 +69,12 @@ impl StepKind {
 pub struct Step {
     pub kind: StepKind,
     normalizer: Normalizer,
+    /// The index of the step it is compared with: the one before it on the
+    /// ladder, the scheme rung for a preset beside it; none for the first.
+    over: Option<usize>,
+    /// Lines a crawler cannot fetch are rejected at it, as `dedup` rejects
+    /// them for its preset ([`PresetStep::fetchable`]).
+    fetchable: bool,
 }
 
 /// What to compute.
@@ -79,6 +86,9 @@ pub struct Options {
     pub sample: Option<f64>,
     /// One more step: the aggressive preset plus this transform.
     pub with: Option<Transform>,
+    /// One more step beside the ladder: the scheme rung and a preset that
+    /// is not a step of it.
+    pub preset: Option<PresetStep>,
     pub threads: usize,
     /// Which column holds the URI and what is done to it first, as for `dedup`.
     pub columns: Columns,
@@ -101,8 +111,18 @@ pub struct LadderRules {
     pub files: Vec<(String, SiteRules)>,
 }
 
-/// At most this many rules files are attributed merges one by one (with
-/// the transforms, one bit each of a class's mask).
+/// A preset measured beside the ladder (`ia`).
+#[derive(Clone, Copy, Debug)]
+pub struct PresetStep {
+    pub preset: &'static Preset,
+    /// Whether `dedup` with this preset takes only the URIs a crawler can
+    /// fetch ([`SchemeHost::fetchable`]): the step rejects the others too,
+    /// so that its counts are `dedup`'s.
+    pub fetchable: bool,
+}
+
+/// At most this many rules files are attributed merges one by one (each
+/// one more normalization of every class).
 pub const MAX_ATTRIBUTED_RULES_FILES: usize = 48;
 
 impl Default for Options {
@@ -111,6 +131,7 @@ impl Default for Options {
             examples: 5,
             sample: None,
             with: None,
+            preset: None,
             threads: 1,
             columns: Columns::default(),
             max_line_bytes: MAX_LINE_BYTES,
@@ -140,8 +161,12 @@ pub struct StepReport {
     pub kind: StepKind,
     /// The kind's name.
     pub name: String,
+    /// The name of the step it is compared with: the one before it, or the
+    /// scheme rung for a preset beside the ladder; none for the first.
+    pub over: Option<String>,
     pub distinct: u64,
-    /// Distinct keys fewer than the step before (0 for the first).
+    /// Distinct keys fewer than the step it is compared with (0 for the
+    /// first).
     pub collapsed: i64,
     pub rejected: u64,
     /// Time spent on this step's own work, all threads together.
@@ -149,12 +174,30 @@ pub struct StepReport {
     pub examples: Vec<Merge>,
 }
 
-/// The whole report.
+/// What one protocol transform does alone over the scheme rung.
+#[derive(Clone, Debug)]
+pub struct TransformMerges {
+    pub transform: Transform,
+    /// Distinct keys fewer than the scheme rung.
+    pub merges: i64,
+    /// Its largest merges, largest first.
+    pub examples: Vec<Merge>,
+}
+
+/// The whole report. Every line read is one of: looked at, left out of
+/// the sample, blank, a header, or in a binary input.
 #[derive(Clone, Debug)]
 pub struct Report {
-    /// Non-blank lines looked at.
+    /// Every line of the inputs, as `dedup` counts them.
+    pub lines_read: u64,
+    /// The lines looked at: not blank, not a header, not in a binary
+    /// input, and in the sample when it samples.
     pub lines: u64,
+    /// Lines the sample left out.
+    pub left_out: u64,
     pub blank: u64,
+    /// The inputs' first lines, under `--header`.
+    pub header: u64,
     /// Lines of inputs that look binary, not looked at.
     pub binary: u64,
     /// The sampled fraction, when the report is an estimate.
@@ -162,9 +205,9 @@ pub struct Report {
     pub steps: Vec<StepReport>,
     /// Why the scheme rung rejected lines, with how many: most first.
     pub rejected_by_reason: Vec<(&'static str, u64)>,
-    /// For each protocol transform: distinct keys fewer than the scheme rung
-    /// with that transform alone.
-    pub attribution: Vec<(Transform, i64)>,
+    /// For each protocol transform: what it merges alone over the scheme
+    /// rung.
+    pub attribution: Vec<TransformMerges>,
     /// For each rules file: distinct keys fewer than the scheme rung with
     /// that file's rules alone.
     pub rules_attribution: Vec<(String, i64)>,
@@ -178,36 +221,45 @@ pub struct Report {
     pub seconds: f64,
 }
 
-/// The steps for `options`: the three RFC rungs, the presets, and maybe one more.
+/// The steps for `options`: the three RFC rungs, the presets, maybe `--with`
+/// and the rules, each over the one before; then maybe a preset beside
+/// them, over the scheme rung.
 pub fn steps(options: &Options) -> Vec<Step> {
-    let mut steps: Vec<Step> = RFC_RUNGS
-        .into_iter()
-        .map(|rung| Step {
-            kind: StepKind::Rung(rung),
-            normalizer: Normalizer::new(rung),
-        })
-        .collect();
-    for preset in ladder_presets() {
+    fn climb(steps: &mut Vec<Step>, kind: StepKind, normalizer: Normalizer) {
         steps.push(Step {
-            kind: StepKind::Preset(preset),
-            normalizer: Normalizer::with_protocol(Protocol::from(*preset)),
+            kind,
+            normalizer,
+            over: steps.len().checked_sub(1),
+            fetchable: false,
         });
+    }
+    let mut steps = Vec::new();
+    for rung in RFC_RUNGS {
+        climb(&mut steps, StepKind::Rung(rung), Normalizer::new(rung));
+    }
+    for preset in ladder_presets() {
+        let normalizer = Normalizer::with_protocol(Protocol::from(*preset));
+        climb(&mut steps, StepKind::Preset(preset), normalizer);
     }
     if let (Some(t), Some(last)) = (options.with, ladder_presets().last()) {
         let mut protocol = Protocol::from(*last);
         protocol.add(t);
-        steps.push(Step {
-            kind: StepKind::PresetPlus(t),
-            normalizer: Normalizer::with_protocol(protocol),
-        });
+        let normalizer = Normalizer::with_protocol(protocol);
+        climb(&mut steps, StepKind::PresetPlus(t), normalizer);
     }
     if let (Some(rules), Some(last)) = (&options.rules, steps.last()) {
+        let normalizer = last
+            .normalizer
+            .clone()
+            .with_rules(rules.all.clone().into_rewrite());
+        climb(&mut steps, StepKind::Rules, normalizer);
+    }
+    if let Some(beside) = options.preset.filter(|p| !p.preset.ladder) {
         steps.push(Step {
-            kind: StepKind::Rules,
-            normalizer: last
-                .normalizer
-                .clone()
-                .with_rules(rules.all.clone().into_rewrite()),
+            kind: StepKind::Preset(beside.preset),
+            normalizer: Normalizer::with_protocol(Protocol::from(*beside.preset)),
+            over: Some(rung_index(Rung::Scheme)),
+            fetchable: beside.fetchable,
         });
     }
     steps
@@ -392,9 +444,26 @@ struct ChunkPrints<'a> {
     prints: [Vec<Print>; 3],
     /// Why each line the scheme rung rejects was rejected.
     rejected_by_reason: Vec<&'static str>,
-    blank: u64,
-    binary: u64,
+    skipped: Skipped,
     time: [Duration; 3],
+}
+
+/// The lines read and not looked at, by why.
+#[derive(Clone, Copy, Default)]
+struct Skipped {
+    left_out: u64,
+    blank: u64,
+    header: u64,
+    binary: u64,
+}
+
+impl std::ops::AddAssign for Skipped {
+    fn add_assign(&mut self, other: Skipped) {
+        self.left_out += other.left_out;
+        self.blank += other.blank;
+        self.header += other.header;
+        self.binary += other.binary;
+    }
 }
 
 /// One class of the scheme rung, which the protocol steps start from.
@@ -412,13 +481,11 @@ const CLASS_RUN: usize = 4096;
 struct ProtocolPrints {
     /// `images[step][class]`: each protocol step's fingerprint.
     images: Vec<Vec<Print>>,
-    /// `changed[class]`: what is attributed (by [`Alone`]'s index) that
-    /// changes it.
-    changed: Vec<u64>,
     /// `rejected[step]`: the lines a site rule rejected at each protocol step.
     rejected: Vec<u64>,
-    /// `alone[transform]`: the fingerprints of the forms it changed.
-    alone: Vec<Vec<Print>>,
+    /// `alone[transform]`: the classes it changed (by index in the run),
+    /// in order, with the fingerprints of their forms.
+    alone: Vec<Vec<(u32, Print)>>,
     time: Vec<Duration>,
     /// The lines of each host of the run's classes.
     hosts: HostLines,
@@ -477,34 +544,33 @@ pub fn run(
 
     let counts = pool.install(|| count_rungs(inputs, &reading, progress))?;
     let mut reports: Vec<StepReport> = Vec::with_capacity(steps.len());
-    let mut below: Option<&Step> = None;
+    let below = |step: &Step| step.over.map(|o| &steps[o]);
     for (step, rung) in steps.iter().zip(RFC_RUNGS) {
         let (distinct, examples) = match counts.table(rung) {
             Some(table) => (
                 table.len() as u64,
-                examples(table, &reading, step, below, options.examples),
+                examples(table, &reading, step, below(step), options.examples),
             ),
             None => (counts.strings.len() as u64, Vec::new()),
         };
         let i = rung_index(rung);
-        reports.push(step_report(
+        let report = step_report(
             step,
             distinct,
             counts.rejected[i],
             counts.time[i],
             examples,
-            reports.last(),
-        ));
-        below = Some(step);
+            &reports,
+        );
+        reports.push(report);
     }
     let RungCounts {
         strings,
         tables: [syntax, scheme],
         rejected,
         rejected_by_reason,
-        lines_read,
-        blank,
-        binary,
+        looked_at,
+        skipped,
         ..
     } = counts;
     // The second pass needs only the scheme rung's classes and their lines.
@@ -515,21 +581,18 @@ pub fn run(
     } = scheme;
     let scheme_rejected = rejected[rung_index(Rung::Scheme)];
     let scheme_classes = in_first_order(scheme);
-    let protocol_steps: Vec<&Step> = steps
-        .iter()
-        .filter(|step| !matches!(step.kind, StepKind::Rung(_)))
-        .collect();
-    let protocols: Vec<&Normalizer> = protocol_steps.iter().map(|step| &step.normalizer).collect();
+    let protocol_steps = &steps[RFC_RUNGS.len()..];
     let worked: Vec<ProtocolPrints> = pool.install(|| {
         scheme_classes
             .par_chunks(CLASS_RUN)
-            .map(|run| protocol_prints(run, &scheme_lines, &reading, &protocols, &alone))
+            .map(|run| protocol_prints(run, &scheme_lines, &reading, protocol_steps, &alone))
             .collect()
     });
     let tables: Vec<Classes> = pool.install(|| {
-        (0..protocols.len())
-            .into_par_iter()
-            .map(|p| protocol_classes(&scheme_classes, &worked, p))
+        protocol_steps
+            .par_iter()
+            .enumerate()
+            .map(|(p, step)| protocol_classes(&scheme_classes, &worked, p, step))
             .collect()
     });
     for (p, (step, table)) in protocol_steps.iter().zip(tables).enumerate() {
@@ -539,47 +602,83 @@ pub fn run(
             &scheme_lines,
             &reading,
             step,
-            below,
+            below(step),
             options.examples,
         );
-        // A line a site rule breaks is rejected at that step.
-        let rejected_by_rules: u64 = worked.iter().map(|w| w.rejected[p]).sum();
-        reports.push(step_report(
+        // A line a site rule breaks, or that the step's preset cannot
+        // fetch, is rejected at that step.
+        let rejected_by_step: u64 = worked.iter().map(|w| w.rejected[p]).sum();
+        let report = step_report(
             step,
             table.len() as u64,
-            scheme_rejected + rejected_by_rules,
+            scheme_rejected + rejected_by_step,
             worked.iter().map(|w| w.time[p]).sum(),
             examples,
-            reports.last(),
-        ));
-        below = Some(step);
+            &reports,
+        );
+        reports.push(report);
     }
-    let merges: Vec<i64> = pool.install(|| {
+    let merges: Vec<(i64, Vec<AloneMerge>)> = pool.install(|| {
         (0..alone.len())
             .into_par_iter()
-            .map(|t| merged_alone(&scheme_classes, &worked, t))
+            .map(|t| {
+                // Rules files are counted, not shown.
+                let n = if t < alone.transforms.len() {
+                    options.examples
+                } else {
+                    0
+                };
+                merged_alone(&scheme_classes, &worked, t, n)
+            })
             .collect()
     });
     let (of_transforms, of_rules) = merges.split_at(alone.transforms.len());
     let attribution = alone
         .transforms
         .iter()
-        .copied()
-        .zip(of_transforms.iter().copied())
+        .zip(&alone.singles)
+        .zip(of_transforms)
+        .map(
+            |((&transform, single), (merges, examples))| TransformMerges {
+                transform,
+                merges: *merges,
+                examples: examples
+                    .iter()
+                    .map(|m| {
+                        let spellings = spellings(m.places, &scheme_lines, &reading);
+                        merge(
+                            m.size,
+                            &spellings,
+                            single,
+                            vec![transform.name().to_string()],
+                        )
+                    })
+                    .collect(),
+            },
+        )
         .collect();
     let rules_attribution = options
         .rules
         .iter()
         .flat_map(|r| &r.files)
         .map(|(name, _)| name.clone())
-        .zip(of_rules.iter().copied())
+        .zip(of_rules.iter().map(|(merges, _)| *merges))
         .collect();
     let (hosts, domains, top_hosts) = sites(worked, options.top_hosts);
     let mut rejected_by_reason: Vec<(&'static str, u64)> = rejected_by_reason.into_iter().collect();
     rejected_by_reason.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    Ok(Report {
-        lines: lines_read,
+    let Skipped {
+        left_out,
         blank,
+        header,
+        binary,
+    } = skipped;
+    Ok(Report {
+        lines_read: looked_at + left_out + blank + header + binary,
+        lines: looked_at,
+        left_out,
+        blank,
+        header,
         binary,
         sample: options.sample,
         steps: reports,
@@ -629,20 +728,23 @@ fn rung_index(rung: Rung) -> usize {
         .expect("one of the RFC rungs")
 }
 
-/// One line of the table, from its step's classes.
+/// One line of the table, from its step's classes; `before` are the lines
+/// of the steps before it.
 fn step_report(
     step: &Step,
     distinct: u64,
     rejected: u64,
     time: Duration,
     examples: Vec<Merge>,
-    previous: Option<&StepReport>,
+    before: &[StepReport],
 ) -> StepReport {
+    let over = step.over.map(|o| &before[o]);
     StepReport {
         kind: step.kind,
         name: step.kind.name(),
+        over: over.map(|r| r.name.clone()),
         distinct,
-        collapsed: previous.map_or(0, |r| r.distinct as i64 - distinct as i64),
+        collapsed: over.map_or(0, |r| r.distinct as i64 - distinct as i64),
         rejected,
         seconds: time.as_secs_f64(),
         examples,
@@ -657,11 +759,10 @@ struct RungCounts {
     rejected: [u64; 3],
     rejected_by_reason: HashMap<&'static str, u64>,
     time: [Duration; 3],
-    /// The lines the report reads: not blank, not a header, and in the
-    /// sample when it samples.
-    lines_read: u64,
-    blank: u64,
-    binary: u64,
+    /// The lines looked at: not blank, not a header, and in the sample
+    /// when it samples.
+    looked_at: u64,
+    skipped: Skipped,
 }
 
 impl RungCounts {
@@ -673,9 +774,8 @@ impl RungCounts {
     /// Counts a batch of chunks, in input order, each rung on its own task.
     fn count(&mut self, printed: &[ChunkPrints<'_>]) {
         for chunk in printed {
-            self.lines_read += chunk.lines.len() as u64;
-            self.blank += chunk.blank;
-            self.binary += chunk.binary;
+            self.looked_at += chunk.lines.len() as u64;
+            self.skipped += chunk.skipped;
             for &reason in &chunk.rejected_by_reason {
                 *self.rejected_by_reason.entry(reason).or_default() += 1;
             }
@@ -723,9 +823,8 @@ fn count_rungs<'a>(
         rejected: [0; 3],
         rejected_by_reason: HashMap::new(),
         time: [Duration::ZERO; 3],
-        lines_read: 0,
-        blank: 0,
-        binary: 0,
+        looked_at: 0,
+        skipped: Skipped::default(),
     };
     let mut chunks = Chunks::new(inputs);
     let batch_len = rayon::current_num_threads() * CHUNKS_PER_THREAD;
@@ -761,15 +860,20 @@ fn too_large(inputs: &[Input], source: usize) -> RunError {
 }
 
 /// Whether a URI is in the sample: by a hash of its host without `www.`,
-/// so every spelling of a site lands on the same side.
+/// so every spelling of a site lands on the same side. A line with no host
+/// (rejected, relative, `mailto:`) is sampled by a hash of itself: one
+/// hash for all of them would take them all or none.
 fn sampled(uri: &[u8], fraction: f64, prints: &InMemoryPrints) -> bool {
     let host = UriRef::parse_bytes(uri)
         .ok()
         .and_then(|u| u.host())
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let host = host.strip_prefix("www.").unwrap_or(&host);
-    (prints.short(host.as_bytes()) as f64) < fraction * u64::MAX as f64
+        .filter(|host| !host.is_empty())
+        .map(str::to_ascii_lowercase);
+    let hash = match &host {
+        Some(host) => prints.short(host.strip_prefix("www.").unwrap_or(host).as_bytes()),
+        None => prints.short(uri),
+    };
+    (hash as f64) < fraction * u64::MAX as f64
 }
 
 /// InMemoryPrints one chunk's lines at the three RFC rungs, rung by rung (so
@@ -793,7 +897,7 @@ fn print_chunk<'a>(
     let mut parsed: Vec<Result<UriRef<'_>, &'static str>> = Vec::new();
     let mut prepared = Vec::new();
     let mut prepared_spans: Vec<Result<Range<usize>, &'static str>> = Vec::new();
-    let (mut blank, mut binary) = (0, 0);
+    let mut skipped = Skipped::default();
     let rules = LineRules {
         header: options.header,
         max_line_bytes: options.max_line_bytes,
@@ -802,13 +906,16 @@ fn print_chunk<'a>(
         let line_bytes = at.of(&chunk.bytes);
         let from = prepared.len();
         let span = match line {
-            Line::Header => continue,
+            Line::Header => {
+                skipped.header += 1;
+                continue;
+            }
             Line::Blank => {
-                blank += 1;
+                skipped.blank += 1;
                 continue;
             }
             Line::Binary => {
-                binary += 1;
+                skipped.binary += 1;
                 continue;
             }
             Line::TooLong => Err(ErrorKind::LineTooLong.reason()),
@@ -829,6 +936,7 @@ fn print_chunk<'a>(
             };
             if !sampled(uri, fraction, &reading.prints) {
                 prepared.truncate(from);
+                skipped.left_out += 1;
                 continue;
             }
         }
@@ -887,8 +995,7 @@ fn print_chunk<'a>(
         lines,
         prints: [string_prints, syntax, scheme],
         rejected_by_reason,
-        blank,
-        binary,
+        skipped,
         time,
     })
 }
@@ -938,7 +1045,7 @@ fn protocol_prints(
     run: &[SchemeClass],
     lines: &LineStore,
     reading: &Reading<'_, '_>,
-    protocols: &[&Normalizer],
+    protocols: &[Step],
     alone: &Alone,
 ) -> ProtocolPrints {
     let scheme = Normalizer::new(Rung::Scheme);
@@ -968,12 +1075,16 @@ fn protocol_prints(
     let mut out = Vec::new();
     // What `normalizer` makes of class `i`: its fingerprint, or the scheme
     // rung's own when it changes nothing (so no bytes are hashed twice);
-    // `Err` when a site rule rejects it.
-    let mut image = |normalizer: &Normalizer, i: usize| -> Result<Print, ()> {
+    // `Err` when a site rule rejects it, or when it must be `fetchable` and
+    // is not.
+    let mut image = |normalizer: &Normalizer, fetchable: bool, i: usize| -> Result<Print, ()> {
         out.clear();
         normalizer
             .protocol_form(&parsed[i], &mut out, &mut scratch)
             .map_err(|_| ())?;
+        if fetchable {
+            SchemeHost::of_valid(&out).fetchable().map_err(|_| ())?;
+        }
         Ok(match out != forms[spans[i].clone()] {
             true => prints.of(&out),
             false => run[i].print,
@@ -984,11 +1095,11 @@ fn protocol_prints(
     let images = protocols
         .iter()
         .zip(&mut rejected)
-        .map(|(normalizer, rejected)| {
+        .map(|(step, rejected)| {
             let t0 = Instant::now();
             let images = (0..run.len())
                 .map(|i| {
-                    image(normalizer, i).unwrap_or_else(|()| {
+                    image(&step.normalizer, step.fetchable, i).unwrap_or_else(|()| {
                         *rejected += run[i].size;
                         REJECTED
                     })
@@ -1000,12 +1111,10 @@ fn protocol_prints(
         .collect();
     // Each transform alone, where it may change the form at all; each rules
     // file alone (a class a rule would reject is left out of its count).
-    let mut changed = vec![0u64; run.len()];
     let mut merged = vec![Vec::new(); alone.len()];
     let mut note = |i: usize, t: usize, print: Print| {
         if print != run[i].print {
-            changed[i] |= 1 << t;
-            merged[t].push(print);
+            merged[t].push((i as u32, print));
         }
     };
     for (i, uri) in parsed.iter().enumerate() {
@@ -1013,12 +1122,12 @@ fn protocol_prints(
             let Some(t) = alone.transforms.iter().position(|&t| t == candidate) else {
                 continue;
             };
-            if let Ok(print) = image(&alone.singles[t], i) {
+            if let Ok(print) = image(&alone.singles[t], false, i) {
                 note(i, t, print);
             }
         }
         for (k, rules) in alone.rules_files.iter().enumerate() {
-            if let Ok(print) = image(rules, i) {
+            if let Ok(print) = image(rules, false, i) {
                 note(i, alone.transforms.len() + k, print);
             }
         }
@@ -1037,7 +1146,6 @@ fn protocol_prints(
     }
     ProtocolPrints {
         images,
-        changed,
         rejected,
         alone,
         time,
@@ -1045,19 +1153,26 @@ fn protocol_prints(
     }
 }
 
-/// The classes of protocol step `p`: the scheme classes merged by their
-/// images, in the order of their first lines. Their lines are the scheme
-/// rung's (its [`LineStore`]).
-fn protocol_classes(classes: &[SchemeClass], worked: &[ProtocolPrints], p: usize) -> Classes {
+/// The classes of protocol step `p` (`step`): the scheme classes merged by
+/// their images, in the order of their first lines. Their lines are the
+/// scheme rung's (its [`LineStore`]).
+fn protocol_classes(
+    classes: &[SchemeClass],
+    worked: &[ProtocolPrints],
+    p: usize,
+    step: &Step,
+) -> Classes {
+    // The protocol step it is compared with, or none for the scheme rung.
+    let over = step.over.and_then(|o| o.checked_sub(RFC_RUNGS.len()));
     let mut table = Classes::default();
     for (run, prints) in classes.chunks(CLASS_RUN).zip(worked) {
         for (i, class) in run.iter().enumerate() {
             if prints.images[p][i] == REJECTED {
                 continue;
             }
-            let below = match p {
-                0 => class.print,
-                _ => prints.images[p - 1][i],
+            let below = match over {
+                None => class.print,
+                Some(o) => prints.images[o][i],
             };
             let line = || LineAt {
                 place: class.first,
@@ -1069,22 +1184,75 @@ fn protocol_classes(classes: &[SchemeClass], worked: &[ProtocolPrints], p: usize
     table
 }
 
-/// How many scheme classes transform `t` alone merges: the classes it
-/// changes, less the distinct forms they become that are not already the
-/// form of a class it leaves alone.
-fn merged_alone(classes: &[SchemeClass], worked: &[ProtocolPrints], t: usize) -> i64 {
-    let images: HashSet<Print, PrintHasher> = worked
+/// A merge of scheme classes that one transform (or rules file) makes alone.
+struct AloneMerge {
+    /// Lines in the merged classes.
+    size: u64,
+    /// The first lines of its two earliest classes.
+    places: [Place; 2],
+}
+
+/// How many scheme classes transform `t` alone merges, and its `n` largest
+/// merges (largest first, earliest first on a tie). The classes it changes
+/// are grouped by the forms they become, each with the class it leaves
+/// alone that already has that form, if any: each group of `k` is `k - 1`
+/// classes fewer.
+fn merged_alone(
+    classes: &[SchemeClass],
+    worked: &[ProtocolPrints],
+    t: usize,
+    n: usize,
+) -> (i64, Vec<AloneMerge>) {
+    struct Group {
+        classes: u64,
+        size: u64,
+        places: [Place; 2],
+    }
+    let mut groups: HashMap<Print, Group, PrintHasher> = worked
         .iter()
-        .flat_map(|w| w.alone[t].iter().copied())
+        .flat_map(|w| w.alone[t].iter().map(|&(_, print)| (print, ())))
+        .map(|(print, ())| {
+            let group = Group {
+                classes: 0,
+                size: 0,
+                places: [NO_OTHER; 2],
+            };
+            (print, group)
+        })
         .collect();
-    let changed = worked.iter().map(|w| w.alone[t].len()).sum::<usize>();
-    let unchanged_hit = classes
-        .chunks(CLASS_RUN)
-        .zip(worked)
-        .flat_map(|(run, w)| run.iter().zip(&w.changed))
-        .filter(|(class, mask)| **mask & (1 << t) == 0 && images.contains(&class.print))
-        .count();
-    changed as i64 - (images.len() - unchanged_hit) as i64
+    // In the classes' order, so that each group's places are its earliest.
+    for (run, w) in classes.chunks(CLASS_RUN).zip(worked) {
+        let mut changed = w.alone[t].iter().peekable();
+        for (i, class) in run.iter().enumerate() {
+            let image = match changed.next_if(|(c, _)| *c as usize == i) {
+                Some(&(_, print)) => print,
+                None => class.print,
+            };
+            if let Some(group) = groups.get_mut(&image) {
+                if let Some(place) = group.places.get_mut(group.classes as usize) {
+                    *place = class.first;
+                }
+                group.classes += 1;
+                group.size += class.size;
+            }
+        }
+    }
+    let merged = groups.values().map(|g| g.classes as i64 - 1).sum();
+    let mut largest: Vec<&Group> = groups.values().filter(|g| g.classes > 1).collect();
+    let order = |g: &&Group| (std::cmp::Reverse(g.size), g.places[0]);
+    if largest.len() > n {
+        largest.select_nth_unstable_by_key(n, order);
+        largest.truncate(n);
+    }
+    largest.sort_unstable_by_key(order);
+    let largest = largest
+        .into_iter()
+        .map(|g| AloneMerge {
+            size: g.size,
+            places: g.places,
+        })
+        .collect();
+    (merged, largest)
 }
 
 /// The `n` largest classes new at `step`, largest first, earliest first on a
@@ -1127,20 +1295,7 @@ fn examples_in(
     merged
         .into_iter()
         .map(|(class, other)| {
-            // The URIs as they entered the ladder (a column, repaired, resolved).
-            let spellings: Vec<Vec<u8>> = [class.first, other]
-                .into_iter()
-                .map(|place| {
-                    let line = lines.line(place, &reading.maps);
-                    reading
-                        .with_uri(line, &mut ColumnScratch::default(), |uri| Ok(uri.to_vec()))
-                        .unwrap_or_else(|_| line.to_vec())
-                })
-                .collect();
-            let key = step
-                .normalizer
-                .normalize(&String::from_utf8_lossy(&spellings[0]))
-                .unwrap_or_default();
+            let spellings = spellings([class.first, other], lines, reading);
             let mut joined_by: Vec<String> = Vec::new();
             for spelling in &spellings {
                 for reason in reasons(step, below, spelling) {
@@ -1149,17 +1304,45 @@ fn examples_in(
                     }
                 }
             }
-            Merge {
-                size: class.size,
-                key: mask_password(&key),
-                spellings: spellings
-                    .iter()
-                    .map(|s| mask_password(&String::from_utf8_lossy(s)))
-                    .collect(),
-                joined_by,
-            }
+            merge(class.size, &spellings, &step.normalizer, joined_by)
         })
         .collect()
+}
+
+/// The URIs of the lines at `places` as they entered the ladder (a column,
+/// repaired, resolved).
+fn spellings(places: [Place; 2], lines: &LineStore, reading: &Reading<'_, '_>) -> Vec<Vec<u8>> {
+    places
+        .into_iter()
+        .map(|place| {
+            let line = lines.line(place, &reading.maps);
+            reading
+                .with_uri(line, &mut ColumnScratch::default(), |uri| Ok(uri.to_vec()))
+                .unwrap_or_else(|_| line.to_vec())
+        })
+        .collect()
+}
+
+/// A merge of `size` lines, its key `normalizer`'s form of the first
+/// spelling; passwords masked.
+fn merge(
+    size: u64,
+    spellings: &[Vec<u8>],
+    normalizer: &Normalizer,
+    joined_by: Vec<String>,
+) -> Merge {
+    let key = normalizer
+        .normalize(&String::from_utf8_lossy(&spellings[0]))
+        .unwrap_or_default();
+    Merge {
+        size,
+        key: mask_password(&key),
+        spellings: spellings
+            .iter()
+            .map(|s| mask_password(&String::from_utf8_lossy(s)))
+            .collect(),
+        joined_by,
+    }
 }
 
 /// The names of what `step` changed in `uri` beyond `below`.

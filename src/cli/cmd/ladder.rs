@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::json;
 use urinorm::escape::escape_str;
-use urinorm::ladder_report::{self, Options, Report};
-use urinorm::normalize::protocol::Transform;
+use urinorm::ladder_report::{self, Merge, Options, PresetStep, Report};
+use urinorm::normalize::protocol::{PRESETS, Preset, Transform};
 use urinorm::pipeline::MAX_LINE_BYTES;
 use urinorm::pipeline::output::Output;
 
 use super::ladder_page;
-use super::normalize::{LineArgs, RulesArgs};
+use super::normalize::{LineArgs, RulesArgs, needs_host};
 use crate::cli::progress::Bar;
 use crate::cli::{Error, Outcome, open_inputs, thread_count};
 
@@ -43,8 +43,14 @@ pub struct LadderArgs {
     /// Add one step: the aggressive preset plus this transform.
     #[arg(long = "with", value_name = "TRANSFORM")]
     pub with: Option<Transform>,
+    /// Add one step beside the ladder: the scheme rung plus this preset's
+    /// transforms (ia: the Internet Archive's), counted as `dedup --preset`
+    /// counts them. A preset the ladder shows adds nothing.
+    #[arg(long, value_name = "PRESET")]
+    pub preset: Option<Preset>,
     /// Look only at the hosts whose hash falls in this fraction (0 to 1):
-    /// a quick estimate that keeps each site's spellings together.
+    /// a quick estimate that keeps each site's spellings together (a line
+    /// without a host is sampled by its own hash).
     #[arg(long, value_name = "FRACTION")]
     pub sample: Option<f64>,
     /// How many of the hosts with most lines to name.
@@ -70,10 +76,27 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
     }
     let columns = args.line.columns()?;
     let inputs = open_inputs(&args.files)?;
+    let preset = args.preset.map(|named| {
+        PRESETS
+            .iter()
+            .find(|p| **p == named)
+            .expect("a preset is one of PRESETS")
+    });
+    if let Some(shown) = preset.filter(|p| p.ladder) {
+        let _ = writeln!(
+            io::stderr(),
+            "urinorm: --preset {0}: the ladder shows it already (step protocol:{0}); no step added",
+            shown.name
+        );
+    }
     let options = Options {
         examples: args.examples,
         sample: args.sample,
         with: args.with,
+        preset: preset.map(|preset| PresetStep {
+            preset,
+            fetchable: needs_host(preset),
+        }),
         threads: thread_count(args.threads)?,
         columns,
         max_line_bytes: args.max_line_bytes,
@@ -140,9 +163,17 @@ pub fn table(report: &Report) -> String {
     if let Some(fraction) = report.sample {
         text += &format!("ESTIMATE from a {:.1}% sample of hosts\n", fraction * 100.0);
     }
+    let counts = [
+        report.lines_read,
+        report.lines,
+        report.left_out,
+        report.blank,
+        report.header,
+        report.binary,
+    ];
     text += &format!(
-        "{} lines ({} blank skipped)\n\n",
-        report.lines, report.blank
+        "{}\n\n",
+        ladder_page::lines_read(counts, report.sample.is_some())
     );
     text += "step                    distinct  collapsed       %  rejected   time s\n";
     for step in &report.steps {
@@ -152,22 +183,43 @@ pub fn table(report: &Report) -> String {
             step.name, step.distinct, step.collapsed, percent, step.rejected, step.seconds
         );
     }
-    for step in report.steps.iter().filter(|s| !s.examples.is_empty()) {
-        text += &format!("\nLargest merges new at {}:\n", step.name);
-        for merge in &step.examples {
-            // Spellings come from the input: shown escaped.
-            text += &format!("  {} lines -> {}\n", merge.size, escape_str(&merge.key));
-            for spelling in &merge.spellings {
-                text += &format!("      {}\n", escape_str(spelling));
-            }
-            for reason in &merge.joined_by {
-                text += &format!("    by: {}\n", escape_str(reason));
-            }
+    // A step beside the ladder is not compared with the row above it.
+    for (i, step) in report.steps.iter().enumerate().skip(1) {
+        if let Some(over) = step
+            .over
+            .as_ref()
+            .filter(|&o| *o != report.steps[i - 1].name)
+        {
+            text += &format!(
+                "({} is beside the ladder: collapsed over {over})\n",
+                step.name
+            );
         }
     }
-    text += "\nEach transform alone, over the scheme rung (distinct keys fewer):\n";
-    for (transform, merges) in &report.attribution {
-        text += &format!("  {:<22} {:>9}\n", transform.name(), merges);
+    for step in report.steps.iter().filter(|s| !s.examples.is_empty()) {
+        text += &format!("\nLargest merges new at {}:\n", step.name);
+        text += &merges_text(&step.examples);
+    }
+    text += "\nEach transform alone, over the scheme rung (distinct keys fewer), and its\n\
+             risk of a false merge:\n";
+    for row in &report.attribution {
+        let mut risk = wrapped(row.transform.risk(), 80 - 36).into_iter();
+        text += &format!(
+            "  {:<22} {:>9}  {}\n",
+            row.transform.name(),
+            row.merges,
+            risk.next().unwrap_or_default()
+        );
+        for more in risk {
+            text += &format!("{:36}{more}\n", "");
+        }
+    }
+    for row in report.attribution.iter().filter(|r| !r.examples.is_empty()) {
+        text += &format!(
+            "\nLargest merges of {} alone, over the scheme rung:\n",
+            row.transform.name()
+        );
+        text += &merges_text(&row.examples);
     }
     if !report.rules_attribution.is_empty() {
         text += "\nEach rules file alone, over the scheme rung (distinct keys fewer):\n";
@@ -190,31 +242,73 @@ pub fn table(report: &Report) -> String {
     text
 }
 
+/// Merges as the table shows them: size and key, the spellings, what
+/// joined them.
+fn merges_text(merges: &[Merge]) -> String {
+    let mut text = String::new();
+    for merge in merges {
+        // Spellings come from the input: shown escaped.
+        text += &format!("  {} lines -> {}\n", merge.size, escape_str(&merge.key));
+        for spelling in &merge.spellings {
+            text += &format!("      {}\n", escape_str(spelling));
+        }
+        for reason in &merge.joined_by {
+            text += &format!("    by: {}\n", escape_str(reason));
+        }
+    }
+    text
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces (a
+/// longer word is a line of its own).
+fn wrapped(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
 /// The report as JSON, with the facts of its run.
 pub fn to_json(report: &Report, run: &RunFacts) -> serde_json::Value {
+    let merges = |merges: &[Merge]| -> Vec<serde_json::Value> {
+        merges
+            .iter()
+            .map(|m| json!({"size": m.size, "key": m.key, "spellings": m.spellings, "joined_by": m.joined_by}))
+            .collect()
+    };
     let steps: Vec<_> = report
         .steps
         .iter()
         .map(|s| {
-            let examples: Vec<_> = s
-                .examples
-                .iter()
-                .map(|m| json!({"size": m.size, "key": m.key, "spellings": m.spellings, "joined_by": m.joined_by}))
-                .collect();
             json!({
                 "name": s.name,
+                "over": s.over,
                 "distinct": s.distinct,
                 "collapsed": s.collapsed,
                 "rejected": s.rejected,
                 "seconds": s.seconds,
-                "examples": examples,
+                "examples": merges(&s.examples),
             })
         })
         .collect();
     let attribution: Vec<_> = report
         .attribution
         .iter()
-        .map(|(t, merges)| json!({"transform": t.name(), "merges": merges}))
+        .map(|row| {
+            json!({
+                "transform": row.transform.name(),
+                "merges": row.merges,
+                "risk": row.transform.risk(),
+                "examples": merges(&row.examples),
+            })
+        })
         .collect();
     let rules_attribution: Vec<_> = report
         .rules_attribution
@@ -227,8 +321,12 @@ pub fn to_json(report: &Report, run: &RunFacts) -> serde_json::Value {
         .map(|(host, lines)| json!({"host": host, "lines": lines}))
         .collect();
     json!({
+        "lines_read": report.lines_read,
         "lines": report.lines,
+        "left_out": report.left_out,
         "blank": report.blank,
+        "header": report.header,
+        "binary": report.binary,
         "estimate": report.sample.is_some(),
         "sample": report.sample,
         "steps": steps,

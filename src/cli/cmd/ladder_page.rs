@@ -20,8 +20,8 @@ pub fn page(report: &Value) -> String {
     html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
     let _ = writeln!(
         html,
-        "<title>urinorm ladder: {} lines</title>",
-        count(&report["lines"])
+        "<title>urinorm ladder: {} lines read</title>",
+        count(&report["lines_read"])
     );
     let _ = writeln!(html, "<style>{STYLE}</style>\n</head>\n<body>");
     html += "<h1>Which rung? What each step of the ladder merges</h1>\n";
@@ -34,12 +34,11 @@ pub fn page(report: &Value) -> String {
     }
     let _ = writeln!(
         html,
-        "<p class=\"lede\">{} lines, {} rejected at the scheme rung, {} blank skipped.</p>",
-        count(&report["lines"]),
+        "<p class=\"lede\">{}; {} rejected at the scheme rung.</p>",
+        text(&lines_read_of(report)),
         count(scheme_rejected(report)),
-        count(&report["blank"]),
     );
-    distinct_chart(&mut html, report);
+    collapse_chart(&mut html, report);
     attribution_charts(&mut html, report);
     examples(&mut html, report);
     run_facts(&mut html, report);
@@ -67,6 +66,7 @@ code { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; over
 .merge .key { margin: .2em 0; }
 .merge ul { margin: .2em 0; padding-left: 1.4em; }
 .merge .size { color: #4a5366; }
+.risk { font-weight: normal; color: #4a5366; }
 mark { background: #ffd166; color: inherit; border-radius: 2px; }
 .gap { display: inline-block; width: 0; height: 1.1em; vertical-align: -0.2em; border-left: 2px solid #d9822b; margin: 0 1px; }
 .tag { display: inline-block; background: #eef1f6; border-radius: 3px; padding: 0 .4em; margin-right: .3em; font-size: .9em; }
@@ -75,35 +75,71 @@ td, th { text-align: left; padding: .2em .8em .2em 0; vertical-align: top; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 ";
 
-/// Distinct keys per step, with each step's collapse.
-fn distinct_chart(html: &mut String, report: &Value) {
-    html.push_str("<h2>Distinct keys per step</h2>\n");
+/// The lines read and what became of them, as `dedup` counts lines (the
+/// page's and the table's words):
+/// `counts` are the lines read, looked at, left out of the sample, blank,
+/// headers and in binary files (the report's `lines_read`, `lines`,
+/// `left_out`, `blank`, `header`, `binary`).
+pub fn lines_read(counts: [u64; 6], sampled: bool) -> String {
+    let [read, looked_at, left_out, blank, header, binary] = counts;
+    let mut text = format!("{read} lines read: {looked_at} looked at");
+    if sampled {
+        text += &format!(" (in the sample), {left_out} left out of it");
+    }
+    text += &format!(", {blank} blank");
+    if header > 0 {
+        text += &format!(", {header} header");
+    }
+    if binary > 0 {
+        text += &format!(", {binary} in binary files");
+    }
+    text
+}
+
+/// [`lines_read`] of the JSON report.
+fn lines_read_of(report: &Value) -> String {
+    let counts = [
+        "lines_read",
+        "lines",
+        "left_out",
+        "blank",
+        "header",
+        "binary",
+    ]
+    .map(|name| report[name].as_u64().unwrap_or(0));
+    lines_read(counts, report["estimate"].as_bool() == Some(true))
+}
+
+/// Each step's collapse, what the reader compares: distinct keys differ
+/// by a fraction of a percent from step to step, so bars of them would
+/// look alike.
+fn collapse_chart(html: &mut String, report: &Value) {
+    html.push_str("<h2>What each step merges</h2>\n");
     let lines = report["lines"].as_u64().unwrap_or(0).max(1) as f64;
     let rows: Vec<Row> = list(&report["steps"])
         .iter()
-        .enumerate()
-        .map(|(i, step)| {
+        .map(|step| {
             let collapsed = step["collapsed"].as_i64().unwrap_or(0);
-            let note = if i == 0 {
-                "distinct as written".to_string()
-            } else {
-                format!(
-                    "−{} lines ({:.2}%)",
-                    thousands(collapsed),
+            let distinct = count(&step["distinct"]);
+            let note = match step["over"].as_str() {
+                None => format!("(none before it), {distinct} distinct as written"),
+                Some(over) => format!(
+                    "({:.2}%), {distinct} distinct, over {over}",
                     100.0 * collapsed as f64 / lines
-                )
+                ),
             };
             Row {
                 label: str_of(&step["name"]),
-                value: step["distinct"].as_i64().unwrap_or(0),
+                value: collapsed,
                 note,
             }
         })
         .collect();
-    bar_chart(html, "distinct", "", &rows);
+    bar_chart(html, "collapsed", "", &rows);
     html.push_str(
-        "<p class=\"note\">Each step's bar is its distinct keys; beside it, how many \
-         fewer than the step above (the lines it merged), as a share of all lines.</p>\n",
+        "<p class=\"note\">Each step's bar is how many distinct keys fewer it leaves \
+         than the step it is over (the lines it merged beyond that step), then that \
+         as a share of the lines looked at, and the distinct keys it leaves.</p>\n",
     );
 }
 
@@ -130,6 +166,18 @@ fn attribution_charts(html: &mut String, report: &Value) {
         "merge",
         &merges(&report["attribution"], "transform"),
     );
+    html.push_str(
+        "<table class=\"risks\">\n<tr><th>transform</th><th>risk of a false merge</th></tr>\n",
+    );
+    for row in list(&report["attribution"]) {
+        let _ = writeln!(
+            html,
+            "<tr><td><code>{}</code></td><td>{}</td></tr>",
+            text(&str_of(&row["transform"])),
+            text(&str_of(&row["risk"]))
+        );
+    }
+    html.push_str("</table>\n");
     let rules = merges(&report["rules_attribution"], "rules");
     if !rules.is_empty() {
         html.push_str("<h3>Each rules file alone, over the scheme rung</h3>\n");
@@ -149,8 +197,9 @@ fn attribution_charts(html: &mut String, report: &Value) {
     lines_table(html, "top-hosts", "host", top);
 }
 
-/// Per step, its largest new merges: the key, each spelling with what
-/// differs from the key marked, and what joined them.
+/// Per step, its largest new merges, then per transform, its largest
+/// merges alone: the key, each spelling with what differs from the key
+/// marked, and what joined them.
 fn examples(html: &mut String, report: &Value) {
     html.push_str("<h2>Example merges</h2>\n");
     html.push_str(
@@ -160,37 +209,54 @@ fn examples(html: &mut String, report: &Value) {
          where the key has characters the spelling lacks.</p>\n",
     );
     for step in list(&report["steps"]) {
-        let merges = list(&step["examples"]);
-        if merges.is_empty() {
-            continue;
-        }
-        let _ = writeln!(html, "<h3>{}</h3>", text(&str_of(&step["name"])));
-        for merge in merges {
-            let key = str_of(&merge["key"]);
+        merge_group(html, &text(&str_of(&step["name"])), &step["examples"]);
+    }
+    html.push_str(
+        "<h2>Example merges of each transform alone</h2>\n<p class=\"note\">The largest \
+         classes each transform makes alone over the scheme rung.</p>\n",
+    );
+    for row in list(&report["attribution"]) {
+        let heading = format!(
+            "{} <span class=\"risk\">(risk: {})</span>",
+            text(&str_of(&row["transform"])),
+            text(&str_of(&row["risk"]))
+        );
+        merge_group(html, &heading, &row["examples"]);
+    }
+}
+
+/// A heading (already HTML) and its merges, if there are any.
+fn merge_group(html: &mut String, heading: &str, merges: &Value) {
+    let merges = list(merges);
+    if merges.is_empty() {
+        return;
+    }
+    let _ = writeln!(html, "<h3>{heading}</h3>");
+    for merge in merges {
+        let key = str_of(&merge["key"]);
+        let _ = writeln!(
+            html,
+            "<div class=\"merge\">\n<p class=\"key\"><span class=\"size\">{} lines →</span> <code>{}</code></p>\n<ul>",
+            count(&merge["size"]),
+            text(&key)
+        );
+        for spelling in list(&merge["spellings"]) {
             let _ = writeln!(
                 html,
-                "<div class=\"merge\">\n<p class=\"key\"><span class=\"size\">{} lines →</span> <code>{}</code></p>\n<ul>",
-                count(&merge["size"]),
-                text(&key)
+                "<li><code>{}</code></li>",
+                marked(&str_of(spelling), &key)
             );
-            for spelling in list(&merge["spellings"]) {
-                let _ = writeln!(
-                    html,
-                    "<li><code>{}</code></li>",
-                    marked(&str_of(spelling), &key)
-                );
-            }
-            html.push_str("</ul>\n");
-            let by = list(&merge["joined_by"]);
-            if !by.is_empty() {
-                html.push_str("<p class=\"by\">joined by: ");
-                for reason in by {
-                    let _ = write!(html, "<span class=\"tag\">{}</span>", text(&str_of(reason)));
-                }
-                html.push_str("</p>\n");
-            }
-            html.push_str("</div>\n");
         }
+        html.push_str("</ul>\n");
+        let by = list(&merge["joined_by"]);
+        if !by.is_empty() {
+            html.push_str("<p class=\"by\">joined by: ");
+            for reason in by {
+                let _ = write!(html, "<span class=\"tag\">{}</span>", text(&str_of(reason)));
+            }
+            html.push_str("</p>\n");
+        }
+        html.push_str("</div>\n");
     }
 }
 
@@ -213,8 +279,7 @@ fn run_facts(html: &mut String, report: &Value) {
         .collect();
     fact("inputs", inputs.join("<br>"));
     fact("threads", count(&run["threads"]));
-    fact("lines", count(&report["lines"]));
-    fact("blank lines skipped", count(&report["blank"]));
+    fact("lines", text(&lines_read_of(report)));
     fact(
         "time",
         format!(

@@ -249,7 +249,7 @@ impl ColumnArgs {
         // key, the Internet Archive's keys and a scheme filter all mean a
         // URI with a scheme and a host.
         let needs_host = self.key != KeyFormat::Canonical
-            || rung.preset.is_some_and(|p| p.name == "ia")
+            || rung.preset.as_ref().is_some_and(needs_host)
             || !self.scope.keep_scheme.is_empty();
         let fetchable = match self.fetchable {
             Fetchable::Auto => feeds == Feeds::Frontier || needs_host,
@@ -262,6 +262,12 @@ impl ColumnArgs {
             ..NormalizeLines::new(normalizer, self.key, columns)
         })
     }
+}
+
+/// Whether `preset` means URIs with a scheme and a host: the Internet
+/// Archive's keys are of URIs a crawler fetched.
+pub fn needs_host(preset: &Preset) -> bool {
+    preset.name == "ia"
 }
 
 /// Which column of a line holds the URI, and what is done to it first;

@@ -1,5 +1,5 @@
 //! `urinorm ladder --html`: a page that an HTML5 parser reads without an
-//! error, whose charts and counts are `--json`'s, in which no byte of the
+//! error, whose charts, counts, risks and merges are `--json`'s, in which no byte of the
 //! input becomes markup, and which matches its golden copy on the sample.
 
 use std::collections::BTreeSet;
@@ -94,9 +94,11 @@ fn the_page_parses_as_html5_without_an_error() {
 fn charts_and_counts_are_the_json_reports() {
     let rules = crate::common::testdata("rules/site.rules");
     let (page, json) = page_and_json(&["--rules", rules.to_str().unwrap()], &input());
+    // What each step merges, not its distinct keys, which differ by a
+    // fraction of a percent: their bars would look alike.
     assert_eq!(
-        bars(&page, "distinct"),
-        pairs(&json["steps"], "name", "distinct")
+        bars(&page, "collapsed"),
+        pairs(&json["steps"], "name", "collapsed")
     );
     assert_eq!(
         bars(&page, "attribution"),
@@ -114,12 +116,35 @@ fn charts_and_counts_are_the_json_reports() {
             json["domains"].as_i64().unwrap()
         ]
     );
-    // Each step's collapse, as written beside its bar.
-    let notes = texts(&page, "svg[data-chart=distinct] text.value");
-    for (note, step) in notes.iter().zip(json["steps"].as_array().unwrap()).skip(1) {
-        let collapsed = step["collapsed"].as_i64().unwrap();
-        assert!(note.contains(&format!("−{collapsed} lines")), "{note}");
+    // Each step's distinct keys and what it is over, written beside its bar.
+    let notes = texts(&page, "svg[data-chart=collapsed] text.value");
+    let steps = json["steps"].as_array().unwrap();
+    assert_eq!(notes.len(), steps.len());
+    for (note, step) in notes.iter().zip(steps) {
+        let distinct = step["distinct"].as_i64().unwrap();
+        let distinct = distinct.to_string();
+        let grouped: String = distinct
+            .chars()
+            .enumerate()
+            .flat_map(|(i, d)| {
+                let comma = i > 0 && (distinct.len() - i) % 3 == 0;
+                comma.then_some(',').into_iter().chain([d])
+            })
+            .collect();
+        assert!(note.contains(&format!("{grouped} distinct")), "{note}");
+        if let Some(over) = step["over"].as_str() {
+            assert!(note.ends_with(&format!("over {over}")), "{note}");
+        }
     }
+    // Each transform's risk, as --json names it.
+    let risks: Vec<String> = texts(&page, "table.risks td:nth-child(2)");
+    let json_risks: Vec<String> = json["attribution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| str_of(&row["risk"]))
+        .collect();
+    assert_eq!(risks, json_risks);
     // Rejected lines by reason: the JSON's, and they add up to the scheme
     // rung's rejects.
     let reasons: Vec<(String, i64)> = select(&page, "table.rejected td[data-lines]")
@@ -152,13 +177,21 @@ fn charts_and_counts_are_the_json_reports() {
     }
     let total: i64 = expected.iter().map(|r| r.1).sum();
     assert_eq!(total, json["steps"][2]["rejected"].as_i64().unwrap());
-    // The example merges: each key and its spellings, in order.
-    let merges: Vec<&Value> = json["steps"]
-        .as_array()
-        .unwrap()
+    // The example merges: each key and its spellings, in order, the steps'
+    // then each transform's alone.
+    let merges: Vec<&Value> = ["steps", "attribution"]
         .iter()
+        .flat_map(|list| json[list].as_array().unwrap())
         .flat_map(|s| s["examples"].as_array().unwrap())
         .collect();
+    assert!(
+        json["attribution"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|row| !row["examples"].as_array().unwrap().is_empty()),
+        "transforms' own merges are shown"
+    );
     let keys = texts(&page, ".merge .key code");
     assert!(!keys.is_empty());
     assert_eq!(
