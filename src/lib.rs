@@ -61,7 +61,9 @@ pub mod serve;
 // The ladder report (`urinorm ladder`; the ladder of rungs is `normalize`).
 pub mod ladder_report;
 
-/// The README's examples, run as doctests.
+/// The README's examples, run as doctests. (Its `console exit=1` blocks
+/// are the CLI tests' to check, an attribute rustdoc does not know.)
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
+#[allow(rustdoc::invalid_codeblock_attributes)]
 pub struct ReadmeDoctests;
