@@ -80,12 +80,7 @@ fn example_merges_are_equal_at_their_step_and_distinct_below() {
     let mut seen = 0;
     for (s, step) in steps.iter().enumerate().skip(1) {
         for merge in step["examples"].as_array().unwrap() {
-            let spellings: Vec<&str> = merge["spellings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_str().unwrap())
-                .collect();
+            let spellings = spellings(merge);
             assert_eq!(spellings.len(), 2);
             let both = format!("{}\n{}\n", spellings[0], spellings[1]).into_bytes();
             assert_eq!(
@@ -210,12 +205,7 @@ fn each_transform_shows_its_largest_merges_alone() {
             "largest first: {sizes:?}"
         );
         for merge in examples {
-            let spellings: Vec<&str> = merge["spellings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_str().unwrap())
-                .collect();
+            let spellings = spellings(merge);
             let both = format!("{}\n{}\n", spellings[0], spellings[1]).into_bytes();
             assert_eq!(dedup_count(&flags, &both), 1, "{name} merges {spellings:?}");
             assert_eq!(
@@ -625,4 +615,14 @@ http://www.example.com/a\n";
         table.contains("6 distinct hosts, 5 distinct registrable domains"),
         "{table}"
     );
+}
+
+/// The spellings of an example merge in the JSON report.
+fn spellings(merge: &serde_json::Value) -> Vec<&str> {
+    merge["spellings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect()
 }

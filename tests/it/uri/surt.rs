@@ -183,13 +183,15 @@ fn cdx_spelling_keeps_the_canonical_form_a_uri() {
     assert_eq!(out, b"com,example)/a%7Cb/%C3%A9%3Fx?b=1&q%5B%5D=%22v%22");
 }
 
+/// The SURT layout alone (`write_surt`) of `input`.
+fn surt(input: &str) -> String {
+    let mut out = Vec::new();
+    write_surt(&UriRef::parse(input).unwrap(), &mut out);
+    String::from_utf8(out).unwrap()
+}
+
 #[test]
 fn surt_layout_alone_keeps_ip_hosts_and_ports() {
-    let surt = |input: &str| {
-        let mut out = Vec::new();
-        write_surt(&UriRef::parse(input).unwrap(), &mut out);
-        String::from_utf8(out).unwrap()
-    };
     assert_eq!(surt("http://192.0.2.1:8080/a"), "192.0.2.1:8080)/a");
     assert_eq!(surt("http://[::1]/a"), "[::1])/a");
     assert_eq!(surt("mailto:a@b.c"), "mailto:a@b.c");
@@ -199,11 +201,6 @@ fn surt_layout_alone_keeps_ip_hosts_and_ports() {
 /// `,cash,summa`; a host of dots alone keeps them.
 #[test]
 fn a_trailing_root_dot_adds_no_label() {
-    let surt = |input: &str| {
-        let mut out = Vec::new();
-        write_surt(&UriRef::parse(input).unwrap(), &mut out);
-        String::from_utf8(out).unwrap()
-    };
     assert_eq!(surt("http://summa.cash./"), "cash,summa)/");
     assert_eq!(surt("http://summa.cash/"), "cash,summa)/");
     assert_eq!(surt("http://a..b/"), "b,,a)/");
