@@ -23,6 +23,10 @@
 //! - Dedup: the output lines are pairwise distinct (for `first`, their
 //!   canonical forms are); Map: every output line is the normalization of
 //!   an input line;
+//! - an input that looks binary (`pipeline::looks_binary`, the engine's
+//!   own judgment, unit-tested beside it) contributes no output line, each
+//!   of its lines counted as binary; the runs above read every input as
+//!   text (`binary_as_text`), so the model's line rules apply to all;
 //! - and the whole output equals a model computed line by line here
 //!   (LF/CRLF, leading BOM, last line without newline, blank lines skipped,
 //!   lines longer than the limit rejected, first occurrence wins, past a
@@ -237,9 +241,46 @@ fuzz_target!(|data: &[u8]| {
             assert!(out == spilled, "{mode:?}: the spilled output differs");
         }
     }
+    check_binary(data, &inputs, &mapper);
     drop(inputs);
     let _ = std::fs::remove_file(&path);
 });
+
+/// A run that does not read binary inputs as text: one that looks binary
+/// gives no line, all counted as binary; any other, what the text runs
+/// gave.
+fn check_binary(data: &[u8], inputs: &[Input], mapper: &Lines) {
+    let run = |binary_as_text| {
+        let options = Options {
+            binary_as_text,
+            ..Options::default()
+        };
+        let mut out = Vec::new();
+        let sinks = Sinks {
+            out: &mut out,
+            out_file: None,
+            rejects: &mut Count::default(),
+            set_aside: Default::default(),
+            progress: &Unwatched,
+            seen: None,
+            forget: false,
+        };
+        let stats = pipeline::run_on(pool(), inputs, mapper, &options, sinks)
+            .unwrap_or_else(|e| panic!("binary check: run failed: {e:?}"));
+        assert!(stats.balances(), "binary check: {stats:?}");
+        (out, stats)
+    };
+    let (out, stats) = run(false);
+    if pipeline::looks_binary(data) {
+        assert!(out.is_empty(), "a binary input gave output");
+        assert_eq!(stats.binary_lines, stats.lines, "{stats:?}");
+        assert_eq!(stats.binary.len(), usize::from(stats.lines > 0));
+    } else {
+        let (text, _) = run(true);
+        assert!(out == text, "a text input read otherwise");
+        assert_eq!(stats.binary_lines, 0);
+    }
+}
 
 /// How one run of the engine is made.
 #[derive(Clone, Copy)]
@@ -331,6 +372,7 @@ fn check_run(
             temp_dir: temp_dir(),
             per_site_cap: cap,
             sort,
+            binary_as_text: true,
             ..Options::default()
         };
         let mut out = Vec::new();

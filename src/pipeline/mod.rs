@@ -61,6 +61,7 @@ use crate::scratch::Slot;
 use crate::seen::{Store, StoreError};
 use caps::SiteNumbers;
 use chunks::Chunks;
+pub use chunks::looks_binary;
 use dedup::{Decided, Dedup, FinishError, Finished};
 use hash::key_hasher;
 use input::{Input, InputError, total_bytes};

@@ -366,8 +366,13 @@ fn read_lines(
                 }
             },
         };
-        if read == 0 {
-            // The end: what is left is the last line, without a newline.
+        // The end (in blocks, a short read: an input smaller than a block
+        // is one block): what is left is the last line, without a newline.
+        let ended = match delivery {
+            Delivery::Chunks(n) => read < n,
+            Delivery::AsRead => read == 0,
+        };
+        if ended {
             return match block.is_empty() {
                 true => Ok(()),
                 false => send(stream, block),
