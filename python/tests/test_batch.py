@@ -231,3 +231,15 @@ def test_fingerprint_batch_gives_fingerprint_bytes_for_lists_and_arrays():
     ]
     with pytest.raises(TypeError, match="fingerprint_batch takes"):
         urinorm.fingerprint_batch(pa.array([1, 2]))
+
+
+def test_one_string_where_many_values_are_expected_is_a_type_error(tmp_path):
+    # A string is iterable: read as many values, it would be its letters.
+    for call in (urinorm.normalize_batch, urinorm.fingerprint_batch):
+        with pytest.raises(TypeError, match="not one string: wrap it in a list"):
+            call("http://A/")
+    with urinorm.SeenSet(tmp_path / "seen") as seen:
+        for ask in (seen.add, seen.contains, seen.add_keys):
+            with pytest.raises(TypeError, match="not one string"):
+                ask("http://a/")
+        assert len(seen) == 0

@@ -21,7 +21,10 @@ protocol when a preset, a transform, a tracking list or site rules are
 given, as on the command line. ``preset`` is ``"safe"``,
 ``"aggressive"`` or ``"ia"`` (the Internet Archive's canonicalization:
 ``surt(uri, preset="ia")`` is a CDX key); ``with_`` and ``without`` name protocol-rung transforms
-to add to or remove from it (one name or several); ``tracking_params``
+to add to or remove from it (one name or several), and without a
+``preset`` they start from ``"safe"``, as ``--with`` does on the command
+line: ``with_="sort-query"`` also drops the fragment, tracking and
+session parameters (``without=`` takes those out); ``tracking_params``
 replaces the parameter names ``drop-tracking-params`` removes
 (``"prefix*"`` for a prefix).
 
@@ -240,7 +243,18 @@ def fingerprint_batch(
     return result
 
 
+def _many(caller: str, values) -> None:
+    """A ``TypeError`` for one string where many values are expected: a
+    string is iterable, and would be read as its characters."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(
+            f"{caller} takes many values (a list, an Arrow array), not one string:"
+            f" wrap it in a list, or take one value with normalize()"
+        )
+
+
 def _run_batch(caller: str, values, normalizer: Normalizer, key: str, fingerprints: bool = False):
+    _many(caller, values)
     try:
         import pyarrow as pa
     except ImportError as e:
@@ -380,6 +394,7 @@ class SeenSet:
     def add_keys(self, keys: Iterable[bytes | str]) -> list[bool]:
         """Admits keys made by the caller, taken as they are (not
         normalized): whether each is new."""
+        _many("SeenSet.add_keys", keys)
         return self._set.add_keys([k.encode() if isinstance(k, str) else bytes(k) for k in keys])
 
     def commit(self) -> int:
@@ -412,6 +427,7 @@ class SeenSet:
         return f"SeenSet({len(self)} keys; {self._set.config()})"
 
     def _ask(self, values, contains: bool):
+        _many("SeenSet.contains" if contains else "SeenSet.add", values)
         try:
             import pyarrow as pa
         except ImportError:

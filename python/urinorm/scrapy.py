@@ -8,8 +8,9 @@ In a project's settings::
 A GET or HEAD request without a body is keyed on the canonical form of its
 URL (the key ``urinorm dedup`` gives it, with the same options), so
 ``HTTP://Example.com:80/a#top`` and ``http://example.com/a`` are one page;
-with no option given, at the scheme rung with ``drop-fragment`` and
-``sort-query-pairs``: at least what Scrapy's own request fingerprint
+with no option given, the ``safe`` preset with ``sort-query-pairs`` (the
+fragment, tracking and session parameters dropped: ``with_`` starts from
+``safe``): at least what Scrapy's own request fingerprint
 merges (a fragment, the order of query parameters, case, percent-encoding
 case), and more (default ports, dot segments, unreserved characters
 percent-encoded), short of one thing it does: ``+`` and ``%20`` in a query
