@@ -17,10 +17,12 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyString};
 
+use urinorm::UriRef;
 use urinorm::fingerprint::fingerprint;
 use urinorm::key::KeyFormat;
 use urinorm::normalize::protocol::{PRESETS, Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{Normalizer, Rung, Scratch};
+use urinorm::resolve::{SchemeRule, resolve_into};
 use urinorm::rules::{RulesFormat, RulesText, SiteRules};
 use urinorm::surt::normalize_surt_into;
 
@@ -40,11 +42,22 @@ create_exception!(
 
 /// The Python exception for `error`, with its offset and reason as attributes.
 fn invalid_uri(py: Python<'_>, error: &urinorm::InvalidUri) -> PyErr {
-    let err = InvalidUri::new_err(error.to_string());
+    invalid_uri_in(py, error, None)
+}
+
+/// [`invalid_uri`], naming the `argument` at fault when there are two
+/// (its message starts `the base: `, its `argument` attribute says it).
+fn invalid_uri_in(py: Python<'_>, error: &urinorm::InvalidUri, argument: Option<&str>) -> PyErr {
+    let message = match argument {
+        Some(argument) => format!("the {argument}: {error}"),
+        None => error.to_string(),
+    };
+    let err = InvalidUri::new_err(message);
     let value = err.value(py);
     let attributes = value
         .setattr("offset", error.offset())
-        .and_then(|()| value.setattr("reason", error.kind().reason()));
+        .and_then(|()| value.setattr("reason", error.kind().reason()))
+        .and_then(|()| value.setattr("argument", argument));
     match attributes {
         Ok(()) => err,
         Err(e) => e,
@@ -357,10 +370,19 @@ fn keys(batch: Result<arrow::Keys, arrow::TooLarge>) -> PyResult<arrow::Keys> {
     batch.map_err(|e| PyOverflowError::new_err(e.to_string()))
 }
 
-/// Resolves `reference` against `base` (RFC 3986 §5.2, strict); raises InvalidUri.
+/// Resolves `reference` against `base` (RFC 3986 §5.2, strict); raises
+/// InvalidUri naming the argument at fault (`argument`: "base" or
+/// "reference").
 #[pyfunction]
 fn resolve(py: Python<'_>, base: &str, reference: &str) -> PyResult<String> {
-    urinorm::resolve::resolve(base, reference).map_err(|e| invalid_uri(py, &e))
+    let at_fault = |argument| move |e| invalid_uri_in(py, &e, Some(argument));
+    let base = UriRef::parse(base).map_err(at_fault("base"))?;
+    let reference = UriRef::parse(reference).map_err(at_fault("reference"))?;
+    let mut out = Vec::new();
+    // What resolution itself refuses is the base's: one without a scheme.
+    resolve_into(&base, &reference, SchemeRule::Strict, &mut out).map_err(at_fault("base"))?;
+    // The target is recomposed from components of two ASCII references.
+    Ok(String::from_utf8(out).expect("a resolved URI is ASCII"))
 }
 
 #[pymodule]

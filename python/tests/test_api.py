@@ -112,13 +112,30 @@ def test_invalid_uri_has_the_reason_and_offset():
             lambda: urinorm.normalize("http://a/é"),
             "non-ASCII byte is not allowed in a URI at byte 9",
         ),
-        (lambda: urinorm.resolve("a/b", "c"), "base URI has no scheme at byte 0"),
-        (lambda: urinorm.resolve("http://a/", "b c"), "space is not allowed in a URI at byte 1"),
+        (lambda: urinorm.resolve("a/b", "c"), "the base: base URI has no scheme at byte 0"),
+        (
+            lambda: urinorm.resolve("http://a/", "b c"),
+            "the reference: space is not allowed in a URI at byte 1",
+        ),
     ],
 )
 def test_invalid_uri_messages(call, message):
     with pytest.raises(urinorm.InvalidUri, match="^" + re.escape(message) + "$"):
         call()
+
+
+def test_resolve_names_the_argument_at_fault():
+    for base, reference, argument in [
+        ("a/b", "c", "base"),
+        ("http://a b/", "c", "base"),
+        ("http://a/", "%zz", "reference"),
+    ]:
+        with pytest.raises(urinorm.InvalidUri) as raised:
+            urinorm.resolve(base, reference)
+        assert raised.value.argument == argument
+    with pytest.raises(urinorm.InvalidUri) as raised:
+        urinorm.normalize("%zz")
+    assert raised.value.argument is None
 
 
 def test_the_syntax_rung_keeps_a_large_port():

@@ -30,6 +30,9 @@ class InvalidUri(ValueError):
     offset: int
     #: The reason without the offset, e.g. ``'invalid percent-encoding'``.
     reason: str
+    #: From :func:`resolve`, the argument at fault: ``"base"`` or
+    #: ``"reference"`` (the message then starts ``the base: ``); else None.
+    argument: str | None
 
 class RulesError(ValueError):
     """A site rules file cannot be used (``rules``, ``rules_clearurls``): an
@@ -103,7 +106,8 @@ def surt(
     """Return the SURT key of the canonical form of ``uri``; raises InvalidUri."""
 
 def resolve(base: str, reference: str) -> str:
-    """Resolve ``reference`` against ``base`` (RFC 3986 §5.2, strict); raises InvalidUri."""
+    """Resolve ``reference`` against ``base`` (RFC 3986 §5.2, strict); raises
+    InvalidUri naming the argument at fault (``e.argument``)."""
 
 @overload
 def normalize_batch(
