@@ -181,18 +181,7 @@ fuzz_target!(|data: &[u8]| {
         Packed::Decoded(None) => {
             // Damaged: the run fails with an input error.
             let inputs = [opened.expect("a compressed file opens")];
-            let options = Options::default();
-            let mut out = Vec::new();
-            let sinks = Sinks {
-                out: &mut out,
-                out_file: None,
-                rejects: &mut Count::default(),
-                set_aside: Default::default(),
-                progress: &Unwatched,
-                seen: None,
-                forget: false,
-            };
-            let result = pipeline::run_on(pool(), &inputs, &mapper, &options, sinks);
+            let (result, _) = plain_run(&inputs, &mapper, &Options::default());
             assert!(
                 matches!(result, Err(pipeline::RunError::Input(_))),
                 "damaged compressed data: {result:?}"
@@ -246,6 +235,27 @@ fuzz_target!(|data: &[u8]| {
     let _ = std::fs::remove_file(&path);
 });
 
+/// One run of the engine into memory, rejects counted and dropped, with
+/// its output.
+fn plain_run(
+    inputs: &[Input],
+    mapper: &Lines,
+    options: &Options,
+) -> (Result<pipeline::stats::Stats, pipeline::RunError>, Vec<u8>) {
+    let mut out = Vec::new();
+    let sinks = Sinks {
+        out: &mut out,
+        out_file: None,
+        rejects: &mut Count::default(),
+        set_aside: Default::default(),
+        progress: &Unwatched,
+        seen: None,
+        forget: false,
+    };
+    let result = pipeline::run_on(pool(), inputs, mapper, options, sinks);
+    (result, out)
+}
+
 /// A run that does not read binary inputs as text: one that looks binary
 /// gives no line, all counted as binary; any other, what the text runs
 /// gave.
@@ -255,18 +265,8 @@ fn check_binary(data: &[u8], inputs: &[Input], mapper: &Lines) {
             binary_as_text,
             ..Options::default()
         };
-        let mut out = Vec::new();
-        let sinks = Sinks {
-            out: &mut out,
-            out_file: None,
-            rejects: &mut Count::default(),
-            set_aside: Default::default(),
-            progress: &Unwatched,
-            seen: None,
-            forget: false,
-        };
-        let stats = pipeline::run_on(pool(), inputs, mapper, &options, sinks)
-            .unwrap_or_else(|e| panic!("binary check: run failed: {e:?}"));
+        let (stats, out) = plain_run(inputs, mapper, &options);
+        let stats = stats.unwrap_or_else(|e| panic!("binary check: run failed: {e:?}"));
         assert!(stats.balances(), "binary check: {stats:?}");
         (out, stats)
     };
