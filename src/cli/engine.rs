@@ -413,7 +413,7 @@ pub fn execute(
         if job.dupes.is_some() {
             let _ = writeln!(
                 err,
-                "urinorm: --dupes keeps every class's first line in memory (about 48 bytes a class), beside --memory-limit"
+                "urinorm: --dupes keeps every class's first line in memory (about 100 bytes a class at its peak), beside --memory-limit"
             );
         }
     }

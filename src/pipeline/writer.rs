@@ -122,7 +122,8 @@ pub struct SetAside<'s> {
 }
 
 /// Where each class first occurred, by its key's fingerprint: its input
-/// and line number. Kept only for `--dupes` (about 48 bytes a class).
+/// and line number. Kept only for `--dupes`: about 100 bytes a class at
+/// its peak, while the table doubles (measured: 4M classes, +410 MB).
 type Firsts = HashMap<u128, (usize, u64), ahash::RandomState>;
 
 /// How much output to gather before a write.
@@ -345,7 +346,11 @@ impl<'i> Writer<'i> {
             index += memchr::memchr_iter(b'\n', &bytes[counted_to..start]).count() as u64;
             counted_to = start;
             let here = (p.chunk.source, self.lines_before + index + 1);
-            let print = u128::from_be_bytes(crate::fingerprint::fingerprint(p.key(a)));
+            // Against a store the worker made the fingerprint already.
+            let print =
+                p.prints.get(i).copied().unwrap_or_else(|| {
+                    u128::from_be_bytes(crate::fingerprint::fingerprint(p.key(a)))
+                });
             let first = *self.firsts.entry(print).or_insert(here);
             if first != here && matches!(fate, Fate::Duplicate | Fate::Spilled) {
                 let name = |source: usize| self.inputs[source].name();

@@ -717,18 +717,9 @@ impl Store {
         }
         let mut next = self.manifest.clone();
         next.next_run = id + 1;
-        // Nothing left (every key forgotten or expired): no run in their place.
-        let merged = match entry.entries {
-            0 => {
-                let _ = std::fs::remove_file(&temp);
-                None
-            }
-            _ => {
-                let path = self.dir.join(manifest::run_file_name(id));
-                std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
-                let run = Run::open(&path, &next.config.id())?;
-                Some((entry, run))
-            }
+        let merged = match put_in_place(&self.dir, id, entry.entries)? {
+            Some(path) => Some((entry, Run::open(&path, &next.config.id())?)),
+            None => None,
         };
         let (entry, run) = merged.unzip();
         let merged = run.is_some();
@@ -736,10 +727,7 @@ impl Store {
         next.write(&self.dir)?;
         self.manifest = next;
         self.runs.splice(range.clone(), run);
-        for entry in old {
-            // Left behind, it is removed by the next writer.
-            let _ = std::fs::remove_file(self.dir.join(entry.file_name()));
-        }
+        remove_runs(&self.dir, &old);
         // Only once the merged runs' filters are gone: never both in memory.
         if merged && self.filters {
             self.runs[range.start].load_filter()?;
@@ -814,6 +802,28 @@ impl Keep {
             true => self.tombstones,
             false => stamp >= self.since,
         }
+    }
+}
+
+/// Puts the run written as `id` (under its temporary name) in place, and
+/// returns its path; one that holds nothing (every key forgotten or
+/// expired) is removed instead, and no run takes the merged ones' place.
+fn put_in_place(dir: &Path, id: u64, entries: u64) -> Result<Option<PathBuf>, StoreError> {
+    let temp = manifest::temp_path(dir, id);
+    if entries == 0 {
+        let _ = std::fs::remove_file(&temp);
+        return Ok(None);
+    }
+    let path = dir.join(manifest::run_file_name(id));
+    std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
+    Ok(Some(path))
+}
+
+/// Removes runs the manifest no longer names; one left behind is removed
+/// by the next writer.
+fn remove_runs(dir: &Path, runs: &[RunEntry]) {
+    for entry in runs {
+        let _ = std::fs::remove_file(dir.join(entry.file_name()));
     }
 }
 

@@ -11,7 +11,10 @@ use super::damage;
 use super::lock::WriterLock;
 use super::manifest::{self, Manifest, RunEntry};
 use super::run::{Run, RunWriter, Salvaging};
-use super::{Stamp, StoreError, merge_entries, no_manifest, remove_strays};
+use super::{
+    Keep, Stamp, StoreError, merge_entries, missing_run, no_manifest, put_in_place, remove_runs,
+    remove_strays,
+};
 
 /// What [`Store::salvage`](super::Store::salvage) kept and lost.
 #[derive(Debug, Default)]
@@ -63,19 +66,11 @@ impl super::Store {
         let id = manifest.config.id();
         let mut runs = Vec::new();
         for entry in &manifest.runs {
-            match Run::open(&dir.join(entry.file_name()), &id) {
+            match Run::open(&dir.join(entry.file_name()), &id).map_err(missing_run) {
                 Ok(run) => runs.push(run),
                 Err(e @ StoreError::Damaged { .. }) => {
                     salvaged.runs_lost += 1;
                     salvaged.entries_lost += entry.entries;
-                    salvaged.damage.push(e.to_string());
-                }
-                Err(StoreError::Io { path, source, .. })
-                    if source.kind() == std::io::ErrorKind::NotFound =>
-                {
-                    salvaged.runs_lost += 1;
-                    salvaged.entries_lost += entry.entries;
-                    let e = StoreError::damaged(&path, "is missing, though the manifest names it");
                     salvaged.damage.push(e.to_string());
                 }
                 Err(e) => return Err(e),
@@ -86,8 +81,12 @@ impl super::Store {
         let mut readers: Vec<Salvaging<'_>> = runs.iter().map(Salvaging::new).collect();
         // Every run is merged, from the oldest: tombstones have nothing
         // left to hide, and the count is exactly the entries written.
+        let keep = Keep {
+            tombstones: false,
+            since: Stamp(1),
+        };
         let entries = RunWriter::write(&temp, id, |writer| {
-            merge_entries(&mut readers, |print, stamp| match stamp >= Stamp(1) {
+            merge_entries(&mut readers, |print, stamp| match keep.keeps(stamp) {
                 true => writer.push(print, stamp),
                 false => Ok(()),
             })
@@ -101,27 +100,17 @@ impl super::Store {
         }
         let mut next = manifest.clone();
         next.next_run = new_id + 1;
-        next.runs = match entries {
-            0 => {
-                let _ = std::fs::remove_file(&temp);
-                Vec::new()
-            }
-            _ => {
-                let path = dir.join(manifest::run_file_name(new_id));
-                std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
-                vec![RunEntry {
-                    id: new_id,
-                    entries,
-                    adds: entries as i64,
-                }]
-            }
-        };
+        next.runs = put_in_place(dir, new_id, entries)?
+            .map(|_| RunEntry {
+                id: new_id,
+                entries,
+                adds: entries as i64,
+            })
+            .into_iter()
+            .collect();
         next.write(dir)?;
         drop(runs);
-        for entry in &manifest.runs {
-            // Left behind, it is removed by the next writer.
-            let _ = std::fs::remove_file(dir.join(entry.file_name()));
-        }
+        remove_runs(dir, &manifest.runs);
         damage::clear(dir)?;
         salvaged.keys = next.keys();
         Ok(salvaged)

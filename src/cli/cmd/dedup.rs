@@ -33,7 +33,7 @@ pub struct DedupArgs {
     pub caps: CapArgs,
     /// Write each duplicate line to FILE as `file:line<TAB>file:first<TAB>raw`,
     /// `first` the line its class first occurred on (keeps a table of
-    /// every class's first line in memory, about 48 bytes a class, beside
+    /// every class's first line in memory, about 100 bytes a class at its peak, beside
     /// --memory-limit).
     #[arg(long, value_name = "FILE")]
     pub dupes: Option<PathBuf>,
