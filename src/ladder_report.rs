@@ -1208,17 +1208,14 @@ fn merged_alone(
         size: u64,
         places: [Place; 2],
     }
+    let empty = || Group {
+        classes: 0,
+        size: 0,
+        places: [NO_OTHER; 2],
+    };
     let mut groups: HashMap<Print, Group, PrintHasher> = worked
         .iter()
-        .flat_map(|w| w.alone[t].iter().map(|&(_, print)| (print, ())))
-        .map(|(print, ())| {
-            let group = Group {
-                classes: 0,
-                size: 0,
-                places: [NO_OTHER; 2],
-            };
-            (print, group)
-        })
+        .flat_map(|w| w.alone[t].iter().map(|&(_, print)| (print, empty())))
         .collect();
     // In the classes' order, so that each group's places are its earliest.
     for (run, w) in classes.chunks(CLASS_RUN).zip(worked) {
