@@ -207,10 +207,14 @@ https://
         "{junk}"
     );
 
+    // A commit publishes its keys, takes them out of the pending sets,
+    // then merges and is counted: wait for all three.
     crate::common::cli::wait_until("a commit", || {
         let (_, stats) = get(&agent, &server.url("/v1/stats"));
         let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
         stats["store"]["keys"] == 2
+            && stats["service"]["pending_keys"] == 0
+            && stats["service"]["commits"].as_u64() >= Some(1)
     });
     let (status, stats) = get(&agent, &server.url("/v1/stats"));
     assert_eq!(status, 200);
