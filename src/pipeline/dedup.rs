@@ -489,9 +489,8 @@ impl Dedup {
     /// classes, deduplicated partition by partition (they come after, their
     /// first lines being later). Sorting, every class, in byte order of the
     /// keys. `write_class` gets each class's output and size. With
-    /// `classes` (a counting stage's, holding the fingerprint of each class
-    /// of the set, in order), the set's classes get their sizes and the
-    /// spill's survivors are added.
+    /// `classes` (a bulk join's, empty so far), the set's classes are taken
+    /// into it ([`Classes::take_set`]), then the spill's survivors.
     pub(crate) fn finish<E>(
         mut self,
         pool: &rayon::ThreadPool,
@@ -517,7 +516,7 @@ impl Dedup {
         }
         if let Some(classes) = classes.as_deref_mut() {
             debug_assert!(self.counting, "only a counting set keeps its classes");
-            classes.set_sizes(self.set.sizes_in_order(&self.order));
+            classes.take_set(pool, &mut self.set, &self.order, maps);
         }
         let Dedup {
             set,

@@ -640,7 +640,9 @@ impl<'r, 'i> Run<'r, 'i> {
     /// live store's last keys staged, a bulk store's join; then the counts,
     /// settled.
     fn finish(mut self, pool: &rayon::ThreadPool, dedup: Option<Dedup>) -> Result<Stats, RunError> {
-        let mut classes = self.writer.take_classes();
+        // In bulk, the classes the store is joined with, taken from the
+        // dedup stage at its end.
+        let mut classes = self.bulk.is_some().then(store_join::Classes::default);
         let target = target(&mut self.spool, &mut *self.out);
         let (writer, capped) = (&mut self.writer, &mut self.set_aside.capped);
         // A spilled class past its cap is set aside as the output writes it.
@@ -863,7 +865,7 @@ impl<'a> Producer<'_, 'a, '_> {
         let sites = SiteNumbers::new();
         let hashes = Hashes {
             set: plan.deduplicates().then_some(&hasher),
-            fingerprints: plan.seen != SeenMode::Off,
+            fingerprints: plan.seen == SeenMode::Live,
             sites: plan.caps.then_some(&sites),
         };
         let hasher = hashes.set;

@@ -148,14 +148,25 @@ pub(crate) fn prefetch_bytes(bytes: &[u8]) {
     prefetch(bytes.as_ptr().wrapping_add(bytes.len().saturating_sub(1)));
 }
 
+/// A class of a counting shard: where its key lies and how many lines it
+/// has. 16 bytes: a counting set keeps one per class beside its table.
+#[derive(Clone, Copy, Debug)]
+struct Class {
+    place: Place,
+    len: u32,
+    /// The class's size, up to `u32::MAX`; past it, in [`Shard::large`].
+    size: u32,
+}
+
 /// One shard: a table over its classes. Only when counting does it also keep
 /// the classes in first-seen order with their sizes.
 pub(crate) struct Shard {
     slots: Slots,
     counting: bool,
-    /// When counting: each class's place and length, and its size, by number.
-    ordered: Vec<(Place, u32)>,
-    counts: Vec<u64>,
+    /// When counting: each class, by number.
+    ordered: Vec<Class>,
+    /// The sizes of the classes of more than `u32::MAX` lines, by number.
+    large: ahash::HashMap<u32, u64>,
     arena: Arena,
 }
 
@@ -165,7 +176,7 @@ impl Shard {
             slots: Slots::with_capacity(0),
             counting,
             ordered: Vec::new(),
-            counts: Vec::new(),
+            large: ahash::HashMap::default(),
             arena: Arena::default(),
         }
     }
@@ -178,7 +189,7 @@ impl Shard {
     /// The place of the key a slot's `data` names.
     fn place_of(&self, data: u64) -> Place {
         if self.counting {
-            self.ordered[data as usize].0
+            self.ordered[data as usize].place
         } else {
             Place::from_bits(data)
         }
@@ -221,8 +232,11 @@ impl Shard {
                 .expect("fewer than 2 TiB of distinct keys in memory"),
         };
         let data = if self.counting {
-            self.ordered.push((place, len));
-            self.counts.push(1);
+            self.ordered.push(Class {
+                place,
+                len,
+                size: 1,
+            });
             (self.ordered.len() - 1) as u64
         } else {
             place.to_bits()
@@ -251,9 +265,19 @@ impl Shard {
             .slots
             .probe(hash, len, |data| self.key_of(data, len, maps) == key)?;
         if self.counting {
-            self.counts[self.slots.slots[found].data as usize] += 1;
+            self.count_one(self.slots.slots[found].data as u32);
         }
         Ok(())
+    }
+
+    /// One more line in class `n`.
+    #[inline]
+    fn count_one(&mut self, n: u32) {
+        let class = &mut self.ordered[n as usize];
+        match class.size.checked_add(1) {
+            Some(size) => class.size = size,
+            None => *self.large.entry(n).or_insert(u64::from(u32::MAX)) += 1,
+        }
     }
 
     /// The bytes the shard holds: its table, its copied keys and, when
@@ -261,8 +285,7 @@ impl Shard {
     pub(crate) fn memory_bytes(&self) -> usize {
         self.slots.slots.len() * size_of::<Slot>()
             + self.arena.memory_bytes()
-            + self.ordered.capacity() * size_of::<(Place, u32)>()
-            + self.counts.capacity() * size_of::<u64>()
+            + self.ordered.capacity() * size_of::<Class>()
     }
 
     /// Forgets every class, keeping the memory to fill again.
@@ -270,7 +293,7 @@ impl Shard {
         self.slots.clear();
         self.arena.clear();
         self.ordered.clear();
-        self.counts.clear();
+        self.large.clear();
     }
 
     /// Makes room for `classes` classes, so that growing rarely rehashes
@@ -281,7 +304,6 @@ impl Shard {
         }
         if self.counting {
             self.ordered.reserve(classes);
-            self.counts.reserve(classes);
         }
     }
 
@@ -294,7 +316,14 @@ impl Shard {
     /// The size of the shard's `n`th class, in first-seen order. Only a
     /// counting shard keeps them.
     fn size(&self, n: usize) -> u64 {
-        self.counts[n]
+        match self.ordered[n].size {
+            u32::MAX => self
+                .large
+                .get(&(n as u32))
+                .copied()
+                .unwrap_or(u64::from(u32::MAX)),
+            size => u64::from(size),
+        }
     }
 
     /// The key and size of the shard's `n`th class, in first-seen order.
@@ -304,8 +333,8 @@ impl Shard {
             self.counting,
             "only a counting shard keeps its classes in order"
         );
-        let (place, len) = self.ordered[n];
-        (place.bytes(len as usize, &self.arena, maps), self.counts[n])
+        let Class { place, len, .. } = self.ordered[n];
+        (place.bytes(len as usize, &self.arena, maps), self.size(n))
     }
 }
 
@@ -354,6 +383,21 @@ impl DedupSet {
         &mut self.shards
     }
 
+    /// Drops every shard's table, the larger part of a set, and gives its
+    /// memory back: a counting set's classes can still be read, in order,
+    /// but no key looked up. What is made from the classes next (a bulk
+    /// join's fingerprints) takes the table's place rather than adding to
+    /// the run's peak.
+    pub(crate) fn drop_tables(&mut self) {
+        for shard in &mut self.shards {
+            shard.slots = Slots {
+                slots: Vec::new(),
+                len: 0,
+            };
+        }
+        crate::memory::give_back();
+    }
+
     /// How many distinct keys.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -374,12 +418,6 @@ impl DedupSet {
     ) -> impl Iterator<Item = (&'s [u8], u64)> + 's {
         in_order(order).map(move |(shard, n)| self.shards[shard].class(n, maps))
     }
-
-    /// Each class's size, in first-seen order (as [`DedupSet::classes_in_order`],
-    /// without touching the keys).
-    pub(crate) fn sizes_in_order<'s>(&'s self, order: &'s [u16]) -> impl Iterator<Item = u64> + 's {
-        in_order(order).map(move |(shard, n)| self.shards[shard].size(n))
-    }
 }
 
 impl DedupSet {
@@ -392,6 +430,23 @@ impl DedupSet {
         order: &[u16],
         maps: &'s [&'s [u8]],
     ) -> Vec<(&'s [u8], u64)> {
+        let mut classes = vec![(&b""[..], 0u64); order.len()];
+        self.fill_in_order(order, maps, &mut classes, |_, key, size| (key, size));
+        classes
+    }
+
+    /// Fills `out`, one entry per class in first-seen order, with what
+    /// `make` makes of the class's number in that order, its key and its
+    /// size, on the current rayon pool: `order` is cut into pieces, each
+    /// started at its own cursors. The keys are read in the order they came
+    /// in, so the input is read forward, not at random.
+    pub(crate) fn fill_in_order<'s, T: Send>(
+        &'s self,
+        order: &[u16],
+        maps: &[&'s [u8]],
+        out: &mut [T],
+        make: impl Fn(usize, &'s [u8], u64) -> T + Sync,
+    ) {
         const PIECE: usize = 1 << 16;
         // Where each piece starts in every shard: one pass of counting.
         let mut starts = Vec::with_capacity(order.len().div_ceil(PIECE));
@@ -402,19 +457,18 @@ impl DedupSet {
                 next[shard as usize % SHARDS] += 1;
             }
         }
-        let mut classes = vec![(&b""[..], 0u64); order.len()];
-        classes
-            .par_chunks_mut(PIECE)
+        out.par_chunks_mut(PIECE)
             .zip(order.par_chunks(PIECE))
             .zip(starts)
-            .for_each(|((out, piece), mut next)| {
-                for (slot, &shard) in out.iter_mut().zip(piece) {
+            .enumerate()
+            .for_each(|(at, ((out, piece), mut next))| {
+                for (k, (slot, &shard)) in out.iter_mut().zip(piece).enumerate() {
                     let shard = shard as usize % SHARDS;
-                    *slot = self.shards[shard].class(next[shard] as usize, maps);
+                    let (key, size) = self.shards[shard].class(next[shard] as usize, maps);
+                    *slot = make(at * PIECE + k, key, size);
                     next[shard] += 1;
                 }
             });
-        classes
     }
 }
 
@@ -487,6 +541,22 @@ mod tests {
             assert_eq!(classes.iter().map(|(k, _)| *k).collect::<Vec<_>>(), seen);
             assert!(classes.iter().all(|&(_, count)| count >= 2));
         }
+    }
+
+    #[test]
+    fn a_class_counts_past_four_billion_lines() {
+        let mut shard = Shard::new(true);
+        let key = Key {
+            bytes: b"http://a/",
+            in_input: None,
+        };
+        let hash = key_hasher().hash_one(key.bytes);
+        assert!(shard.insert(hash, key, &[]));
+        shard.ordered[0].size = u32::MAX - 1;
+        for _ in 0..3 {
+            assert!(!shard.insert(hash, key, &[]));
+        }
+        assert_eq!(shard.class(0, &[]).1, u64::from(u32::MAX) + 2);
     }
 
     #[test]

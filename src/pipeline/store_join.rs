@@ -24,12 +24,13 @@ use std::sync::{Condvar, Mutex};
 use rayon::prelude::*;
 
 use super::Halt;
+use super::set::DedupSet;
 use crate::fingerprint::fingerprint;
 use crate::seen::{Holding, Probe, Staging, Store, StoreError};
 
 /// A class's fingerprint, its number in output order and its size in
 /// lines: 24 bytes, sorted by fingerprint for the join.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct ClassPrint {
     high: u64,
     low: u64,
@@ -81,24 +82,43 @@ pub(crate) struct Classes {
 }
 
 impl Classes {
-    /// Adds the next class by its fingerprint; its size comes later, from
-    /// [`Classes::set_sizes`].
-    pub(crate) fn push_print(&mut self, print: u128) {
-        self.add(print, 0);
-    }
-
     /// Adds the next class by its key and size.
     pub(crate) fn push(&mut self, key: &[u8], size: u64) {
         self.add(u128::from_be_bytes(fingerprint(key)), size);
     }
 
-    /// Gives the classes added so far their sizes, in order.
-    pub(crate) fn set_sizes(&mut self, sizes: impl Iterator<Item = u64>) {
-        for (at, size) in sizes.enumerate() {
-            let size = self.fit(size);
-            if let Some(class) = self.prints.get_mut(at) {
-                class.size = size;
+    /// Adds the classes of a counting `set` (the shard of each, in
+    /// first-seen order, in `order`), fingerprinted on `pool`, before any
+    /// other. The set's tables go first: the fingerprints take their
+    /// memory, so that a run joined with a store holds no more at its peak
+    /// than 18 bytes a class (its set's order and sizes) beside what a
+    /// plain run holds.
+    pub(crate) fn take_set(
+        &mut self,
+        pool: &rayon::ThreadPool,
+        set: &mut DedupSet,
+        order: &[u16],
+        maps: &[&[u8]],
+    ) {
+        debug_assert!(self.prints.is_empty(), "a set's classes come first");
+        if order.len() > NUMBER as usize {
+            self.too_large = Some(ON_TOO_MANY_KEYS);
+            return;
+        }
+        set.drop_tables();
+        self.prints = vec![ClassPrint::default(); order.len()];
+        let fill = |number: usize, key: &[u8], size: u64| {
+            let print = u128::from_be_bytes(fingerprint(key));
+            ClassPrint {
+                high: (print >> 64) as u64,
+                low: print as u64,
+                number: number as u32,
+                size: u32::try_from(size).unwrap_or(u32::MAX),
             }
+        };
+        pool.install(|| set.fill_in_order(order, maps, &mut self.prints, fill));
+        if self.prints.iter().any(|class| class.size == u32::MAX) {
+            self.too_large = Some(ON_TOO_MANY_LINES);
         }
     }
 
@@ -106,7 +126,7 @@ impl Classes {
         let number = match u32::try_from(self.prints.len()) {
             Ok(n) if n <= NUMBER => n,
             _ => {
-                self.too_large = Some("more than 1073741823 distinct keys");
+                self.too_large = Some(ON_TOO_MANY_KEYS);
                 return;
             }
         };
@@ -121,12 +141,18 @@ impl Classes {
 
     /// A class size as kept, or a note that one does not fit.
     fn fit(&mut self, size: u64) -> u32 {
-        u32::try_from(size).unwrap_or_else(|_| {
-            self.too_large = Some("a key on more than 4294967295 lines");
-            u32::MAX
-        })
+        match u32::try_from(size) {
+            Ok(size) if size < u32::MAX => size,
+            _ => {
+                self.too_large = Some(ON_TOO_MANY_LINES);
+                u32::MAX
+            }
+        }
     }
 }
+
+const ON_TOO_MANY_KEYS: &str = "more than 1073741823 distinct keys";
+const ON_TOO_MANY_LINES: &str = "a key on more than 4294967294 lines";
 
 /// What the store said of a run's classes.
 pub(crate) struct Verdicts {

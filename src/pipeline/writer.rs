@@ -12,7 +12,7 @@ use super::dedup::{Fate, Fates};
 use super::input::Input;
 use super::output::RejectSink;
 use super::stats::Stats;
-use super::store_join::{Admitted, Classes, SeenMode};
+use super::store_join::{Admitted, SeenMode};
 use super::worker::{Other, Processed, Silent};
 use super::{Emit, Mode, Note, NoteKind, Options, RunError};
 use crate::error::ErrorKind;
@@ -150,8 +150,6 @@ pub(crate) struct Writer<'i> {
     /// the output.
     class_lines: u64,
     header_marks: Vec<u64>,
-    /// Against a seen store in bulk: the fingerprint of each class, in order.
-    classes: Option<Classes>,
     /// Against a live seen store: the fingerprints of the classes written
     /// since they were last handed over, to commit.
     admitted: Option<Admitted>,
@@ -185,7 +183,6 @@ impl<'i> Writer<'i> {
             sorted: options.sort,
             class_lines: 0,
             header_marks: Vec::new(),
-            classes: (seen == SeenMode::Bulk).then(Classes::default),
             admitted: (seen == SeenMode::Live).then(Admitted::default),
             firsts: Firsts::default(),
         }
@@ -374,9 +371,6 @@ impl<'i> Writer<'i> {
         match fate {
             Fate::First | Fate::Expired => {
                 self.stats.unique += 1;
-                if let Some(classes) = &mut self.classes {
-                    classes.push_print(p.prints[i]);
-                }
                 if let Some(admitted) = &mut self.admitted {
                     admitted.push(p.prints[i], fate == Fate::Expired);
                 }
@@ -430,11 +424,6 @@ impl<'i> Writer<'i> {
     /// seen store's), emptied.
     pub(crate) fn admitted_mut(&mut self) -> Option<&mut Admitted> {
         self.admitted.as_mut()
-    }
-
-    /// The classes' fingerprints gathered so far (a seen store's run).
-    pub(crate) fn take_classes(&mut self) -> Option<Classes> {
-        self.classes.take()
     }
 
     /// For each header line written, how many class lines came before it.
