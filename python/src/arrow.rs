@@ -151,11 +151,6 @@ impl<'a> StringArray<'a> {
         self.length
     }
 
-    /// The bytes of all its values, nulls' included.
-    pub fn data_len(&self) -> usize {
-        self.data.len()
-    }
-
     /// Whether its offsets are 64-bit.
     pub fn large(&self) -> bool {
         matches!(self.offsets, Offsets::Large(_))
@@ -196,7 +191,98 @@ enum OffsetsOut {
     Large(Vec<i64>),
 }
 
-/// What a batch's values are.
+/// What a batch's values are: keys (with 64-bit offsets or 32-bit) or
+/// fingerprints.
+#[derive(Clone, Copy)]
+pub enum Made {
+    Keys { large: bool },
+    Fingerprints,
+}
+
+/// Values to normalize, read by index from any thread.
+pub trait Values: Sync {
+    fn len(&self) -> usize;
+    /// The bytes of value `i`, `None` when it is null.
+    fn get(&self, i: usize) -> Option<&[u8]>;
+    /// The bytes of all the values, about.
+    fn bytes(&self) -> usize;
+}
+
+impl Values for StringArray<'_> {
+    fn len(&self) -> usize {
+        self.length
+    }
+
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        self.value(i)
+    }
+
+    fn bytes(&self) -> usize {
+        self.data.len()
+    }
+}
+
+impl Values for [Option<&str>] {
+    fn len(&self) -> usize {
+        <[Option<&str>]>::len(self)
+    }
+
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        self[i].map(str::as_bytes)
+    }
+
+    fn bytes(&self) -> usize {
+        self.iter().flatten().map(|t| t.len()).sum()
+    }
+}
+
+/// The fewest values a thread is given: below it, a thread costs more than
+/// it saves. A multiple of 8, so that pieces join byte by byte.
+const PIECE_AT_LEAST: usize = 1 << 12;
+
+/// Makes `made` of every value on `pool` (`None`: the calling thread
+/// alone): cut into pieces, each made into its own batch, the batches then
+/// joined in order, so that the result is the same whatever the threads.
+pub fn make(
+    normalizer: &Normalizer,
+    key: KeyFormat,
+    made: Made,
+    values: &(impl Values + ?Sized),
+    pool: Option<&rayon::ThreadPool>,
+) -> Batch {
+    let len = values.len();
+    let piece_of = |range: std::ops::Range<usize>| {
+        let bytes = values.bytes() / len.max(1) * range.len();
+        let mut batch = Batch::made(made, range.len(), bytes);
+        for i in range {
+            batch.push(normalizer, key, values.get(i));
+        }
+        batch
+    };
+    let Some(pool) = pool.filter(|pool| pool.current_num_threads() > 1) else {
+        return piece_of(0..len);
+    };
+    // A few pieces a thread, so that one slow piece does not hold the rest.
+    let piece = len
+        .div_ceil(pool.current_num_threads() * 4)
+        .next_multiple_of(8)
+        .max(PIECE_AT_LEAST);
+    let pieces: Vec<Batch> = pool.install(|| {
+        use rayon::prelude::*;
+        (0..len.div_ceil(piece))
+            .into_par_iter()
+            .map(|n| piece_of(n * piece..((n + 1) * piece).min(len)))
+            .collect()
+    });
+    let mut pieces = pieces.into_iter();
+    let mut batch = pieces.next().unwrap_or_else(|| piece_of(0..0));
+    for next in pieces {
+        batch.append(next);
+    }
+    batch
+}
+
+/// What a batch's values are, with the buffers their kind needs.
 enum Shape {
     /// Keys, as an Arrow string array: offsets into `data`.
     Keys(OffsetsOut),
@@ -219,21 +305,23 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// An empty batch for `capacity` keys of about `bytes` bytes in all
-    /// (canonical forms are about as long as their inputs).
-    pub fn keys(capacity: usize, bytes: usize, large: bool) -> Batch {
-        let offsets = if large {
-            OffsetsOut::Large(Vec::with_capacity(capacity + 1))
-        } else {
-            OffsetsOut::Small(Vec::with_capacity(capacity + 1))
-        };
-        Batch::new(Shape::Keys(offsets), capacity, bytes)
-    }
-
-    /// An empty batch for `capacity` fingerprints.
-    pub fn fingerprints(capacity: usize) -> Batch {
-        let shape = Shape::Fingerprints { key: Vec::new() };
-        Batch::new(shape, capacity, capacity * size_of::<Fingerprint>())
+    /// An empty batch of `made` for `capacity` values of about `bytes`
+    /// bytes in all (canonical forms are about as long as their inputs).
+    fn made(made: Made, capacity: usize, bytes: usize) -> Batch {
+        match made {
+            Made::Keys { large: true } => {
+                let offsets = OffsetsOut::Large(Vec::with_capacity(capacity + 1));
+                Batch::new(Shape::Keys(offsets), capacity, bytes)
+            }
+            Made::Keys { large: false } => {
+                let offsets = OffsetsOut::Small(Vec::with_capacity(capacity + 1));
+                Batch::new(Shape::Keys(offsets), capacity, bytes)
+            }
+            Made::Fingerprints => {
+                let shape = Shape::Fingerprints { key: Vec::new() };
+                Batch::new(shape, capacity, capacity * size_of::<Fingerprint>())
+            }
+        }
     }
 
     fn new(shape: Shape, capacity: usize, bytes: usize) -> Batch {
@@ -291,6 +379,32 @@ impl Batch {
             }
             Shape::Fingerprints { .. } => {}
         }
+    }
+
+    /// Appends `next`, a batch of the same kind; this one's length is a
+    /// multiple of 8, so that the validity bitmaps join byte by byte.
+    fn append(&mut self, next: Batch) {
+        debug_assert_eq!(self.length % 8, 0, "a piece ends on a byte of the bitmap");
+        let base = self.data.len();
+        match (&mut self.shape, next.shape) {
+            (Shape::Keys(OffsetsOut::Large(offsets)), Shape::Keys(OffsetsOut::Large(more))) => {
+                offsets.extend(more[1..].iter().map(|&o| o + base as i64));
+            }
+            // Past i32::MAX the batch is refused in `finish`.
+            (Shape::Keys(OffsetsOut::Small(offsets)), Shape::Keys(OffsetsOut::Small(more))) => {
+                offsets.extend(
+                    more[1..]
+                        .iter()
+                        .map(|&o| (o as usize + base).min(i32::MAX as usize) as i32),
+                );
+            }
+            (Shape::Fingerprints { .. }, Shape::Fingerprints { .. }) => {}
+            _ => unreachable!("pieces of one batch are of one kind"),
+        }
+        self.data.extend_from_slice(&next.data);
+        self.validity.extend_from_slice(&next.validity);
+        self.nulls += next.nulls;
+        self.length += next.length;
     }
 
     /// The finished array, unless 32-bit offsets overflowed.

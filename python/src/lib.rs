@@ -12,8 +12,10 @@
 mod arrow;
 mod seen;
 
+use std::sync::{Arc, Mutex};
+
 use pyo3::create_exception;
-use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyString};
 
@@ -287,15 +289,17 @@ impl PyNormalizer {
     /// Arrow string array (or, with `fingerprints`, of a
     /// `fixed_size_binary(16)` array of the keys' fingerprints); a `None` or
     /// an invalid reference is a null.
-    #[pyo3(signature = (values, key, fingerprints=false))]
+    #[pyo3(signature = (values, key, fingerprints=false, threads=None))]
     fn batch_list<'py>(
         &self,
         py: Python<'py>,
         values: &Bound<'py, PyAny>,
         key: &str,
         fingerprints: bool,
+        threads: Option<usize>,
     ) -> PyResult<arrow::Keys> {
         let key = parse_key(key)?;
+        let pool = pool(threads)?;
         // The items are kept alive here, so the text borrowed from them
         // stays valid while the loop runs without the GIL.
         let items = values
@@ -317,18 +321,12 @@ impl PyNormalizer {
             .iter()
             .map(|item| item.as_ref().map(|s| s.to_str()).transpose())
             .collect::<PyResult<Vec<_>>>()?;
+        let made = match fingerprints {
+            true => arrow::Made::Fingerprints,
+            false => arrow::Made::Keys { large: false },
+        };
         let batch = py.detach(|| {
-            let mut batch = match fingerprints {
-                true => arrow::Batch::fingerprints(texts.len()),
-                false => {
-                    let bytes = texts.iter().flatten().map(|t| t.len()).sum();
-                    arrow::Batch::keys(texts.len(), bytes, false)
-                }
-            };
-            for text in &texts {
-                batch.push(&self.normalizer, key, text.map(str::as_bytes));
-            }
-            batch.finish()
+            arrow::make(&self.normalizer, key, made, &texts[..], pool.as_deref()).finish()
         });
         keys(batch)
     }
@@ -338,31 +336,59 @@ impl PyNormalizer {
     /// interface, into the buffers of an Arrow string array whose offsets
     /// are as wide as the input's (or, with `fingerprints`, of a
     /// `fixed_size_binary(16)` array).
-    #[pyo3(signature = (array, key, fingerprints=false))]
+    #[pyo3(signature = (array, key, fingerprints=false, threads=None))]
     fn batch_arrow<'py>(
         &self,
         py: Python<'py>,
         array: &Bound<'py, PyAny>,
         key: &str,
         fingerprints: bool,
+        threads: Option<usize>,
     ) -> PyResult<arrow::Keys> {
         let key = parse_key(key)?;
+        let pool = pool(threads)?;
         let capsules = array.call_method0("__arrow_c_array__")?;
         // Held until the loop is done: the array lives as long as its capsules.
         let (schema, array): (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>) = capsules.extract()?;
         let strings = arrow::StringArray::borrow(&schema, &array)?;
+        let made = match fingerprints {
+            true => arrow::Made::Fingerprints,
+            false => arrow::Made::Keys {
+                large: strings.large(),
+            },
+        };
         let batch = py.detach(|| {
-            let mut batch = match fingerprints {
-                true => arrow::Batch::fingerprints(strings.len()),
-                false => arrow::Batch::keys(strings.len(), strings.data_len(), strings.large()),
-            };
-            for i in 0..strings.len() {
-                batch.push(&self.normalizer, key, strings.value(i));
-            }
-            batch.finish()
+            arrow::make(&self.normalizer, key, made, &strings, pool.as_deref()).finish()
         });
         keys(batch)
     }
+}
+
+/// The pool of `threads` threads a batch runs on (`None`: one thread a
+/// core), made once per count and kept; `None` for one thread, which is
+/// the calling one.
+fn pool(threads: Option<usize>) -> PyResult<Option<Arc<rayon::ThreadPool>>> {
+    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let threads = match threads {
+        Some(0) => return Err(PyValueError::new_err("threads must be at least 1")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    if threads == 1 {
+        return Ok(None);
+    }
+    let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, pool)) = pools.iter().find(|(n, _)| *n == threads) {
+        return Ok(Some(Arc::clone(pool)));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("urinorm-batch-{i}"))
+        .build()
+        .map_err(|e| PyRuntimeError::new_err(format!("no thread pool of {threads}: {e}")))?;
+    let pool = Arc::new(pool);
+    pools.push((threads, Arc::clone(&pool)));
+    Ok(Some(pool))
 }
 
 /// The finished batch for Python, or OverflowError.

@@ -433,3 +433,28 @@ def test_a_rule_that_breaks_the_uri_rejects_it(tmp_path):
     assert urinorm.normalize("http://x.example/y", rules=path) == "http://x.example/y"
     result, _ = urinorm.normalize_batch(["http://x.example/x1", "http://x.example/y"], rules=path)
     assert result.to_pylist() == [None, "http://x.example/y"]
+
+
+def _stub_literals() -> dict:
+    """Each ``Literal[...]`` alias of the type stubs, by name, read with ast."""
+    import ast
+    import pathlib
+
+    stub = pathlib.Path(urinorm.__file__).with_name("__init__.pyi")
+    aliases = {}
+    for node in ast.parse(stub.read_text()).body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Subscript):
+            if getattr(node.value.value, "id", None) == "Literal":
+                items = node.value.slice
+                items = items.elts if isinstance(items, ast.Tuple) else [items]
+                aliases[node.target.id] = tuple(item.value for item in items)
+    return aliases
+
+
+def test_the_stubs_literal_names_are_the_modules():
+    aliases = _stub_literals()
+    assert aliases["RungName"] == urinorm.RUNGS
+    assert aliases["PresetName"] == tuple(urinorm.PRESETS)
+    assert aliases["TransformName"] == urinorm.TRANSFORMS
+    for key in aliases["KeyName"]:
+        urinorm.normalize_batch(["http://a.example/"], key=key)

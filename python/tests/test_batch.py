@@ -114,12 +114,89 @@ def test_results_longer_than_inputs():
 def test_wrong_types_raise_type_error():
     with pytest.raises(TypeError, match="str or None items, not <class 'bytes'>"):
         urinorm.normalize_batch(["http://a/", b"http://b/"])
-    with pytest.raises(TypeError, match="string or large_string array, not int64"):
+    with pytest.raises(TypeError, match="array of strings .* not int64"):
         urinorm.normalize_batch(pa.array([1, 2]))
-    with pytest.raises(TypeError, match="not dictionary"):
-        urinorm.normalize_batch(pa.array(["http://a/"]).dictionary_encode())
+    with pytest.raises(TypeError, match="array of strings .* not dictionary<values=int64"):
+        urinorm.normalize_batch(pa.array([1, 2]).dictionary_encode())
     with pytest.raises(TypeError):
         urinorm.normalize_batch(42)
+
+
+def test_string_views_read_as_large_strings():
+    result, valid = urinorm.normalize_batch(pa.array(VALUES, type=pa.string_view()))
+    assert result.type == pa.large_string()
+    check(result, valid)
+
+
+def test_a_dictionary_is_normalized_once_and_keeps_its_indices():
+    array = pa.array(VALUES * 50).dictionary_encode()
+    result, valid = urinorm.normalize_batch(array)
+    assert pa.types.is_dictionary(result.type)
+    assert result.indices.equals(array.indices)
+    assert len(result.dictionary) == len(array.dictionary)
+    assert result.to_pylist() == EXPECTED * 50
+    assert valid.to_pylist() == [v is not None for v in EXPECTED * 50]
+    prints = urinorm.fingerprint_batch(array)
+    assert prints.type == pa.binary(16)
+    assert prints.equals(urinorm.fingerprint_batch(VALUES * 50))
+
+
+def test_null_arrays_give_nulls():
+    for values in (pa.nulls(3), pa.chunked_array([pa.nulls(2), pa.nulls(1)])):
+        result, valid = urinorm.normalize_batch(values)
+        assert result.to_pylist() == [None] * 3
+        assert valid.to_pylist() == [False] * 3
+        assert urinorm.fingerprint_batch(values).to_pylist() == [None] * 3
+
+
+class ArrowExporter:
+    """Only the Arrow PyCapsule interface, as Polars or DuckDB export it."""
+
+    def __init__(self, data, stream):
+        self.data = data
+        if stream:
+            self.__arrow_c_stream__ = data.__arrow_c_stream__
+        else:
+            self.__arrow_c_array__ = data.__arrow_c_array__
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_any_arrow_capsule_exporter(stream):
+    data = pa.chunked_array([VALUES]) if stream else pa.array(VALUES)
+    result, valid = urinorm.normalize_batch(ArrowExporter(data, stream))
+    if stream:
+        result, valid = result.combine_chunks(), valid.combine_chunks()
+    check(result, valid)
+
+
+def test_pandas_nulls_of_every_kind():
+    pd = pytest.importorskip("pandas")
+    for series in (
+        pd.Series(["HTTP://A/%7e", None, float("nan"), "http://b"], dtype=object),
+        pd.Series(["HTTP://A/%7e", pd.NA, None, "http://b"], dtype="string"),
+        pd.Series(["HTTP://A/%7e", None, None, "http://b"], dtype="string[pyarrow]"),
+    ):
+        result, valid = urinorm.normalize_batch(series)
+        check(result, valid, ["http://a/~", None, None, "http://b/"])
+
+
+@pytest.mark.parametrize("fingerprints", [False, True])
+def test_any_number_of_threads_gives_the_same_result(fingerprints):
+    def run(values, threads):
+        if fingerprints:
+            return [urinorm.fingerprint_batch(values, threads=threads)]
+        return list(urinorm.normalize_batch(values, threads=threads))
+
+    # Pieces of uneven lengths, nulls and invalid values among them.
+    values = [f"HTTP://h{i % 977}.example/{'%7e' * (i % 5)}" if i % 11 else None for i in range(50_001)]
+    values[7] = "http://exa mple/"
+    for source in (values, pa.array(values), pa.array(values, type=pa.large_string())):
+        one = run(source, threads=1)
+        assert one[0].null_count == 50_001 // 11 + 2
+        for threads in (2, 3, 8, None):
+            assert all(a.equals(b) for a, b in zip(run(source, threads), one, strict=True))
+    with pytest.raises(ValueError, match="threads must be at least 1"):
+        run(values, threads=0)
 
 
 def test_bad_options_raise_value_error():

@@ -190,12 +190,20 @@ def normalize_batch(
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    threads: int | None = None,
 ):
     """Normalize many values at once, with the GIL released; needs pyarrow.
 
-    ``values`` is an iterable of ``str`` or ``None`` (a list, say), or a
-    pyarrow ``string`` or ``large_string`` array, or a chunked array of one;
-    an Arrow array is read in place, not converted to Python strings.
+    ``values`` is an iterable of ``str`` or ``None`` (a list, say), or an
+    Arrow array of strings, or a chunked array of them: ``string`` and
+    ``large_string`` are read in place, not converted to Python strings;
+    ``string_view`` is read as ``large_string`` (one copy); a dictionary
+    array has its dictionary normalized once and keeps its indices (the
+    result is a dictionary array); an all-null array gives nulls. Anything
+    that exports Arrow through the PyCapsule interface (a Polars Series, a
+    DuckDB result's column) and a pandas Series (``None``, ``NaN`` and
+    ``pd.NA`` are nulls) are taken as the Arrow array they convert to. One
+    string is a ``TypeError``: wrap it in a list.
     ``key`` is ``"canonical"`` (the canonical form), ``"surt"`` (its SURT
     key), ``"host"`` (its host) or ``"domain"`` (the host's registrable
     domain by the Public Suffix List; a URI without a host gives a null).
@@ -209,9 +217,13 @@ def normalize_batch(
     ``large_string`` input, and a ``ChunkedArray`` (with ``valid`` one too,
     chunk for chunk) for a chunked input. Invalid values raise nothing: use
     :func:`normalize` on one to learn its reason.
+
+    ``threads`` is how many threads share the work: by default one a core,
+    ``1`` for the calling thread alone (as in a Spark task, which has its
+    core). The result is the same for any number.
     """
     normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
-    return _run_batch("normalize_batch", values, normalizer, key)
+    return _run_batch("normalize_batch", values, normalizer, key, threads=threads)
 
 
 def fingerprint_batch(
@@ -225,11 +237,13 @@ def fingerprint_batch(
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    threads: int | None = None,
 ):
     """The 16-byte :func:`fingerprint` of each value's key, as a pyarrow
     ``fixed_size_binary(16)`` array, with the GIL released; needs pyarrow.
 
-    ``values`` is taken as :func:`normalize_batch` takes it; the result is
+    ``values`` and ``threads`` are taken as :func:`normalize_batch` takes
+    them (a dictionary array's fingerprints are not a dictionary); the result is
     null where the value was null or is not a URI reference, and a chunked
     array for a chunked input. The bytes are those :func:`fingerprint` (and
     the seen store) give: a Spark job can keep its history as a Parquet
@@ -239,7 +253,9 @@ def fingerprint_batch(
     '42663426682770e605cd77c9b152d153'
     """
     normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
-    result, _ = _run_batch("fingerprint_batch", values, normalizer, key, fingerprints=True)
+    result, _ = _run_batch(
+        "fingerprint_batch", values, normalizer, key, fingerprints=True, threads=threads
+    )
     return result
 
 
@@ -253,7 +269,14 @@ def _many(caller: str, values) -> None:
         )
 
 
-def _run_batch(caller: str, values, normalizer: Normalizer, key: str, fingerprints: bool = False):
+def _run_batch(
+    caller: str,
+    values,
+    normalizer: Normalizer,
+    key: str,
+    fingerprints: bool = False,
+    threads: int | None = None,
+):
     _many(caller, values)
     try:
         import pyarrow as pa
@@ -261,24 +284,76 @@ def _run_batch(caller: str, values, normalizer: Normalizer, key: str, fingerprin
         raise ImportError(
             f"{caller} returns pyarrow arrays: pip install pyarrow (or urinorm[arrow])"
         ) from e
+    run = _Run(pa, caller, normalizer, key, fingerprints, threads)
+    values = _as_arrow(pa, values)
     if isinstance(values, pa.ChunkedArray):
-        pairs = [
-            _batch_array(pa, caller, normalizer, chunk, key, fingerprints) for chunk in values.chunks
-        ]
-        result_type = pa.binary(16) if fingerprints else values.type
+        pairs = [run.array(chunk) for chunk in values.chunks]
+        if not pairs:
+            pairs = [run.array(pa.array([], type=values.type))]
         return (
-            pa.chunked_array([r for r, _ in pairs], type=result_type),
+            pa.chunked_array([r for r, _ in pairs], type=pairs[0][0].type),
             pa.chunked_array([v for _, v in pairs], type=pa.bool_()),
         )
     if isinstance(values, pa.Array):
-        return _batch_array(pa, caller, normalizer, values, key, fingerprints)
-    return _arrays(pa, normalizer.batch_list(values, key, fingerprints))
+        return run.array(values)
+    return _arrays(pa, normalizer.batch_list(values, key, fingerprints, threads))
 
 
-def _batch_array(pa, caller, normalizer: Normalizer, array: pyarrow.Array, key: str, fingerprints):
-    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
-        raise TypeError(f"{caller} takes a string or large_string array, not {array.type}")
-    return _arrays(pa, normalizer.batch_arrow(array, key, fingerprints))
+def _as_arrow(pa, values):
+    """``values`` as a pyarrow array or chunked array where it is, or can
+    become, one; else as given (an iterable of ``str`` or ``None``)."""
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return values
+    if hasattr(values, "__arrow_c_array__"):
+        return pa.array(values)
+    if hasattr(values, "__arrow_c_stream__"):
+        return pa.chunked_array(values)
+    if type(values).__module__.startswith("pandas") and hasattr(values, "dtype"):
+        # None, NaN and pd.NA are nulls.
+        return pa.array(values, from_pandas=True)
+    return values
+
+
+def _is_text(types, arrow_type) -> bool:
+    """Whether an Arrow type is one of strings."""
+    view = hasattr(types, "is_string_view") and types.is_string_view(arrow_type)
+    return view or types.is_string(arrow_type) or types.is_large_string(arrow_type)
+
+
+class _Run:
+    """One batch call's options, applied to each Arrow array of its input."""
+
+    def __init__(self, pa, caller, normalizer, key, fingerprints, threads):
+        self.pa, self.caller, self.normalizer = pa, caller, normalizer
+        self.key, self.fingerprints, self.threads = key, fingerprints, threads
+
+    def array(self, array):
+        """``(result, valid)`` for one Arrow array of any type of strings."""
+        pa, types = self.pa, self.pa.types
+        if types.is_null(array.type):
+            result_type = pa.binary(16) if self.fingerprints else pa.string()
+            return pa.nulls(len(array), type=result_type), pa.repeat(False, len(array))
+        if types.is_dictionary(array.type) and _is_text(types, array.type.value_type):
+            return self.dictionary(array)
+        if hasattr(types, "is_string_view") and types.is_string_view(array.type):
+            array = array.cast(pa.large_string())
+        if not (types.is_string(array.type) or types.is_large_string(array.type)):
+            raise TypeError(
+                f"{self.caller} takes an Arrow array of strings (string, large_string,"
+                f" string_view, or a dictionary of them), not {array.type}"
+            )
+        keys = self.normalizer.batch_arrow(array, self.key, self.fingerprints, self.threads)
+        return _arrays(pa, keys)
+
+    def dictionary(self, array):
+        """Each distinct value normalized once; the indices kept."""
+        pa = self.pa
+        result, valid = self.array(array.dictionary)
+        indices = array.indices
+        valid = valid.take(indices).fill_null(False)
+        if self.fingerprints:
+            return result.take(indices), valid
+        return pa.DictionaryArray.from_arrays(indices, result), valid
 
 
 def _arrays(pa, keys):

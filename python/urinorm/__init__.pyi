@@ -3,7 +3,7 @@
 import datetime
 import os
 from collections.abc import Iterable, Mapping
-from typing import TypeAlias, overload
+from typing import Literal, TypeAlias, overload
 
 import pyarrow
 
@@ -16,8 +16,43 @@ TRANSFORMS: tuple[str, ...]
 #: Each preset's transforms.
 PRESETS: Mapping[str, tuple[str, ...]]
 
+#: A rung's name (``RUNGS``).
+RungName: TypeAlias = Literal["string", "syntax", "scheme", "protocol"]
+#: A preset's name (``PRESETS``).
+PresetName: TypeAlias = Literal["safe", "aggressive", "ia"]
+#: What a batch's result holds of each value.
+KeyName: TypeAlias = Literal["canonical", "surt", "host", "domain"]
+#: A transform's name (``TRANSFORMS``).
+TransformName: TypeAlias = Literal[
+    "drop-userinfo",
+    "host-trailing-dot",
+    "host-dots",
+    "strip-www",
+    "strip-www-digits",
+    "ipv4-numeric",
+    "https-upgrade",
+    "decode-repeatedly",
+    "drop-session-ids",
+    "ia-session-ids",
+    "collapse-slashes",
+    "drop-index-file",
+    "trailing-slash=add",
+    "trailing-slash=remove",
+    "lowercase-path",
+    "decode-safe",
+    "drop-tracking-params",
+    "drop-empty-params",
+    "lowercase-query",
+    "sort-query",
+    "sort-query-pairs",
+    "drop-empty-query",
+    "drop-fragment",
+    "cdx-spelling",
+]
 #: One transform name, or several.
-Names: TypeAlias = str | Iterable[str]
+Names: TypeAlias = TransformName | Iterable[TransformName]
+#: One query parameter name, or several.
+Params: TypeAlias = str | Iterable[str]
 #: One path (of a site rules file), or several.
 Paths: TypeAlias = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
@@ -49,11 +84,11 @@ class RulesError(ValueError):
 
 def normalize(
     uri: str,
-    rung: str | None = None,
-    preset: str | None = None,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
     with_: Names = (),
     without: Names = (),
-    tracking_params: Names | None = None,
+    tracking_params: Params | None = None,
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
@@ -66,12 +101,12 @@ def normalize(
 
 def fingerprint(
     uri: str,
-    rung: str | None = None,
-    preset: str | None = None,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
     with_: Names = (),
     without: Names = (),
-    tracking_params: Names | None = None,
-    key: str = "canonical",
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
@@ -80,25 +115,26 @@ def fingerprint(
 
 def fingerprint_batch(
     values: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
-    rung: str | None = None,
-    preset: str | None = None,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
     with_: Names = (),
     without: Names = (),
-    tracking_params: Names | None = None,
-    key: str = "canonical",
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    threads: int | None = None,
 ) -> pyarrow.FixedSizeBinaryArray | pyarrow.ChunkedArray:
     """The 16-byte fingerprint of each value's key (fixed_size_binary(16)); null where invalid."""
 
 def surt(
     uri: str,
-    rung: str | None = None,
-    preset: str | None = None,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
     with_: Names = (),
     without: Names = (),
-    tracking_params: Names | None = None,
+    tracking_params: Params | None = None,
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
@@ -112,45 +148,63 @@ def resolve(base: str, reference: str) -> str:
 @overload
 def normalize_batch(
     values: pyarrow.ChunkedArray,
-    rung: str | None = None,
-    preset: str | None = None,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
     with_: Names = (),
     without: Names = (),
-    tracking_params: Names | None = None,
-    key: str = "canonical",
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    threads: int | None = None,
 ) -> tuple[pyarrow.ChunkedArray, pyarrow.ChunkedArray]: ...
 @overload
 def normalize_batch(
-    values: pyarrow.LargeStringArray,
-    rung: str | None = None,
-    preset: str | None = None,
+    values: pyarrow.DictionaryArray,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
     with_: Names = (),
     without: Names = (),
-    tracking_params: Names | None = None,
-    key: str = "canonical",
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    threads: int | None = None,
+) -> tuple[pyarrow.DictionaryArray, pyarrow.BooleanArray]: ...
+@overload
+def normalize_batch(
+    values: pyarrow.LargeStringArray,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+    threads: int | None = None,
 ) -> tuple[pyarrow.LargeStringArray, pyarrow.BooleanArray]: ...
 @overload
 def normalize_batch(
     values: pyarrow.StringArray | Iterable[str | None],
-    rung: str | None = None,
-    preset: str | None = None,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
     with_: Names = (),
     without: Names = (),
-    tracking_params: Names | None = None,
-    key: str = "canonical",
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    threads: int | None = None,
 ) -> tuple[pyarrow.StringArray, pyarrow.BooleanArray]:
-    """Normalize many values with the GIL released: ``(result, valid)``,
-    null in ``result`` and false in ``valid`` where a value was null or not a
-    URI reference."""
+    """Normalize many values with the GIL released, on ``threads`` threads
+    (by default one a core; the result is the same for any number):
+    ``(result, valid)``, null in ``result`` and false in ``valid`` where a
+    value was null or not a URI reference."""
 
 class SeenStoreError(Exception):
     """A seen store could not be opened, read or written: another writer
@@ -164,12 +218,12 @@ class SeenSet:
     def __init__(
         self,
         path: str | os.PathLike[str],
-        rung: str | None = None,
-        preset: str | None = None,
+        rung: RungName | None = None,
+        preset: PresetName | None = None,
         with_: Names = (),
         without: Names = (),
-        tracking_params: Names | None = None,
-        key: str = "canonical",
+        tracking_params: Params | None = None,
+        key: KeyName = "canonical",
         wait: bool = False,
         *,
         rules: Paths | None = None,

@@ -61,7 +61,10 @@ def normalize_col(
     options = _options(rung, preset, with_, without, tracking_params, rules, rules_clearurls, key)
 
     def keys(values: pa.Array) -> pa.Array:
-        return urinorm._run_batch("normalize_batch", values, of_texts(**options), key)[0]
+        # A task has its core: one thread.
+        return urinorm._run_batch(
+            "normalize_batch", values, of_texts(**options), key, threads=1
+        )[0]
 
     return _column(col, udf, "string", keys)
 
@@ -90,7 +93,7 @@ def fingerprint_col(
     def fingerprints(values: pa.Array) -> pa.Array:
         normalizer = of_texts(**options)
         result, _ = urinorm._run_batch(
-            "fingerprint_batch", values, normalizer, key, fingerprints=True
+            "fingerprint_batch", values, normalizer, key, fingerprints=True, threads=1
         )
         # Spark's binary type is variable-width: the fixed-width array is cast.
         return result.cast(pa.binary())
