@@ -53,7 +53,7 @@ pub mod scope;
 pub mod rules;
 // The bulk engine and its store.
 pub mod cleanup;
-mod memory;
+pub mod memory;
 pub mod os_error;
 pub mod pipeline;
 pub mod seen;

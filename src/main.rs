@@ -9,6 +9,7 @@ mod cli;
 use cli::Cli;
 
 fn main() -> ExitCode {
+    urinorm::memory::keep_large_blocks_mapped();
     // A panic is a bug: one sentence, no backtrace. The engine turns one in a
     // worker into that line's rejection, so the run still accounts for it.
     std::panic::set_hook(Box::new(|info| {

@@ -326,6 +326,24 @@ impl Shard {
         }
     }
 
+    /// Starts loading the entry of the shard's `n`th class, ahead of its
+    /// [`Shard::prefetch_class_key`].
+    #[inline(always)]
+    fn prefetch_class(&self, n: usize) {
+        if let Some(class) = self.ordered.get(n) {
+            prefetch(class as *const Class as *const u8);
+        }
+    }
+
+    /// Later, once the entry is likely loaded: starts loading the key of
+    /// the shard's `n`th class, ahead of its [`Shard::class`].
+    #[inline(always)]
+    fn prefetch_class_key(&self, n: usize, maps: &[&[u8]]) {
+        if let Some(class) = self.ordered.get(n) {
+            prefetch_bytes(class.place.bytes(class.len as usize, &self.arena, maps));
+        }
+    }
+
     /// The key and size of the shard's `n`th class, in first-seen order.
     /// Only a counting shard keeps that order.
     pub(crate) fn class<'s>(&'s self, n: usize, maps: &[&'s [u8]]) -> (&'s [u8], u64) {
@@ -439,7 +457,9 @@ impl DedupSet {
     /// `make` makes of the class's number in that order, its key and its
     /// size, on the current rayon pool: `order` is cut into pieces, each
     /// started at its own cursors. The keys are read in the order they came
-    /// in, so the input is read forward, not at random.
+    /// in, so the input is read forward, not at random; the classes' entries
+    /// and copied keys, spread over the shards, are loaded several classes
+    /// ahead, as the dedup loop loads its slots.
     pub(crate) fn fill_in_order<'s, T: Send>(
         &'s self,
         order: &[u16],
@@ -462,11 +482,30 @@ impl DedupSet {
             .zip(starts)
             .enumerate()
             .for_each(|(at, ((out, piece), mut next))| {
-                for (k, (slot, &shard)) in out.iter_mut().zip(piece).enumerate() {
-                    let shard = shard as usize % SHARDS;
-                    let (key, size) = self.shards[shard].class(next[shard] as usize, maps);
-                    *slot = make(at * PIECE + k, key, size);
-                    next[shard] += 1;
+                const WINDOW: usize = 1024;
+                const AHEAD: usize = 8;
+                let mut classes = Vec::with_capacity(WINDOW);
+                for (w, (out, window)) in
+                    out.chunks_mut(WINDOW).zip(piece.chunks(WINDOW)).enumerate()
+                {
+                    // Each class's shard and number in it, to look ahead.
+                    classes.clear();
+                    classes.extend(window.iter().map(|&shard| {
+                        let shard = shard as usize % SHARDS;
+                        next[shard] += 1;
+                        (&self.shards[shard], next[shard] as usize - 1)
+                    }));
+                    for (i, slot) in out.iter_mut().enumerate() {
+                        if let Some(&(shard, n)) = classes.get(i + 2 * AHEAD) {
+                            shard.prefetch_class(n);
+                        }
+                        if let Some(&(shard, n)) = classes.get(i + AHEAD) {
+                            shard.prefetch_class_key(n, maps);
+                        }
+                        let (shard, n) = classes[i];
+                        let (key, size) = shard.class(n, maps);
+                        *slot = make(at * PIECE + w * WINDOW + i, key, size);
+                    }
                 }
             });
     }
