@@ -36,6 +36,9 @@ pub struct Columns {
     pub base: Option<String>,
     /// Apply the lenient repairs first.
     pub lenient: bool,
+    /// How a reference with a scheme is resolved (RFC 3986 §5.2.2):
+    /// strictly, by default.
+    pub scheme_rule: SchemeRule,
 }
 
 /// The buffers [`Columns`] reuses from one line to the next, so that no
@@ -93,6 +96,30 @@ impl Columns {
         self.prepare(value, Some(field), base, scratch, with)
     }
 
+    /// Calls `with` on the URI `reference` stands for: repaired if lenient,
+    /// and resolved against `base` if given (else against the fixed base,
+    /// if any); returns what it returned with the repairs made, as
+    /// [`Columns::with_uri`] does for a line. For a reference and its base
+    /// that come apart (two columns of a dataframe).
+    ///
+    /// ```
+    /// use urinorm::mapper::{ColumnScratch, Columns};
+    /// let columns = Columns { lenient: true, ..Columns::default() };
+    /// let mut scratch = ColumnScratch::default();
+    /// let (uri, _) = columns.with_reference(b" ../d ", Some(b"http://a/b/c"), &mut scratch, |uri| Ok(uri.to_vec()))?;
+    /// assert_eq!(uri, b"http://a/d");
+    /// # Ok::<(), urinorm::InvalidUri>(())
+    /// ```
+    pub fn with_reference<T>(
+        &self,
+        reference: &[u8],
+        base: Option<&[u8]>,
+        scratch: &mut ColumnScratch,
+        with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
+    ) -> Result<(T, u32), InvalidUri> {
+        self.prepare(reference, None, base.or(self.fixed_base()), scratch, with)
+    }
+
     /// Calls `with` on `value` (column `field`, or the whole line) repaired
     /// if lenient and resolved against `base` if any. A rejection counts its
     /// offset in the user's bytes: the column's, the base column's, or (past
@@ -142,7 +169,7 @@ impl Columns {
         let base = UriRef::parse_bytes(base).map_err(in_base)?;
         let reference = UriRef::parse_bytes(text).map_err(in_text)?;
         resolved.clear();
-        resolve_into(&base, &reference, SchemeRule::Strict, resolved).map_err(in_base)?;
+        resolve_into(&base, &reference, self.scheme_rule, resolved).map_err(in_base)?;
         let in_resolved = |e: InvalidUri| e.within(Within::Resolved(field.map(number)), e.offset());
         Ok((with(resolved).map_err(in_resolved)?, notes))
     }

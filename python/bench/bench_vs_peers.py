@@ -73,7 +73,8 @@ def main() -> None:
     array = pa.array(lines, type=pa.string())
 
     def batch(values, **options):
-        return lambda: urinorm.normalize_batch(values, **options)[1].false_count
+        # One thread: the process has one core (see python/bench/bench_batch.py for more).
+        return lambda: urinorm.normalize_batch(values, threads=1, **options)[1].false_count
 
     candidates = [
         ("`urinorm.normalize_batch`, Arrow array, scheme rung", batch(array)),

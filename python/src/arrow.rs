@@ -19,6 +19,7 @@ use pyo3::types::PyCapsule;
 
 use urinorm::fingerprint::{Fingerprint, fingerprint};
 use urinorm::key::KeyFormat;
+use urinorm::mapper::{ColumnScratch, Columns};
 use urinorm::normalize::{Normalizer, Scratch};
 
 /// `struct ArrowSchema` of the C data interface.
@@ -199,22 +200,26 @@ pub enum Made {
     Fingerprints,
 }
 
-/// Values to normalize, read by index from any thread.
-pub trait Values: Sync {
+/// A row to make a key of: a reference, and the base it is resolved
+/// against when the row has its own.
+pub type Row<'a> = (&'a [u8], Option<&'a [u8]>);
+
+/// Rows to make keys of, read by index from any thread.
+pub trait Rows: Sync {
     fn len(&self) -> usize;
-    /// The bytes of value `i`, `None` when it is null.
-    fn get(&self, i: usize) -> Option<&[u8]>;
-    /// The bytes of all the values, about.
+    /// Row `i`, `None` when it is null (its reference, or its base).
+    fn row(&self, i: usize) -> Option<Row<'_>>;
+    /// The bytes of all the references, about.
     fn bytes(&self) -> usize;
 }
 
-impl Values for StringArray<'_> {
+impl Rows for StringArray<'_> {
     fn len(&self) -> usize {
         self.length
     }
 
-    fn get(&self, i: usize) -> Option<&[u8]> {
-        self.value(i)
+    fn row(&self, i: usize) -> Option<Row<'_>> {
+        self.value(i).map(|value| (value, None))
     }
 
     fn bytes(&self) -> usize {
@@ -222,18 +227,74 @@ impl Values for StringArray<'_> {
     }
 }
 
-impl Values for [Option<&str>] {
+impl Rows for [Option<&str>] {
     fn len(&self) -> usize {
         <[Option<&str>]>::len(self)
     }
 
-    fn get(&self, i: usize) -> Option<&[u8]> {
-        self[i].map(str::as_bytes)
+    fn row(&self, i: usize) -> Option<Row<'_>> {
+        self[i].map(|value| (value.as_bytes(), None))
     }
 
     fn bytes(&self) -> usize {
         self.iter().flatten().map(|t| t.len()).sum()
     }
+}
+
+/// References and, row for row, the bases they are resolved against.
+pub struct Resolving<'a> {
+    pub references: StringArray<'a>,
+    pub bases: StringArray<'a>,
+}
+
+impl Rows for Resolving<'_> {
+    fn len(&self) -> usize {
+        self.references.length
+    }
+
+    fn row(&self, i: usize) -> Option<Row<'_>> {
+        Some((self.references.value(i)?, Some(self.bases.value(i)?)))
+    }
+
+    fn bytes(&self) -> usize {
+        self.references.data.len() + self.bases.data.len()
+    }
+}
+
+/// How a row becomes its key: the normalizer, which key, and how the
+/// reference is read (repaired, resolved against a base) first.
+pub struct Maker<'m> {
+    pub normalizer: &'m Normalizer,
+    pub key: KeyFormat,
+    pub columns: &'m Columns,
+}
+
+impl Maker<'_> {
+    /// Appends the key of `row` to `out`; false, with nothing appended,
+    /// when the row has none (it is not a URI reference, or its base not
+    /// an absolute URI).
+    fn write(
+        &self,
+        (reference, base): Row<'_>,
+        out: &mut Vec<u8>,
+        scratch: &mut Scratches,
+    ) -> bool {
+        let Scratches { normalize, columns } = scratch;
+        let mut write = |uri: &[u8]| self.key.write(self.normalizer, uri, out, normalize);
+        if base.is_none() && self.columns.is_plain() {
+            return write(reference).is_ok();
+        }
+        self.columns
+            .with_reference(reference, base, columns, write)
+            .is_ok()
+    }
+}
+
+/// The buffers a batch reuses from row to row.
+#[derive(Default)]
+struct Scratches {
+    normalize: Scratch,
+    columns: ColumnScratch,
 }
 
 /// The fewest values a thread is given: below it, a thread costs more than
@@ -244,18 +305,17 @@ const PIECE_AT_LEAST: usize = 1 << 12;
 /// alone): cut into pieces, each made into its own batch, the batches then
 /// joined in order, so that the result is the same whatever the threads.
 pub fn make(
-    normalizer: &Normalizer,
-    key: KeyFormat,
+    maker: &Maker<'_>,
     made: Made,
-    values: &(impl Values + ?Sized),
+    rows: &(impl Rows + ?Sized),
     pool: Option<&rayon::ThreadPool>,
 ) -> Batch {
-    let len = values.len();
+    let len = rows.len();
     let piece_of = |range: std::ops::Range<usize>| {
-        let bytes = values.bytes() / len.max(1) * range.len();
+        let bytes = rows.bytes() / len.max(1) * range.len();
         let mut batch = Batch::made(made, range.len(), bytes);
         for i in range {
-            batch.push(normalizer, key, values.get(i));
+            batch.push(maker, rows.row(i));
         }
         batch
     };
@@ -300,8 +360,8 @@ pub struct Batch {
     validity: Vec<u8>,
     nulls: usize,
     length: usize,
-    /// The normalizer's buffers, reused from value to value.
-    scratch: Scratch,
+    /// The buffers reused from value to value.
+    scratch: Scratches,
 }
 
 impl Batch {
@@ -331,26 +391,22 @@ impl Batch {
             validity: Vec::with_capacity(capacity.div_ceil(8)),
             nulls: 0,
             length: 0,
-            scratch: Scratch::default(),
+            scratch: Scratches::default(),
         };
         batch.push_offset();
         batch
     }
 
-    /// Appends the `key` of `value` (or its fingerprint), or a null.
-    pub fn push(&mut self, normalizer: &Normalizer, key: KeyFormat, value: Option<&[u8]>) {
+    /// Appends the key of `row` (or its fingerprint), or a null.
+    fn push(&mut self, maker: &Maker<'_>, row: Option<Row<'_>>) {
         let scratch = &mut self.scratch;
         let valid = match &mut self.shape {
             // On error nothing is appended, so the value is an empty null.
-            Shape::Keys(_) => value.is_some_and(|value| {
-                key.write(normalizer, value, &mut self.data, scratch)
-                    .is_ok()
-            }),
+            Shape::Keys(_) => row.is_some_and(|row| maker.write(row, &mut self.data, scratch)),
             // A null of a fixed-size array still takes its 16 bytes.
             Shape::Fingerprints { key: made } => {
                 made.clear();
-                let valid =
-                    value.is_some_and(|value| key.write(normalizer, value, made, scratch).is_ok());
+                let valid = row.is_some_and(|row| maker.write(row, made, scratch));
                 let print = if valid { fingerprint(made) } else { [0; 16] };
                 self.data.extend_from_slice(&print);
                 valid

@@ -22,6 +22,7 @@ use pyo3::types::{PyBytes, PyCapsule, PyString};
 use urinorm::UriRef;
 use urinorm::fingerprint::fingerprint;
 use urinorm::key::KeyFormat;
+use urinorm::mapper::{ColumnScratch, Columns};
 use urinorm::normalize::protocol::{PRESETS, Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{Normalizer, Rung, Scratch};
 use urinorm::resolve::{SchemeRule, resolve_into};
@@ -245,43 +246,39 @@ impl PyNormalizer {
         self.normalizer.rules().map(|r| r.describe().to_string())
     }
 
-    /// The canonical form of `uri`; raises InvalidUri.
-    fn normalize(&self, py: Python<'_>, uri: &str) -> PyResult<String> {
-        self.normalizer
-            .normalize(uri)
-            .map_err(|e| invalid_uri(py, &e))
+    /// The canonical form of `uri` (repaired first if `lenient`); raises
+    /// InvalidUri.
+    #[pyo3(signature = (uri, lenient=false))]
+    fn normalize(&self, py: Python<'_>, uri: &str, lenient: bool) -> PyResult<String> {
+        let out = read(py, uri, lenient, |uri, out, scratch| {
+            self.normalizer.normalize_into(uri, out, scratch).map(drop)
+        })?;
+        Ok(String::from_utf8(out).expect("canonical forms are ASCII"))
     }
 
     /// The SURT key of the canonical form of `uri`; raises InvalidUri.
-    fn surt(&self, py: Python<'_>, uri: &str) -> PyResult<String> {
-        let mut out = Vec::with_capacity(uri.len());
-        normalize_surt_into(
-            &self.normalizer,
-            uri.as_bytes(),
-            &mut out,
-            &mut Scratch::default(),
-        )
-        .map_err(|e| invalid_uri(py, &e))?;
+    #[pyo3(signature = (uri, lenient=false))]
+    fn surt(&self, py: Python<'_>, uri: &str, lenient: bool) -> PyResult<String> {
+        let out = read(py, uri, lenient, |uri, out, scratch| {
+            normalize_surt_into(&self.normalizer, uri, out, scratch).map(drop)
+        })?;
         Ok(String::from_utf8(out).expect("SURT keys of canonical forms are ASCII"))
     }
 
     /// The stable 128-bit fingerprint (XXH3-128, big-endian) of the key of
     /// `uri`: the 16 bytes the seen store keeps; raises InvalidUri.
+    #[pyo3(signature = (uri, key, lenient=false))]
     fn fingerprint<'py>(
         &self,
         py: Python<'py>,
         uri: &str,
         key: &str,
+        lenient: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let mut out = Vec::with_capacity(uri.len());
-        parse_key(key)?
-            .write(
-                &self.normalizer,
-                uri.as_bytes(),
-                &mut out,
-                &mut Scratch::default(),
-            )
-            .map_err(|e| invalid_uri(py, &e))?;
+        let key = parse_key(key)?;
+        let out = read(py, uri, lenient, |uri, out, scratch| {
+            key.write(&self.normalizer, uri, out, scratch).map(drop)
+        })?;
         Ok(PyBytes::new(py, &fingerprint(&out)))
     }
 
@@ -289,7 +286,7 @@ impl PyNormalizer {
     /// Arrow string array (or, with `fingerprints`, of a
     /// `fixed_size_binary(16)` array of the keys' fingerprints); a `None` or
     /// an invalid reference is a null.
-    #[pyo3(signature = (values, key, fingerprints=false, threads=None))]
+    #[pyo3(signature = (values, key, fingerprints=false, threads=None, reading=Reading::default()))]
     fn batch_list<'py>(
         &self,
         py: Python<'py>,
@@ -297,9 +294,11 @@ impl PyNormalizer {
         key: &str,
         fingerprints: bool,
         threads: Option<usize>,
+        reading: Reading,
     ) -> PyResult<arrow::Keys> {
         let key = parse_key(key)?;
         let pool = pool(threads)?;
+        let columns = reading.columns(py)?;
         // The items are kept alive here, so the text borrowed from them
         // stays valid while the loop runs without the GIL.
         let items = values
@@ -325,9 +324,8 @@ impl PyNormalizer {
             true => arrow::Made::Fingerprints,
             false => arrow::Made::Keys { large: false },
         };
-        let batch = py.detach(|| {
-            arrow::make(&self.normalizer, key, made, &texts[..], pool.as_deref()).finish()
-        });
+        let maker = self.maker(key, &columns);
+        let batch = py.detach(|| arrow::make(&maker, made, &texts[..], pool.as_deref()).finish());
         keys(batch)
     }
 
@@ -336,7 +334,7 @@ impl PyNormalizer {
     /// interface, into the buffers of an Arrow string array whose offsets
     /// are as wide as the input's (or, with `fingerprints`, of a
     /// `fixed_size_binary(16)` array).
-    #[pyo3(signature = (array, key, fingerprints=false, threads=None))]
+    #[pyo3(signature = (array, key, fingerprints=false, threads=None, reading=Reading::default()))]
     fn batch_arrow<'py>(
         &self,
         py: Python<'py>,
@@ -344,24 +342,149 @@ impl PyNormalizer {
         key: &str,
         fingerprints: bool,
         threads: Option<usize>,
+        reading: Reading,
     ) -> PyResult<arrow::Keys> {
         let key = parse_key(key)?;
         let pool = pool(threads)?;
-        let capsules = array.call_method0("__arrow_c_array__")?;
+        let columns = reading.columns(py)?;
         // Held until the loop is done: the array lives as long as its capsules.
-        let (schema, array): (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>) = capsules.extract()?;
-        let strings = arrow::StringArray::borrow(&schema, &array)?;
-        let made = match fingerprints {
-            true => arrow::Made::Fingerprints,
-            false => arrow::Made::Keys {
-                large: strings.large(),
-            },
-        };
-        let batch = py.detach(|| {
-            arrow::make(&self.normalizer, key, made, &strings, pool.as_deref()).finish()
-        });
+        let capsules = Capsules::of(array)?;
+        let strings = capsules.strings()?;
+        let made = made(fingerprints, strings.large());
+        let maker = self.maker(key, &columns);
+        let batch = py.detach(|| arrow::make(&maker, made, &strings, pool.as_deref()).finish());
         keys(batch)
     }
+
+    /// As [`PyNormalizer::batch_arrow`] for `references` resolved, row for
+    /// row, against `bases` (two string arrays of one length); a row whose
+    /// base is null or not an absolute URI is null.
+    #[pyo3(signature = (references, bases, key, fingerprints=false, threads=None, reading=Reading::default()))]
+    #[allow(clippy::too_many_arguments)]
+    fn batch_resolve<'py>(
+        &self,
+        py: Python<'py>,
+        references: &Bound<'py, PyAny>,
+        bases: &Bound<'py, PyAny>,
+        key: &str,
+        fingerprints: bool,
+        threads: Option<usize>,
+        reading: Reading,
+    ) -> PyResult<arrow::Keys> {
+        let key = parse_key(key)?;
+        let pool = pool(threads)?;
+        let columns = reading.columns(py)?;
+        let (references, bases) = (Capsules::of(references)?, Capsules::of(bases)?);
+        let rows = arrow::Resolving {
+            references: references.strings()?,
+            bases: bases.strings()?,
+        };
+        if rows.bases.len() != rows.references.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} references and {} bases: one base a reference",
+                rows.references.len(),
+                rows.bases.len()
+            )));
+        }
+        let made = made(fingerprints, rows.references.large());
+        let maker = self.maker(key, &columns);
+        let batch = py.detach(|| arrow::make(&maker, made, &rows, pool.as_deref()).finish());
+        keys(batch)
+    }
+}
+
+impl PyNormalizer {
+    fn maker<'m>(&'m self, key: KeyFormat, columns: &'m Columns) -> arrow::Maker<'m> {
+        arrow::Maker {
+            normalizer: &self.normalizer,
+            key,
+            columns,
+        }
+    }
+}
+
+/// What a batch makes: keys, with offsets as wide as the input's, or
+/// fingerprints.
+fn made(fingerprints: bool, large: bool) -> arrow::Made {
+    match fingerprints {
+        true => arrow::Made::Fingerprints,
+        false => arrow::Made::Keys { large },
+    }
+}
+
+/// The two capsules of an Arrow array (`__arrow_c_array__`), held while
+/// the array is read: it lives as long as they do.
+struct Capsules<'py>(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>);
+
+impl<'py> Capsules<'py> {
+    fn of(array: &Bound<'py, PyAny>) -> PyResult<Capsules<'py>> {
+        let (schema, array) = array.call_method0("__arrow_c_array__")?.extract()?;
+        Ok(Capsules(schema, array))
+    }
+
+    fn strings(&self) -> PyResult<arrow::StringArray<'_>> {
+        arrow::StringArray::borrow(&self.0, &self.1)
+    }
+}
+
+/// How each value is read before it is normalized: repaired (`lenient`,
+/// the command line's `--lenient`), resolved against one `base` (its
+/// `--base`), a reference with a scheme read by the non-strict rule of
+/// RFC 3986 §5.2.2 (`non_strict`).
+#[derive(Default, FromPyObject)]
+struct Reading {
+    #[pyo3(item)]
+    lenient: bool,
+    #[pyo3(item)]
+    base: Option<String>,
+    #[pyo3(item)]
+    non_strict: bool,
+}
+
+impl Reading {
+    /// The reading as [`Columns`]; InvalidUri naming the base when it is
+    /// not an absolute URI.
+    fn columns(self, py: Python<'_>) -> PyResult<Columns> {
+        let scheme_rule = match self.non_strict {
+            true => SchemeRule::NonStrict,
+            false => SchemeRule::Strict,
+        };
+        if let Some(base) = &self.base {
+            let at_fault = |e| invalid_uri_in(py, &e, Some("base"));
+            let parsed = UriRef::parse(base).map_err(at_fault)?;
+            let empty = UriRef::parse("").expect("the empty reference");
+            resolve_into(&parsed, &empty, scheme_rule, &mut Vec::new()).map_err(at_fault)?;
+        }
+        Ok(Columns {
+            lenient: self.lenient,
+            base: self.base,
+            scheme_rule,
+            ..Columns::default()
+        })
+    }
+}
+
+/// `make` of `uri`, repaired first if `lenient`, into a new buffer; an
+/// InvalidUri at the user's byte (with the repair that would have saved a
+/// strict call).
+fn read(
+    py: Python<'_>,
+    uri: &str,
+    lenient: bool,
+    make: impl FnOnce(&[u8], &mut Vec<u8>, &mut Scratch) -> Result<(), urinorm::InvalidUri>,
+) -> PyResult<Vec<u8>> {
+    let columns = Columns {
+        lenient,
+        ..Columns::default()
+    };
+    let mut out = Vec::with_capacity(uri.len());
+    let mut scratch = Scratch::default();
+    columns
+        .with_reference(uri.as_bytes(), None, &mut ColumnScratch::default(), |uri| {
+            make(uri, &mut out, &mut scratch)
+        })
+        .map_err(|e| invalid_uri(py, &e))?;
+    Ok(out)
 }
 
 /// The pool of `threads` threads a batch runs on (`None`: one thread a
@@ -396,17 +519,41 @@ fn keys(batch: Result<arrow::Keys, arrow::TooLarge>) -> PyResult<arrow::Keys> {
     batch.map_err(|e| PyOverflowError::new_err(e.to_string()))
 }
 
-/// Resolves `reference` against `base` (RFC 3986 §5.2, strict); raises
-/// InvalidUri naming the argument at fault (`argument`: "base" or
+/// Resolves `reference` against `base` (RFC 3986 §5.2; with `non_strict`,
+/// the non-strict reading of §5.2.2), each repaired first if `lenient`;
+/// raises InvalidUri naming the argument at fault (`argument`: "base" or
 /// "reference").
 #[pyfunction]
-fn resolve(py: Python<'_>, base: &str, reference: &str) -> PyResult<String> {
+#[pyo3(signature = (base, reference, lenient=false, non_strict=false))]
+fn resolve(
+    py: Python<'_>,
+    base: &str,
+    reference: &str,
+    lenient: bool,
+    non_strict: bool,
+) -> PyResult<String> {
     let at_fault = |argument| move |e| invalid_uri_in(py, &e, Some(argument));
-    let base = UriRef::parse(base).map_err(at_fault("base"))?;
-    let reference = UriRef::parse(reference).map_err(at_fault("reference"))?;
+    let repaired = |text: &str, argument| -> PyResult<Vec<u8>> {
+        let columns = Columns {
+            lenient,
+            ..Columns::default()
+        };
+        let mut scratch = ColumnScratch::default();
+        let (bytes, _) = columns
+            .with_reference(text.as_bytes(), None, &mut scratch, |uri| Ok(uri.to_vec()))
+            .map_err(at_fault(argument))?;
+        Ok(bytes)
+    };
+    let (base, reference) = (repaired(base, "base")?, repaired(reference, "reference")?);
+    let base = UriRef::parse_bytes(&base).map_err(at_fault("base"))?;
+    let reference = UriRef::parse_bytes(&reference).map_err(at_fault("reference"))?;
+    let rule = match non_strict {
+        true => SchemeRule::NonStrict,
+        false => SchemeRule::Strict,
+    };
     let mut out = Vec::new();
     // What resolution itself refuses is the base's: one without a scheme.
-    resolve_into(&base, &reference, SchemeRule::Strict, &mut out).map_err(at_fault("base"))?;
+    resolve_into(&base, &reference, rule, &mut out).map_err(at_fault("base"))?;
     // The target is recomposed from components of two ASCII references.
     Ok(String::from_utf8(out).expect("a resolved URI is ASCII"))
 }

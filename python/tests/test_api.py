@@ -3,6 +3,7 @@
 import os
 import re
 
+import pyarrow as pa
 import pytest
 
 import urinorm
@@ -458,3 +459,59 @@ def test_the_stubs_literal_names_are_the_modules():
     assert aliases["TransformName"] == urinorm.TRANSFORMS
     for key in aliases["KeyName"]:
         urinorm.normalize_batch(["http://a.example/"], key=key)
+
+
+def test_lenient_repairs_what_strict_rejects():
+    assert urinorm.normalize(" http://a/ b ", lenient=True) == "http://a/%20b"
+    assert urinorm.normalize("https://münchen.de/", lenient=True) == "https://xn--mnchen-3ya.de/"
+    # Inside <…> a space is line wrapping: removed (RFC 3986 Appendix C).
+    assert urinorm.surt("<http://www.a.example/x y>", lenient=True) == "example,a,www)/xy"
+    assert urinorm.fingerprint(" http://a/ ", lenient=True) == urinorm.fingerprint("http://a/")
+    with pytest.raises(urinorm.InvalidUri, match="space is not allowed"):
+        urinorm.normalize(" http://a/ b ")
+    # A valid reference is never changed by the repairs.
+    assert urinorm.normalize("http://a/%7e", lenient=True) == urinorm.normalize("http://a/%7e")
+
+
+def test_resolve_reads_as_the_options_say():
+    assert urinorm.resolve("https://ex.com/dir/", "/über/ä.html", lenient=True) == (
+        "https://ex.com/%C3%BCber/%C3%A4.html"
+    )
+    assert urinorm.resolve("http://a/b/c/d;p?q", "http:g") == "http:g"
+    assert urinorm.resolve("http://a/b/c/d;p?q", "http:g", non_strict=True) == "http://a/b/c/g"
+    with pytest.raises(urinorm.InvalidUri) as e:
+        urinorm.resolve("https://ex.com/dir/", "/über/")
+    assert e.value.argument == "reference"
+
+
+def test_one_base_for_a_batch():
+    result, valid = urinorm.normalize_batch(
+        ["../g", None, "x y", "HTTP://B/"], base="http://a/b/c/d", lenient=True
+    )
+    assert result.to_pylist() == ["http://a/b/g", None, "http://a/b/c/x%20y", "http://b/"]
+    prints = urinorm.fingerprint_batch(["../g"], base="http://a/b/c/d")
+    assert prints[0].as_py() == urinorm.fingerprint("http://a/b/g")
+    with pytest.raises(urinorm.InvalidUri, match="the base: ") as e:
+        urinorm.normalize_batch(["a"], base="rel/x")
+    assert e.value.argument == "base"
+
+
+def test_resolve_batch_rows():
+    bases = ["http://a/b/c", "http://a/", None, "rel", "http://a/b/c/d;p?q"]
+    references = ["../d", "x y", "/z", "q", "http:g"]
+    result, valid = urinorm.resolve_batch(bases, references)
+    assert result.to_pylist() == ["http://a/d", None, None, None, "http:g"]
+    assert valid.to_pylist() == [True, False, False, False, True]
+    result, _ = urinorm.resolve_batch(
+        pa.chunked_array([bases[:2], bases[2:]]),
+        pa.array(references).dictionary_encode(),
+        lenient=True,
+        non_strict=True,
+    )
+    assert result.to_pylist() == ["http://a/d", "http://a/x%20y", None, None, "http://a/b/c/g"]
+    prints, _ = urinorm.resolve_batch(bases, references, fingerprints=True)
+    assert prints[0].as_py() == urinorm.fingerprint("http://a/d")
+    with pytest.raises(ValueError, match="2 references and 1 bases"):
+        urinorm.resolve_batch(["http://a/"], ["x", "y"])
+    with pytest.raises(TypeError, match="not one string"):
+        urinorm.resolve_batch("http://a/", ["x"])

@@ -185,3 +185,58 @@ def test_site_rules_give_what_the_command_line_prints(cli, tmp_path, key, option
     result, valid = urinorm.normalize_batch([line for _, line in lines], key=key, **options)
     assert result.drop_null().to_pylist() == printed
     assert valid.true_count == len(printed)
+
+
+def run_cli_lines(cli, flags, source):
+    """The command's output lines and how many lines it rejected."""
+    done = subprocess.run(
+        [cli, "normalize", "--fetchable=never", *flags, source],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    rejected = sum(1 for line in done.stderr.splitlines() if not line.startswith("urinorm:"))
+    return done.stdout.splitlines(), rejected
+
+
+def test_lenient_is_the_command_lines(cli, sample):
+    printed, rejected = run_cli_lines(cli, ["--lenient"], SAMPLE)
+    assert rejected < 17, "the repairs save some of the sample's 17"
+    lines = [line for _, line in sample]
+    for values in (lines, pa.array(lines)):
+        result, valid = urinorm.normalize_batch(values, lenient=True)
+        assert result.drop_null().to_pylist() == printed
+        assert valid.false_count == rejected
+    accepted = []
+    for line in lines:
+        try:
+            accepted.append(urinorm.normalize(line, lenient=True))
+        except urinorm.InvalidUri:
+            pass
+    assert accepted == printed
+
+
+def test_resolve_batch_is_base_field(cli, sample, tmp_path):
+    """A link dataset made of the sample: each line's reference (absolute,
+    its path alone, or a dot-relative path) against the line before it."""
+    lines = [line for _, line in sample if "\t" not in line]
+    bases, references = [], []
+    for i, (base, line) in enumerate(zip(lines, lines[1:])):
+        path = "/" + line.split("/", 3)[3] if line.count("/") >= 3 else line
+        references.append([line, path, "../" + path.rsplit("/", 1)[-1], " " + path][i % 4])
+        bases.append(base)
+    links = tmp_path / "links.tsv"
+    links.write_text("".join(f"{b}\t{r}\n" for b, r in zip(bases, references)))
+    for lenient in (False, True):
+        flags = ["--field", "2", "--base-field", "1"] + (["--lenient"] if lenient else [])
+        printed, rejected = run_cli_lines(cli, flags, str(links))
+        assert len(printed) > len(lines) // 2
+        # The command line writes the line back, its column replaced.
+        printed = [line.split("\t")[1] for line in printed]
+        for kind in (list, pa.array):
+            result, valid = urinorm.resolve_batch(
+                kind(bases), kind(references), lenient=lenient
+            )
+            assert result.drop_null().to_pylist() == printed
+            assert valid.false_count == rejected

@@ -96,6 +96,7 @@ __all__ = [
     "normalize",
     "normalize_batch",
     "resolve",
+    "resolve_batch",
     "surt",
 ]
 
@@ -117,8 +118,17 @@ def normalize(
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    lenient: bool = False,
 ) -> str:
     """Return the canonical form of ``uri`` at ``rung``.
+
+    With ``lenient``, ``uri`` is first repaired as the command line's
+    ``--lenient`` repairs a line (RFC 3986 Appendix C, and what browsers
+    do): surrounding whitespace trimmed; ``<…>``, ``"…"``, ``'…'`` and a
+    leading ``URL:`` unwrapped; tabs and line breaks inside removed; a
+    space, a non-ASCII character (as UTF-8) and a character not allowed
+    where it stands percent-encoded; a ``%`` not followed by two hex digits
+    written ``%25``. A valid URI reference is never changed.
 
     Raises :class:`InvalidUri` (a ``ValueError``) when ``uri`` is not a URI
     reference, with the command line's reason as its message, and
@@ -128,7 +138,7 @@ def normalize(
     ``OSError`` for one that cannot be read (see the module).
     """
     normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
-    return normalizer.normalize(uri)
+    return normalizer.normalize(uri, lenient)
 
 
 def surt(
@@ -141,15 +151,16 @@ def surt(
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    lenient: bool = False,
 ) -> str:
     """Return the SURT key of the canonical form of ``uri``.
 
     ``http://www.example.com:8080/a?b`` gives ``com,example,www:8080)/a?b``:
     the key of web-archive CDX indexes, made from the canonical form at
-    ``rung``. Raises as :func:`normalize` does.
+    ``rung``. Raises and repairs (``lenient``) as :func:`normalize` does.
     """
     normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
-    return normalizer.surt(uri)
+    return normalizer.surt(uri, lenient)
 
 
 def fingerprint(
@@ -163,6 +174,7 @@ def fingerprint(
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    lenient: bool = False,
 ) -> bytes:
     """Return the 16-byte fingerprint of ``uri``'s key.
 
@@ -170,13 +182,14 @@ def fingerprint(
     ``key="surt"``); the fingerprint is XXH3-128 with seed 0 over the key's
     bytes, most significant byte first: a stable, documented function that
     gives the same bytes on every machine and in every version, so a store of
-    fingerprints can outlive the process. Raises as :func:`normalize` does.
+    fingerprints can outlive the process. Raises and repairs (``lenient``)
+    as :func:`normalize` does.
 
     >>> fingerprint("HTTP://Example.com:80/").hex()
     '42663426682770e605cd77c9b152d153'
     """
     normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
-    return normalizer.fingerprint(uri, key)
+    return normalizer.fingerprint(uri, key, lenient)
 
 
 def normalize_batch(
@@ -191,6 +204,9 @@ def normalize_batch(
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
     threads: int | None = None,
+    lenient: bool = False,
+    base: str | None = None,
+    non_strict: bool = False,
 ):
     """Normalize many values at once, with the GIL released; needs pyarrow.
 
@@ -221,9 +237,16 @@ def normalize_batch(
     ``threads`` is how many threads share the work: by default one a core,
     ``1`` for the calling thread alone (as in a Spark task, which has its
     core). The result is the same for any number.
+
+    ``lenient`` repairs each value first, as :func:`normalize` does;
+    ``base`` resolves each against one absolute URI (``--base``; an invalid
+    base raises :class:`InvalidUri` at once), ``non_strict`` with the
+    non-strict reading of RFC 3986 §5.2.2 (``http:g`` is relative to an
+    ``http`` base). For a base per row, see :func:`resolve_batch`.
     """
     normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
-    return _run_batch("normalize_batch", values, normalizer, key, threads=threads)
+    reading = {"lenient": lenient, "base": base, "non_strict": non_strict}
+    return _run_batch("normalize_batch", values, normalizer, key, threads=threads, reading=reading)
 
 
 def fingerprint_batch(
@@ -238,12 +261,15 @@ def fingerprint_batch(
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
     threads: int | None = None,
+    lenient: bool = False,
+    base: str | None = None,
+    non_strict: bool = False,
 ):
     """The 16-byte :func:`fingerprint` of each value's key, as a pyarrow
     ``fixed_size_binary(16)`` array, with the GIL released; needs pyarrow.
 
-    ``values`` and ``threads`` are taken as :func:`normalize_batch` takes
-    them (a dictionary array's fingerprints are not a dictionary); the result is
+    ``values``, ``threads``, ``lenient``, ``base`` and ``non_strict`` are
+    taken as :func:`normalize_batch` takes them (a dictionary array's fingerprints are not a dictionary); the result is
     null where the value was null or is not a URI reference, and a chunked
     array for a chunked input. The bytes are those :func:`fingerprint` (and
     the seen store) give: a Spark job can keep its history as a Parquet
@@ -253,10 +279,80 @@ def fingerprint_batch(
     '42663426682770e605cd77c9b152d153'
     """
     normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
+    reading = {"lenient": lenient, "base": base, "non_strict": non_strict}
     result, _ = _run_batch(
-        "fingerprint_batch", values, normalizer, key, fingerprints=True, threads=threads
+        "fingerprint_batch", values, normalizer, key, True, threads, reading
     )
     return result
+
+
+def resolve_batch(
+    bases: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    references: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+    key: str = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+    threads: int | None = None,
+    lenient: bool = False,
+    non_strict: bool = False,
+    fingerprints: bool = False,
+):
+    """Resolve each of ``references`` against the base on its row, then
+    normalize it: a link dataset's ``(page, href)`` columns made keys, as
+    ``urinorm normalize --field 2 --base-field 1`` makes them; needs pyarrow.
+
+    ``bases`` and ``references`` are of one length, each taken as
+    :func:`normalize_batch` takes ``values``. Returns ``(result, valid)``
+    as :func:`normalize_batch` does (a plain array: chunked inputs are
+    joined first): null where the reference or the base is null, the
+    reference is not a URI reference, or the base is not an absolute URI.
+    ``lenient`` repairs each reference first (not the base, as on the
+    command line); ``non_strict`` reads a reference with the base's scheme
+    as relative (RFC 3986 §5.2.2). With ``fingerprints``, ``result`` is
+    their 16-byte fingerprints (``fixed_size_binary(16)``).
+
+    >>> result, valid = resolve_batch(["http://a/b/c", "http://a/", None], ["../d", "x y", "/z"])
+    >>> result.to_pylist()
+    ['http://a/d', None, None]
+    """
+    _many("resolve_batch", bases)
+    _many("resolve_batch", references)
+    pa = _pyarrow("resolve_batch")
+    normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
+    reading = {"lenient": lenient, "base": None, "non_strict": non_strict}
+    keys = normalizer.batch_resolve(
+        _plain_strings(pa, "resolve_batch", references),
+        _plain_strings(pa, "resolve_batch", bases),
+        key,
+        fingerprints,
+        threads,
+        reading,
+    )
+    return _arrays(pa, keys)
+
+
+def _plain_strings(pa, caller: str, values):
+    """``values`` as one pyarrow ``string`` or ``large_string`` array."""
+    array = _as_arrow(pa, values)
+    if not isinstance(array, (pa.Array, pa.ChunkedArray)):
+        array = pa.array(list(array), type=pa.string())
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    if pa.types.is_null(array.type):
+        array = array.cast(pa.string())
+    if hasattr(pa.types, "is_string_view") and pa.types.is_string_view(array.type):
+        array = array.cast(pa.large_string())
+    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        raise TypeError(f"{caller} takes strings, not {array.type}")
+    return array
 
 
 def _many(caller: str, values) -> None:
@@ -269,6 +365,16 @@ def _many(caller: str, values) -> None:
         )
 
 
+def _pyarrow(caller: str):
+    try:
+        import pyarrow as pa
+    except ImportError as e:
+        raise ImportError(
+            f"{caller} returns pyarrow arrays: pip install pyarrow (or urinorm[arrow])"
+        ) from e
+    return pa
+
+
 def _run_batch(
     caller: str,
     values,
@@ -276,15 +382,14 @@ def _run_batch(
     key: str,
     fingerprints: bool = False,
     threads: int | None = None,
+    reading: dict | None = None,
 ):
     _many(caller, values)
-    try:
-        import pyarrow as pa
-    except ImportError as e:
-        raise ImportError(
-            f"{caller} returns pyarrow arrays: pip install pyarrow (or urinorm[arrow])"
-        ) from e
-    run = _Run(pa, caller, normalizer, key, fingerprints, threads)
+    pa = _pyarrow(caller)
+    # How each value is read (the Rust side's `Reading`): as written, unless
+    # the caller says otherwise.
+    reading = {"lenient": False, "base": None, "non_strict": False, **(reading or {})}
+    run = _Run(pa, caller, normalizer, key, fingerprints, threads, reading)
     values = _as_arrow(pa, values)
     if isinstance(values, pa.ChunkedArray):
         pairs = [run.array(chunk) for chunk in values.chunks]
@@ -296,7 +401,7 @@ def _run_batch(
         )
     if isinstance(values, pa.Array):
         return run.array(values)
-    return _arrays(pa, normalizer.batch_list(values, key, fingerprints, threads))
+    return _arrays(pa, normalizer.batch_list(values, key, fingerprints, threads, reading))
 
 
 def _as_arrow(pa, values):
@@ -323,9 +428,10 @@ def _is_text(types, arrow_type) -> bool:
 class _Run:
     """One batch call's options, applied to each Arrow array of its input."""
 
-    def __init__(self, pa, caller, normalizer, key, fingerprints, threads):
+    def __init__(self, pa, caller, normalizer, key, fingerprints, threads, reading):
         self.pa, self.caller, self.normalizer = pa, caller, normalizer
         self.key, self.fingerprints, self.threads = key, fingerprints, threads
+        self.reading = reading
 
     def array(self, array):
         """``(result, valid)`` for one Arrow array of any type of strings."""
@@ -342,7 +448,9 @@ class _Run:
                 f"{self.caller} takes an Arrow array of strings (string, large_string,"
                 f" string_view, or a dictionary of them), not {array.type}"
             )
-        keys = self.normalizer.batch_arrow(array, self.key, self.fingerprints, self.threads)
+        keys = self.normalizer.batch_arrow(
+            array, self.key, self.fingerprints, self.threads, self.reading
+        )
         return _arrays(pa, keys)
 
     def dictionary(self, array):

@@ -92,6 +92,7 @@ def normalize(
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    lenient: bool = False,
 ) -> str:
     """Return the canonical form of ``uri`` at ``rung``; raises InvalidUri.
 
@@ -110,6 +111,7 @@ def fingerprint(
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    lenient: bool = False,
 ) -> bytes:
     """Return the 16-byte XXH3-128 fingerprint of ``uri``'s key; raises InvalidUri."""
 
@@ -125,6 +127,9 @@ def fingerprint_batch(
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
     threads: int | None = None,
+    lenient: bool = False,
+    base: str | None = None,
+    non_strict: bool = False,
 ) -> pyarrow.FixedSizeBinaryArray | pyarrow.ChunkedArray:
     """The 16-byte fingerprint of each value's key (fixed_size_binary(16)); null where invalid."""
 
@@ -138,12 +143,55 @@ def surt(
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    lenient: bool = False,
 ) -> str:
     """Return the SURT key of the canonical form of ``uri``; raises InvalidUri."""
 
-def resolve(base: str, reference: str) -> str:
-    """Resolve ``reference`` against ``base`` (RFC 3986 §5.2, strict); raises
+def resolve(
+    base: str, reference: str, *, lenient: bool = False, non_strict: bool = False
+) -> str:
+    """Resolve ``reference`` against ``base`` (RFC 3986 §5.2; ``non_strict``:
+    §5.2.2's non-strict reading), each repaired first if ``lenient``; raises
     InvalidUri naming the argument at fault (``e.argument``)."""
+
+@overload
+def resolve_batch(
+    bases: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    references: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+    threads: int | None = None,
+    lenient: bool = False,
+    non_strict: bool = False,
+    fingerprints: Literal[False] = False,
+) -> tuple[pyarrow.StringArray | pyarrow.LargeStringArray, pyarrow.BooleanArray]: ...
+@overload
+def resolve_batch(
+    bases: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    references: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+    threads: int | None = None,
+    lenient: bool = False,
+    non_strict: bool = False,
+    fingerprints: Literal[True],
+) -> tuple[pyarrow.FixedSizeBinaryArray, pyarrow.BooleanArray]:
+    """Each reference resolved against the base on its row, then normalized
+    (``normalize --field 2 --base-field 1``): ``(result, valid)``."""
 
 @overload
 def normalize_batch(
@@ -158,6 +206,9 @@ def normalize_batch(
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
     threads: int | None = None,
+    lenient: bool = False,
+    base: str | None = None,
+    non_strict: bool = False,
 ) -> tuple[pyarrow.ChunkedArray, pyarrow.ChunkedArray]: ...
 @overload
 def normalize_batch(
@@ -172,6 +223,9 @@ def normalize_batch(
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
     threads: int | None = None,
+    lenient: bool = False,
+    base: str | None = None,
+    non_strict: bool = False,
 ) -> tuple[pyarrow.DictionaryArray, pyarrow.BooleanArray]: ...
 @overload
 def normalize_batch(
@@ -186,6 +240,9 @@ def normalize_batch(
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
     threads: int | None = None,
+    lenient: bool = False,
+    base: str | None = None,
+    non_strict: bool = False,
 ) -> tuple[pyarrow.LargeStringArray, pyarrow.BooleanArray]: ...
 @overload
 def normalize_batch(
@@ -200,6 +257,9 @@ def normalize_batch(
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
     threads: int | None = None,
+    lenient: bool = False,
+    base: str | None = None,
+    non_strict: bool = False,
 ) -> tuple[pyarrow.StringArray, pyarrow.BooleanArray]:
     """Normalize many values with the GIL released, on ``threads`` threads
     (by default one a core; the result is the same for any number):

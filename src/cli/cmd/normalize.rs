@@ -9,6 +9,7 @@ use urinorm::normalize::protocol::{Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{NeedsProtocolRung, Normalizer, Rung};
 use urinorm::pipeline::Mode;
 use urinorm::pipeline::input::InputError;
+use urinorm::resolve::SchemeRule;
 use urinorm::rules::{RulesFormat, RulesText, SiteRules};
 
 use super::scope::ScopeArgs;
@@ -330,6 +331,7 @@ impl LineArgs {
             base_field,
             base: self.base.clone(),
             lenient: self.lenient,
+            scheme_rule: SchemeRule::Strict,
         })
     }
 }

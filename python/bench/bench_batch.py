@@ -1,0 +1,135 @@
+"""The batch functions side by side: threads, dictionary columns, and a
+link dataset resolved and normalized against urljoin + w3lib.
+
+Usage (from the repository root):
+
+    scripts/python-env --bench
+    .venv/bin/python python/bench/bench_batch.py [--rows N] [--runs R]
+
+Each figure is the best of R runs (default 5), measured in one process
+with every candidate alternating run by run, so that a busy moment of the
+machine falls on all of them alike:
+
+- ``normalize_batch`` on N rows (default 1,000,000: the shipped sample,
+  5,000 real URLs, repeated) as a pyarrow string array, ``threads=1``
+  against ``threads=2`` (the goal: at least 1.7× on two cores);
+- the same rows as a dictionary column with 10 % distinct values
+  (``dictionary_encode`` of a column made of N/10 distinct lines: each
+  sample line with a distinct query), against the same values as a plain
+  string column (the goal: at least 5×);
+- a link dataset of 200,000 ``(page, href)`` rows made from the sample
+  (each line's path, a dot-relative path or the line itself, against the
+  line before it): ``resolve_batch(..., lenient=True)`` against
+  ``urllib.parse.urljoin`` then ``w3lib.url.canonicalize_url`` row by
+  row, and against the same pair with ``preset="aggressive"``, the
+  closest to w3lib's canonicalization.
+
+Prints a Markdown table.
+"""
+
+import argparse
+import time
+import urllib.parse
+from pathlib import Path
+
+import pyarrow as pa
+import w3lib.url
+
+import urinorm
+
+SAMPLE = Path(__file__).resolve().parents[2] / "testdata" / "sample" / "urls.txt"
+
+
+def sample_lines() -> list[str]:
+    text = SAMPLE.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+    return [line for line in text.splitlines() if line]
+
+
+def links(lines: list[str], rows: int) -> tuple[list[str], list[str]]:
+    bases, references = [], []
+    for i in range(rows):
+        base, line = lines[i % len(lines)], lines[(i + 1) % len(lines)]
+        path = "/" + line.split("/", 3)[3] if line.count("/") >= 3 else line
+        references.append([line, path, "../" + path.rsplit("/", 1)[-1]][i % 3])
+        bases.append(base)
+    return bases, references
+
+
+def w3lib_pipeline(bases: list[str], references: list[str]) -> int:
+    failed = 0
+    for base, reference in zip(bases, references):
+        try:
+            w3lib.url.canonicalize_url(urllib.parse.urljoin(base, reference))
+        except Exception:  # noqa: BLE001 - a row w3lib raises on, counted
+            failed += 1
+    return failed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows (default 1,000,000)")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs of each (default 5)")
+    args = parser.parse_args()
+
+    lines = sample_lines()
+    column = pa.array([lines[i % len(lines)] for i in range(args.rows)])
+    distinct = args.rows // 10
+    varied = [f"{lines[i % len(lines)]}#v{i % distinct}" for i in range(args.rows)]
+    plain = pa.array(varied)
+    dictionary = plain.dictionary_encode()
+    bases, references = links(lines, 200_000)
+    base_array, reference_array = pa.array(bases), pa.array(references)
+    one, two = (
+        urinorm.normalize_batch(column, threads=1)[0],
+        urinorm.normalize_batch(column, threads=2)[0],
+    )
+    assert one.equals(two), "threads change nothing"
+
+    candidates = {
+        "threads=1": lambda: urinorm.normalize_batch(column, threads=1),
+        "threads=2": lambda: urinorm.normalize_batch(column, threads=2),
+        "plain column, 10 % distinct, threads=1": lambda: urinorm.normalize_batch(
+            plain, threads=1
+        ),
+        "dictionary column, 10 % distinct, threads=1": lambda: urinorm.normalize_batch(
+            dictionary, threads=1
+        ),
+        "resolve_batch, lenient, threads=1": lambda: urinorm.resolve_batch(
+            base_array, reference_array, lenient=True, threads=1
+        ),
+        "resolve_batch, lenient, aggressive, threads=1": lambda: urinorm.resolve_batch(
+            base_array, reference_array, preset="aggressive", lenient=True, threads=1
+        ),
+        "urljoin + w3lib.canonicalize_url": lambda: w3lib_pipeline(bases, references),
+    }
+    best = dict.fromkeys(candidates, float("inf"))
+    for _ in range(args.runs):
+        for name, run in candidates.items():
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - start)
+
+    def ratio(a: str, b: str) -> str:
+        return f"{best[b] / best[a]:.2f}×"
+
+    print(f"Best of {args.runs} alternating runs; {args.rows:,} rows, 200,000 link rows.\n")
+    print("| what | s | ratio |")
+    print("|---|---:|---:|")
+    print(f"| `normalize_batch`, threads=1 | {best['threads=1']:.3f} | 1× |")
+    print(
+        f"| `normalize_batch`, threads=2 | {best['threads=2']:.3f} | "
+        f"**{ratio('threads=2', 'threads=1')}** (goal ≥ 1.7×) |"
+    )
+    plain_s, dict_s = best["plain column, 10 % distinct, threads=1"], best[
+        "dictionary column, 10 % distinct, threads=1"
+    ]
+    print(f"| plain column, 10 % distinct | {plain_s:.3f} | 1× |")
+    print(f"| dictionary column, 10 % distinct | {dict_s:.3f} | **{plain_s / dict_s:.1f}×** (goal ≥ 5×) |")
+    w3 = best["urljoin + w3lib.canonicalize_url"]
+    print(f"| 200k links: `urljoin` + `w3lib.canonicalize_url`, row by row | {w3:.3f} | 1× |")
+    for name in ("resolve_batch, lenient, threads=1", "resolve_batch, lenient, aggressive, threads=1"):
+        print(f"| 200k links: `{name}` | {best[name]:.3f} | **{w3 / best[name]:.0f}×** |")
+
+
+if __name__ == "__main__":
+    main()
