@@ -16,6 +16,7 @@ use std::fmt;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
+use rayon::prelude::*;
 
 use urinorm::fingerprint::{Fingerprint, fingerprint};
 use urinorm::key::KeyFormat;
@@ -327,19 +328,41 @@ pub fn make(
         .div_ceil(pool.current_num_threads() * 4)
         .next_multiple_of(8)
         .max(PIECE_AT_LEAST);
-    let pieces: Vec<Batch> = pool.install(|| {
-        use rayon::prelude::*;
-        (0..len.div_ceil(piece))
+    pool.install(|| {
+        let pieces: Vec<Batch> = (0..len.div_ceil(piece))
             .into_par_iter()
             .map(|n| piece_of(n * piece..((n + 1) * piece).min(len)))
-            .collect()
-    });
-    let mut pieces = pieces.into_iter();
-    let mut batch = pieces.next().unwrap_or_else(|| piece_of(0..0));
-    for next in pieces {
-        batch.append(next);
+            .collect();
+        Batch::join(pieces, made)
+    })
+}
+
+/// `parts` one after the other in a new vector, each copied by a thread
+/// of the current pool, and changed by `shift` with where its part's data
+/// starts (`starts`).
+fn concatenate<T: Copy + Default + Send + Sync>(
+    parts: &[&[T]],
+    starts: &[usize],
+    shift: impl Fn(T, usize) -> T + Sync,
+) -> Vec<T> {
+    let mut joined = vec![T::default(); parts.iter().map(|p| p.len()).sum()];
+    let mut rest = &mut joined[..];
+    let mut places = Vec::with_capacity(parts.len());
+    for part in parts {
+        let (place, after) = rest.split_at_mut(part.len());
+        places.push(place);
+        rest = after;
     }
-    batch
+    places
+        .into_par_iter()
+        .zip(parts)
+        .zip(starts)
+        .for_each(|((place, part), &start)| {
+            for (to, &from) in place.iter_mut().zip(part.iter()) {
+                *to = shift(from, start);
+            }
+        });
+    joined
 }
 
 /// What a batch's values are, with the buffers their kind needs.
@@ -437,30 +460,65 @@ impl Batch {
         }
     }
 
-    /// Appends `next`, a batch of the same kind; this one's length is a
-    /// multiple of 8, so that the validity bitmaps join byte by byte.
-    fn append(&mut self, next: Batch) {
-        debug_assert_eq!(self.length % 8, 0, "a piece ends on a byte of the bitmap");
-        let base = self.data.len();
-        match (&mut self.shape, next.shape) {
-            (Shape::Keys(OffsetsOut::Large(offsets)), Shape::Keys(OffsetsOut::Large(more))) => {
-                offsets.extend(more[1..].iter().map(|&o| o + base as i64));
+    /// The batches of `pieces`, made of consecutive values, as one: their
+    /// bytes and offsets copied on the current pool. Each piece but the
+    /// last holds a multiple of 8 values, so that the validity bitmaps join
+    /// byte by byte.
+    fn join(pieces: Vec<Batch>, made: Made) -> Batch {
+        debug_assert!(
+            pieces.iter().rev().skip(1).all(|p| p.length % 8 == 0),
+            "a piece ends on a byte of the bitmap"
+        );
+        let starts: Vec<usize> = pieces
+            .iter()
+            .scan(0, |start, piece| {
+                let this = *start;
+                *start += piece.data.len();
+                Some(this)
+            })
+            .collect();
+        let datas: Vec<&[u8]> = pieces.iter().map(|p| &p.data[..]).collect();
+        let data = concatenate(&datas, &starts, |byte, _| byte);
+        // Each piece's offsets but its first (the previous one's last).
+        let shape = match made {
+            Made::Keys { large: true } => {
+                let parts: Vec<&[i64]> = (pieces.iter())
+                    .filter_map(|p| match &p.shape {
+                        Shape::Keys(OffsetsOut::Large(o)) => Some(&o[1..]),
+                        _ => None,
+                    })
+                    .collect();
+                let mut joined = vec![0];
+                joined.extend(concatenate(&parts, &starts, |o, start| o + start as i64));
+                Shape::Keys(OffsetsOut::Large(joined))
             }
             // Past i32::MAX the batch is refused in `finish`.
-            (Shape::Keys(OffsetsOut::Small(offsets)), Shape::Keys(OffsetsOut::Small(more))) => {
-                offsets.extend(
-                    more[1..]
-                        .iter()
-                        .map(|&o| (o as usize + base).min(i32::MAX as usize) as i32),
-                );
+            Made::Keys { large: false } => {
+                let parts: Vec<&[i32]> = (pieces.iter())
+                    .filter_map(|p| match &p.shape {
+                        Shape::Keys(OffsetsOut::Small(o)) => Some(&o[1..]),
+                        _ => None,
+                    })
+                    .collect();
+                let mut joined = vec![0];
+                joined.extend(concatenate(&parts, &starts, |o, start| {
+                    (o as usize + start).min(i32::MAX as usize) as i32
+                }));
+                Shape::Keys(OffsetsOut::Small(joined))
             }
-            (Shape::Fingerprints { .. }, Shape::Fingerprints { .. }) => {}
-            _ => unreachable!("pieces of one batch are of one kind"),
+            Made::Fingerprints => Shape::Fingerprints { key: Vec::new() },
+        };
+        Batch {
+            shape,
+            data,
+            validity: pieces
+                .iter()
+                .flat_map(|p| p.validity.iter().copied())
+                .collect(),
+            nulls: pieces.iter().map(|p| p.nulls).sum(),
+            length: pieces.iter().map(|p| p.length).sum(),
+            scratch: Scratches::default(),
         }
-        self.data.extend_from_slice(&next.data);
-        self.validity.extend_from_slice(&next.validity);
-        self.nulls += next.nulls;
-        self.length += next.length;
     }
 
     /// The finished array, unless 32-bit offsets overflowed.
