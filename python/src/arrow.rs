@@ -22,6 +22,7 @@ use urinorm::fingerprint::{Fingerprint, fingerprint};
 use urinorm::key::KeyFormat;
 use urinorm::mapper::{ColumnScratch, Columns};
 use urinorm::normalize::{Normalizer, Scratch};
+use urinorm::{InvalidUri, UriRef};
 
 /// `struct ArrowSchema` of the C data interface.
 #[repr(C)]
@@ -268,26 +269,44 @@ pub struct Maker<'m> {
     pub normalizer: &'m Normalizer,
     pub key: KeyFormat,
     pub columns: &'m Columns,
+    /// Whether a batch says, beside each null, why the row has no key.
+    pub reasons: bool,
 }
 
 impl Maker<'_> {
-    /// Appends the key of `row` to `out`; false, with nothing appended,
-    /// when the row has none (it is not a URI reference, or its base not
-    /// an absolute URI).
+    /// Appends the key of `row` to `out`; or, with nothing appended, why
+    /// the row has none (it is not a URI reference, or its base not an
+    /// absolute URI).
     fn write(
         &self,
         (reference, base): Row<'_>,
         out: &mut Vec<u8>,
         scratch: &mut Scratches,
-    ) -> bool {
+    ) -> Result<(), InvalidUri> {
         let Scratches { normalize, columns } = scratch;
         let mut write = |uri: &[u8]| self.key.write(self.normalizer, uri, out, normalize);
         if base.is_none() && self.columns.is_plain() {
-            return write(reference).is_ok();
+            return write(reference).map(drop);
         }
         self.columns
             .with_reference(reference, base, columns, write)
-            .is_ok()
+            .map(drop)
+    }
+
+    /// Why `row` has no key, `error` being what [`Maker::write`] said: a
+    /// sentence that names the base when the base is at fault, as
+    /// `resolve`'s errors do.
+    fn reason(&self, (_, base): Row<'_>, error: &InvalidUri) -> String {
+        // Resolution refuses only a base without a scheme (§5.2.1).
+        let at_fault = base.map(UriRef::parse_bytes).and_then(|base| match base {
+            Ok(base) if base.scheme().is_some() => None,
+            Ok(_) => Some(*error),
+            Err(e) => Some(e),
+        });
+        match at_fault {
+            Some(e) => format!("the base: {e}"),
+            None => error.to_string(),
+        }
     }
 }
 
@@ -315,6 +334,10 @@ pub fn make(
     let piece_of = |range: std::ops::Range<usize>| {
         let bytes = rows.bytes() / len.max(1) * range.len();
         let mut batch = Batch::made(made, range.len(), bytes);
+        if maker.reasons {
+            let reasons = Batch::made(Made::Keys { large: true }, range.len(), 0);
+            batch.reasons = Some(Box::new(reasons));
+        }
         for i in range {
             batch.push(maker, rows.row(i));
         }
@@ -385,6 +408,10 @@ pub struct Batch {
     length: usize,
     /// The buffers reused from value to value.
     scratch: Scratches,
+    /// When asked for: beside each value, why it is null, as the values of
+    /// a `large_string` array (null where the value is not, or its input
+    /// was null).
+    reasons: Option<Box<Batch>>,
 }
 
 impl Batch {
@@ -415,6 +442,7 @@ impl Batch {
             nulls: 0,
             length: 0,
             scratch: Scratches::default(),
+            reasons: None,
         };
         batch.push_offset();
         batch
@@ -423,18 +451,43 @@ impl Batch {
     /// Appends the key of `row` (or its fingerprint), or a null.
     fn push(&mut self, maker: &Maker<'_>, row: Option<Row<'_>>) {
         let scratch = &mut self.scratch;
-        let valid = match &mut self.shape {
+        let written = match &mut self.shape {
             // On error nothing is appended, so the value is an empty null.
-            Shape::Keys(_) => row.is_some_and(|row| maker.write(row, &mut self.data, scratch)),
+            Shape::Keys(_) => row.map(|row| maker.write(row, &mut self.data, scratch)),
             // A null of a fixed-size array still takes its 16 bytes.
             Shape::Fingerprints { key: made } => {
                 made.clear();
-                let valid = row.is_some_and(|row| maker.write(row, made, scratch));
-                let print = if valid { fingerprint(made) } else { [0; 16] };
+                let written = row.map(|row| maker.write(row, made, scratch));
+                let print = match written {
+                    Some(Ok(())) => fingerprint(made),
+                    _ => [0; 16],
+                };
                 self.data.extend_from_slice(&print);
-                valid
+                written
             }
         };
+        if let Some(reasons) = &mut self.reasons {
+            let reason = match (row, &written) {
+                (Some(row), Some(Err(e))) => Some(maker.reason(row, e)),
+                _ => None,
+            };
+            reasons.push_text(reason.as_deref());
+        }
+        self.push_validity(matches!(written, Some(Ok(()))));
+        self.push_offset();
+    }
+
+    /// Appends `text` as a value, or a null: a batch of reasons.
+    fn push_text(&mut self, text: Option<&str>) {
+        if let Some(text) = text {
+            self.data.extend_from_slice(text.as_bytes());
+        }
+        self.push_validity(text.is_some());
+        self.push_offset();
+    }
+
+    /// Counts one more value, valid or null.
+    fn push_validity(&mut self, valid: bool) {
         if self.length % 8 == 0 {
             self.validity.push(0);
         }
@@ -444,7 +497,6 @@ impl Batch {
             self.nulls += 1;
         }
         self.length += 1;
-        self.push_offset();
     }
 
     fn push_offset(&mut self) {
@@ -464,11 +516,19 @@ impl Batch {
     /// bytes and offsets copied on the current pool. Each piece but the
     /// last holds a multiple of 8 values, so that the validity bitmaps join
     /// byte by byte.
-    fn join(pieces: Vec<Batch>, made: Made) -> Batch {
+    fn join(mut pieces: Vec<Batch>, made: Made) -> Batch {
         debug_assert!(
             pieces.iter().rev().skip(1).all(|p| p.length % 8 == 0),
             "a piece ends on a byte of the bitmap"
         );
+        let reasons = match !pieces.is_empty() && pieces.iter().all(|p| p.reasons.is_some()) {
+            true => {
+                let reasons = pieces.iter_mut().filter_map(|p| p.reasons.take());
+                let reasons = reasons.map(|r| *r).collect();
+                Some(Box::new(Batch::join(reasons, Made::Keys { large: true })))
+            }
+            false => None,
+        };
         let starts: Vec<usize> = pieces
             .iter()
             .scan(0, |start, piece| {
@@ -518,16 +578,20 @@ impl Batch {
             nulls: pieces.iter().map(|p| p.nulls).sum(),
             length: pieces.iter().map(|p| p.length).sum(),
             scratch: Scratches::default(),
+            reasons,
         }
     }
 
     /// The finished array, unless 32-bit offsets overflowed.
-    pub fn finish(self) -> Result<Keys, TooLarge> {
+    /// The finished array, and its reasons if asked for; unless 32-bit
+    /// offsets overflowed.
+    pub fn finish(mut self) -> Result<(Keys, Option<Keys>), TooLarge> {
         let small = matches!(self.shape, Shape::Keys(OffsetsOut::Small(_)));
         if small && self.data.len() > i32::MAX as usize {
             return Err(TooLarge);
         }
-        Ok(Keys(self))
+        let reasons = self.reasons.take().map(|reasons| Keys(*reasons));
+        Ok((Keys(self), reasons))
     }
 }
 

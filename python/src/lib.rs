@@ -295,7 +295,7 @@ impl PyNormalizer {
         fingerprints: bool,
         threads: Option<usize>,
         reading: Reading,
-    ) -> PyResult<arrow::Keys> {
+    ) -> PyResult<Finished> {
         let key = parse_key(key)?;
         let pool = pool(threads)?;
         let columns = reading.columns(py)?;
@@ -324,7 +324,7 @@ impl PyNormalizer {
             true => arrow::Made::Fingerprints,
             false => arrow::Made::Keys { large: false },
         };
-        let maker = self.maker(key, &columns);
+        let maker = self.maker(key, &columns, reading.reasons);
         let batch = py.detach(|| arrow::make(&maker, made, &texts[..], pool.as_deref()).finish());
         keys(batch)
     }
@@ -343,7 +343,7 @@ impl PyNormalizer {
         fingerprints: bool,
         threads: Option<usize>,
         reading: Reading,
-    ) -> PyResult<arrow::Keys> {
+    ) -> PyResult<Finished> {
         let key = parse_key(key)?;
         let pool = pool(threads)?;
         let columns = reading.columns(py)?;
@@ -351,7 +351,7 @@ impl PyNormalizer {
         let capsules = Capsules::of(array)?;
         let strings = capsules.strings()?;
         let made = made(fingerprints, strings.large());
-        let maker = self.maker(key, &columns);
+        let maker = self.maker(key, &columns, reading.reasons);
         let batch = py.detach(|| arrow::make(&maker, made, &strings, pool.as_deref()).finish());
         keys(batch)
     }
@@ -370,7 +370,7 @@ impl PyNormalizer {
         fingerprints: bool,
         threads: Option<usize>,
         reading: Reading,
-    ) -> PyResult<arrow::Keys> {
+    ) -> PyResult<Finished> {
         let key = parse_key(key)?;
         let pool = pool(threads)?;
         let columns = reading.columns(py)?;
@@ -387,18 +387,24 @@ impl PyNormalizer {
             )));
         }
         let made = made(fingerprints, rows.references.large());
-        let maker = self.maker(key, &columns);
+        let maker = self.maker(key, &columns, reading.reasons);
         let batch = py.detach(|| arrow::make(&maker, made, &rows, pool.as_deref()).finish());
         keys(batch)
     }
 }
 
 impl PyNormalizer {
-    fn maker<'m>(&'m self, key: KeyFormat, columns: &'m Columns) -> arrow::Maker<'m> {
+    fn maker<'m>(
+        &'m self,
+        key: KeyFormat,
+        columns: &'m Columns,
+        reasons: bool,
+    ) -> arrow::Maker<'m> {
         arrow::Maker {
             normalizer: &self.normalizer,
             key,
             columns,
+            reasons,
         }
     }
 }
@@ -439,12 +445,15 @@ struct Reading {
     base: Option<String>,
     #[pyo3(item)]
     non_strict: bool,
+    /// Beside the keys, why each null row has none.
+    #[pyo3(item)]
+    reasons: bool,
 }
 
 impl Reading {
     /// The reading as [`Columns`]; InvalidUri naming the base when it is
     /// not an absolute URI.
-    fn columns(self, py: Python<'_>) -> PyResult<Columns> {
+    fn columns(&self, py: Python<'_>) -> PyResult<Columns> {
         let scheme_rule = match self.non_strict {
             true => SchemeRule::NonStrict,
             false => SchemeRule::Strict,
@@ -457,7 +466,7 @@ impl Reading {
         }
         Ok(Columns {
             lenient: self.lenient,
-            base: self.base,
+            base: self.base.clone(),
             scheme_rule,
             ..Columns::default()
         })
@@ -514,8 +523,12 @@ fn pool(threads: Option<usize>) -> PyResult<Option<Arc<rayon::ThreadPool>>> {
     Ok(Some(pool))
 }
 
+/// A batch's keys (or fingerprints), and the reasons of its nulls when
+/// asked for.
+type Finished = (arrow::Keys, Option<arrow::Keys>);
+
 /// The finished batch for Python, or OverflowError.
-fn keys(batch: Result<arrow::Keys, arrow::TooLarge>) -> PyResult<arrow::Keys> {
+fn keys(batch: Result<Finished, arrow::TooLarge>) -> PyResult<Finished> {
     batch.map_err(|e| PyOverflowError::new_err(e.to_string()))
 }
 

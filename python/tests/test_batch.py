@@ -320,3 +320,58 @@ def test_one_string_where_many_values_are_expected_is_a_type_error(tmp_path):
             with pytest.raises(TypeError, match="not one string"):
                 ask("http://a/")
         assert len(seen) == 0
+
+
+def reasons_of(values, **options):
+    """What normalize says of each value: None where it has a key or is None."""
+    why = []
+    for value in values:
+        try:
+            if value is not None:
+                urinorm.normalize(value, **options)
+            why.append(None)
+        except urinorm.InvalidUri as e:
+            why.append(str(e))
+    return why
+
+
+def test_reasons_say_why_each_null_is_null():
+    expected = reasons_of(VALUES)
+    assert expected[1] is None and expected[2] is not None, "a null and an invalid value"
+    for values in (VALUES, pa.array(VALUES), pa.array(VALUES, type=pa.string_view())):
+        result, valid, why = urinorm.normalize_batch(values, reasons=True)
+        check(result, valid)
+        assert why.type == pa.large_string()
+        assert why.to_pylist() == expected
+    chunked = urinorm.normalize_batch(pa.chunked_array([VALUES[:3], VALUES[3:]]), reasons=True)
+    assert [len(c) for c in chunked[2].chunks] == [3, 4]
+    assert chunked[2].to_pylist() == expected
+    dictionary = urinorm.normalize_batch(pa.array(VALUES * 3).dictionary_encode(), reasons=True)
+    assert dictionary[2].to_pylist() == expected * 3
+    assert urinorm.normalize_batch(pa.nulls(2), reasons=True)[2].to_pylist() == [None, None]
+    prints, why = urinorm.fingerprint_batch(VALUES, reasons=True)
+    assert why.to_pylist() == expected
+    # Two results without reasons, as before.
+    assert len(urinorm.normalize_batch(VALUES)) == 2
+
+
+def test_reasons_are_the_same_on_any_number_of_threads():
+    values = [f"http://h{i}/{'%zz' if i % 7 == 0 else ''}" for i in range(20_001)]
+    one = urinorm.normalize_batch(values, reasons=True, threads=1)
+    two = urinorm.normalize_batch(values, reasons=True, threads=2)
+    assert all(a.equals(b) for a, b in zip(one, two, strict=True))
+    assert one[2].null_count == 20_001 - len(range(0, 20_001, 7))
+
+
+def test_reasons_name_a_base_at_fault():
+    result, valid, why = urinorm.resolve_batch(
+        ["http://a/", "http://a b/", "rel", None, "http://a/"],
+        ["x y", "c", "c", "c", "d"],
+        reasons=True,
+    )
+    assert result.to_pylist() == [None, None, None, None, "http://a/d"]
+    assert why[0].as_py() == "space is not allowed in a URI at byte 1"
+    assert why[1].as_py().startswith("the base: space is not allowed")
+    assert why[2].as_py().startswith("the base: base URI has no scheme")
+    assert why[3].as_py() is None
+    assert why[4].as_py() is None

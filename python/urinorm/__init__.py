@@ -207,6 +207,7 @@ def normalize_batch(
     lenient: bool = False,
     base: str | None = None,
     non_strict: bool = False,
+    reasons: bool = False,
 ):
     """Normalize many values at once, with the GIL released; needs pyarrow.
 
@@ -243,9 +244,19 @@ def normalize_batch(
     base raises :class:`InvalidUri` at once), ``non_strict`` with the
     non-strict reading of RFC 3986 §5.2.2 (``http:g`` is relative to an
     ``http`` base). For a base per row, see :func:`resolve_batch`.
+
+    With ``reasons``, a third array comes back: a ``large_string`` array
+    that says, where ``result`` is null, why (the sentence
+    :func:`normalize` would raise, e.g. ``'space is not allowed in a URI at
+    byte 8'``), and is null where ``result`` has a key or the value was
+    null: a null input and an invalid one are told apart.
+
+    >>> result, valid, why = normalize_batch(["http://a/", None, "http://a b/"], reasons=True)
+    >>> why.to_pylist()
+    [None, None, 'space is not allowed in a URI at byte 8']
     """
     normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
-    reading = {"lenient": lenient, "base": base, "non_strict": non_strict}
+    reading = {"lenient": lenient, "base": base, "non_strict": non_strict, "reasons": reasons}
     return _run_batch("normalize_batch", values, normalizer, key, threads=threads, reading=reading)
 
 
@@ -264,12 +275,14 @@ def fingerprint_batch(
     lenient: bool = False,
     base: str | None = None,
     non_strict: bool = False,
+    reasons: bool = False,
 ):
     """The 16-byte :func:`fingerprint` of each value's key, as a pyarrow
     ``fixed_size_binary(16)`` array, with the GIL released; needs pyarrow.
 
     ``values``, ``threads``, ``lenient``, ``base`` and ``non_strict`` are
-    taken as :func:`normalize_batch` takes them (a dictionary array's fingerprints are not a dictionary); the result is
+    taken as :func:`normalize_batch` takes them (with ``reasons``, the
+    result is ``(fingerprints, reasons)``) (a dictionary array's fingerprints are not a dictionary); the result is
     null where the value was null or is not a URI reference, and a chunked
     array for a chunked input. The bytes are those :func:`fingerprint` (and
     the seen store) give: a Spark job can keep its history as a Parquet
@@ -279,11 +292,9 @@ def fingerprint_batch(
     '42663426682770e605cd77c9b152d153'
     """
     normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
-    reading = {"lenient": lenient, "base": base, "non_strict": non_strict}
-    result, _ = _run_batch(
-        "fingerprint_batch", values, normalizer, key, True, threads, reading
-    )
-    return result
+    reading = {"lenient": lenient, "base": base, "non_strict": non_strict, "reasons": reasons}
+    result, _, *why = _run_batch("fingerprint_batch", values, normalizer, key, True, threads, reading)
+    return (result, *why) if reasons else result
 
 
 def resolve_batch(
@@ -302,6 +313,7 @@ def resolve_batch(
     lenient: bool = False,
     non_strict: bool = False,
     fingerprints: bool = False,
+    reasons: bool = False,
 ):
     """Resolve each of ``references`` against the base on its row, then
     normalize it: a link dataset's ``(page, href)`` columns made keys, as
@@ -315,7 +327,9 @@ def resolve_batch(
     ``lenient`` repairs each reference first (not the base, as on the
     command line); ``non_strict`` reads a reference with the base's scheme
     as relative (RFC 3986 §5.2.2). With ``fingerprints``, ``result`` is
-    their 16-byte fingerprints (``fixed_size_binary(16)``).
+    their 16-byte fingerprints (``fixed_size_binary(16)``). With ``reasons``, a
+    third array says why each null row is null, as :func:`normalize_batch`'s
+    does; a base at fault is named (``'the base: ...'``).
 
     >>> result, valid = resolve_batch(["http://a/b/c", "http://a/", None], ["../d", "x y", "/z"])
     >>> result.to_pylist()
@@ -325,8 +339,8 @@ def resolve_batch(
     _many("resolve_batch", references)
     pa = _pyarrow("resolve_batch")
     normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
-    reading = {"lenient": lenient, "base": None, "non_strict": non_strict}
-    keys = normalizer.batch_resolve(
+    reading = {"lenient": lenient, "base": None, "non_strict": non_strict, "reasons": reasons}
+    made = normalizer.batch_resolve(
         _plain_strings(pa, "resolve_batch", references),
         _plain_strings(pa, "resolve_batch", bases),
         key,
@@ -334,7 +348,7 @@ def resolve_batch(
         threads,
         reading,
     )
-    return _arrays(pa, keys)
+    return _arrays(pa, made)
 
 
 def _plain_strings(pa, caller: str, values):
@@ -388,17 +402,21 @@ def _run_batch(
     pa = _pyarrow(caller)
     # How each value is read (the Rust side's `Reading`): as written, unless
     # the caller says otherwise.
-    reading = {"lenient": False, "base": None, "non_strict": False, **(reading or {})}
+    reading = {
+        "lenient": False,
+        "base": None,
+        "non_strict": False,
+        "reasons": False,
+        **(reading or {}),
+    }
     run = _Run(pa, caller, normalizer, key, fingerprints, threads, reading)
     values = _as_arrow(pa, values)
     if isinstance(values, pa.ChunkedArray):
-        pairs = [run.array(chunk) for chunk in values.chunks]
-        if not pairs:
-            pairs = [run.array(pa.array([], type=values.type))]
-        return (
-            pa.chunked_array([r for r, _ in pairs], type=pairs[0][0].type),
-            pa.chunked_array([v for _, v in pairs], type=pa.bool_()),
-        )
+        made = [run.array(chunk) for chunk in values.chunks]
+        if not made:
+            made = [run.array(pa.array([], type=values.type))]
+        # Result, mask and reasons: each chunked, chunk for chunk.
+        return tuple(pa.chunked_array(arrays, type=arrays[0].type) for arrays in zip(*made))
     if isinstance(values, pa.Array):
         return run.array(values)
     return _arrays(pa, normalizer.batch_list(values, key, fingerprints, threads, reading))
@@ -434,11 +452,14 @@ class _Run:
         self.reading = reading
 
     def array(self, array):
-        """``(result, valid)`` for one Arrow array of any type of strings."""
+        """``(result, valid)`` for one Arrow array of any type of strings,
+        and the reasons if asked for."""
         pa, types = self.pa, self.pa.types
         if types.is_null(array.type):
             result_type = pa.binary(16) if self.fingerprints else pa.string()
-            return pa.nulls(len(array), type=result_type), pa.repeat(False, len(array))
+            made = pa.nulls(len(array), type=result_type), pa.repeat(False, len(array))
+            why = (pa.nulls(len(array), type=pa.large_string()),) if self.reading["reasons"] else ()
+            return (*made, *why)
         if types.is_dictionary(array.type) and _is_text(types, array.type.value_type):
             return self.dictionary(array)
         if hasattr(types, "is_string_view") and types.is_string_view(array.type):
@@ -456,15 +477,30 @@ class _Run:
     def dictionary(self, array):
         """Each distinct value normalized once; the indices kept."""
         pa = self.pa
-        result, valid = self.array(array.dictionary)
+        result, valid, *why = self.array(array.dictionary)
         indices = array.indices
         valid = valid.take(indices).fill_null(False)
+        why = [reasons.take(indices) for reasons in why]
         if self.fingerprints:
-            return result.take(indices), valid
-        return pa.DictionaryArray.from_arrays(indices, result), valid
+            return (result.take(indices), valid, *why)
+        return (pa.DictionaryArray.from_arrays(indices, result), valid, *why)
 
 
-def _arrays(pa, keys):
+def _arrays(pa, made):
+    """``(result, valid)`` from what a batch made, and its reasons when it
+    made them."""
+    keys, reasons = made
+    result, valid = _array(pa, keys)
+    # The mask shares the result's validity bitmap.
+    mask = pa.Array.from_buffers(pa.bool_(), len(keys), [None, valid])
+    if reasons is None:
+        return result, mask
+    return result, mask, _array(pa, reasons)[0]
+
+
+def _array(pa, keys):
+    """The Arrow array of a batch's buffers, and its validity bitmap."""
+
     # The buffers stay where Rust wrote them: each pyarrow buffer keeps
     # `keys`, their owner, alive.
     def wrap(address_size):
@@ -477,9 +513,8 @@ def _arrays(pa, keys):
     else:
         arrow_type = pa.large_string() if keys.large else pa.string()
         buffers = [valid, wrap(keys.offsets), wrap(keys.data)]
-    result = pa.Array.from_buffers(arrow_type, len(keys), buffers, null_count=keys.null_count)
-    # The mask shares the result's validity bitmap.
-    return result, pa.Array.from_buffers(pa.bool_(), len(keys), [None, valid])
+    array = pa.Array.from_buffers(arrow_type, len(keys), buffers, null_count=keys.null_count)
+    return array, valid
 
 
 class SeenSet:

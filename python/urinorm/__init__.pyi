@@ -53,6 +53,15 @@ TransformName: TypeAlias = Literal[
 Names: TypeAlias = TransformName | Iterable[TransformName]
 #: One query parameter name, or several.
 Params: TypeAlias = str | Iterable[str]
+
+#: A batch's result with ``reasons=True``: the keys, the mask, and why each
+#: null row is null (a ``large_string`` array), each chunked for a chunked
+#: input.
+Explained: TypeAlias = tuple[
+    pyarrow.Array | pyarrow.ChunkedArray,
+    pyarrow.BooleanArray | pyarrow.ChunkedArray,
+    pyarrow.LargeStringArray | pyarrow.ChunkedArray,
+]
 #: One path (of a site rules file), or several.
 Paths: TypeAlias = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
@@ -115,6 +124,7 @@ def fingerprint(
 ) -> bytes:
     """Return the 16-byte XXH3-128 fingerprint of ``uri``'s key; raises InvalidUri."""
 
+@overload
 def fingerprint_batch(
     values: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
     rung: RungName | None = None,
@@ -130,6 +140,28 @@ def fingerprint_batch(
     lenient: bool = False,
     base: str | None = None,
     non_strict: bool = False,
+    reasons: Literal[True],
+) -> tuple[
+    pyarrow.FixedSizeBinaryArray | pyarrow.ChunkedArray,
+    pyarrow.LargeStringArray | pyarrow.ChunkedArray,
+]: ...
+@overload
+def fingerprint_batch(
+    values: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+    threads: int | None = None,
+    lenient: bool = False,
+    base: str | None = None,
+    non_strict: bool = False,
+    reasons: Literal[False] = False,
 ) -> pyarrow.FixedSizeBinaryArray | pyarrow.ChunkedArray:
     """The 16-byte fingerprint of each value's key (fixed_size_binary(16)); null where invalid."""
 
@@ -170,7 +202,27 @@ def resolve_batch(
     threads: int | None = None,
     lenient: bool = False,
     non_strict: bool = False,
+    fingerprints: bool = False,
+    reasons: Literal[True],
+) -> Explained: ...
+@overload
+def resolve_batch(
+    bases: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    references: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+    threads: int | None = None,
+    lenient: bool = False,
+    non_strict: bool = False,
     fingerprints: Literal[False] = False,
+    reasons: Literal[False] = False,
 ) -> tuple[pyarrow.StringArray | pyarrow.LargeStringArray, pyarrow.BooleanArray]: ...
 @overload
 def resolve_batch(
@@ -189,10 +241,29 @@ def resolve_batch(
     lenient: bool = False,
     non_strict: bool = False,
     fingerprints: Literal[True],
+    reasons: Literal[False] = False,
 ) -> tuple[pyarrow.FixedSizeBinaryArray, pyarrow.BooleanArray]:
     """Each reference resolved against the base on its row, then normalized
     (``normalize --field 2 --base-field 1``): ``(result, valid)``."""
 
+@overload
+def normalize_batch(
+    values: Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray,
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+    threads: int | None = None,
+    lenient: bool = False,
+    base: str | None = None,
+    non_strict: bool = False,
+    reasons: Literal[True],
+) -> Explained: ...
 @overload
 def normalize_batch(
     values: pyarrow.ChunkedArray,
@@ -209,6 +280,7 @@ def normalize_batch(
     lenient: bool = False,
     base: str | None = None,
     non_strict: bool = False,
+    reasons: Literal[False] = False,
 ) -> tuple[pyarrow.ChunkedArray, pyarrow.ChunkedArray]: ...
 @overload
 def normalize_batch(
@@ -226,6 +298,7 @@ def normalize_batch(
     lenient: bool = False,
     base: str | None = None,
     non_strict: bool = False,
+    reasons: Literal[False] = False,
 ) -> tuple[pyarrow.DictionaryArray, pyarrow.BooleanArray]: ...
 @overload
 def normalize_batch(
@@ -243,6 +316,7 @@ def normalize_batch(
     lenient: bool = False,
     base: str | None = None,
     non_strict: bool = False,
+    reasons: Literal[False] = False,
 ) -> tuple[pyarrow.LargeStringArray, pyarrow.BooleanArray]: ...
 @overload
 def normalize_batch(
@@ -260,6 +334,7 @@ def normalize_batch(
     lenient: bool = False,
     base: str | None = None,
     non_strict: bool = False,
+    reasons: Literal[False] = False,
 ) -> tuple[pyarrow.StringArray, pyarrow.BooleanArray]:
     """Normalize many values with the GIL released, on ``threads`` threads
     (by default one a core; the result is the same for any number):
