@@ -18,6 +18,10 @@ fresh buffers happen to get huge pages is much faster, and rare):
   (``dictionary_encode`` of a column made of N/10 distinct lines: each
   sample line with a distinct query), against the same values as a plain
   string column (the goal: at least 5×);
+- DuckDB's ``urinorm_normalize`` (:mod:`urinorm.duckdb`) over the same
+  rows as a table, on DuckDB's threads (one a core), against
+  ``normalize_batch`` with ``threads=2`` (the goal: at least 0.8× its
+  throughput);
 - a link dataset of 200,000 ``(page, href)`` rows made from the sample
   (each line's path, a dot-relative path or the line itself, against the
   line before it): ``resolve_batch(..., lenient=True)`` against
@@ -34,10 +38,12 @@ import time
 import urllib.parse
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import w3lib.url
 
 import urinorm
+import urinorm.duckdb
 
 SAMPLE = Path(__file__).resolve().parents[2] / "testdata" / "sample" / "urls.txt"
 
@@ -87,7 +93,13 @@ def main() -> None:
     )
     assert one.equals(two), "threads change nothing"
 
+    con = duckdb.connect()
+    urinorm.duckdb.register(con)
+    con.register("source", pa.table({"url": column}))
+    con.sql("CREATE TABLE t AS SELECT * FROM source")
+
     candidates = {
+        "duckdb": lambda: con.sql("SELECT urinorm_normalize(url) FROM t").to_arrow_table(),
         "threads=1": lambda: urinorm.normalize_batch(column, threads=1),
         "threads=2": lambda: urinorm.normalize_batch(column, threads=2),
         "plain column, 10 % distinct, threads=1": lambda: urinorm.normalize_batch(
@@ -122,6 +134,10 @@ def main() -> None:
     print(
         f"| `normalize_batch`, threads=2 | {best['threads=2']:.3f} | "
         f"**{ratio('threads=2', 'threads=1')}** (goal ≥ 1.7×) |"
+    )
+    print(
+        f"| DuckDB `urinorm_normalize`, the same rows as a table | {best['duckdb']:.3f} | "
+        f"**{ratio('duckdb', 'threads=2')}** of threads=2 (goal ≥ 0.8×) |"
     )
     plain_s, dict_s = best["plain column, 10 % distinct, threads=1"], best[
         "dictionary column, 10 % distinct, threads=1"
