@@ -331,8 +331,10 @@ pub fn make(
     pool: Option<&rayon::ThreadPool>,
 ) -> Batch {
     let len = rows.len();
+    // Reckoned once: a list's bytes are a pass over all its values.
+    let bytes_a_row = rows.bytes() / len.max(1);
     let piece_of = |range: std::ops::Range<usize>| {
-        let bytes = rows.bytes() / len.max(1) * range.len();
+        let bytes = bytes_a_row * range.len();
         let mut batch = Batch::made(made, range.len(), bytes);
         if maker.reasons {
             let reasons = Batch::made(Made::Keys { large: true }, range.len(), 0);

@@ -339,14 +339,19 @@ def resolve_batch(
     _many("resolve_batch", references)
     pa = _pyarrow("resolve_batch")
     normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
-    reading = {"lenient": lenient, "base": None, "non_strict": non_strict, "reasons": reasons}
+    reading = {"lenient": lenient, "non_strict": non_strict, "reasons": reasons}
+    return _resolve(pa, "resolve_batch", normalizer, bases, references, key, fingerprints, threads, reading)
+
+
+def _resolve(pa, caller, normalizer, bases, references, key, fingerprints, threads, reading):
+    """:func:`resolve_batch`'s arrays, its options made."""
     made = normalizer.batch_resolve(
-        _plain_strings(pa, "resolve_batch", references),
-        _plain_strings(pa, "resolve_batch", bases),
+        _plain_strings(pa, caller, references),
+        _plain_strings(pa, caller, bases),
         key,
         fingerprints,
         threads,
-        reading,
+        _reading(reading),
     )
     return _arrays(pa, made)
 
@@ -400,15 +405,7 @@ def _run_batch(
 ):
     _many(caller, values)
     pa = _pyarrow(caller)
-    # How each value is read (the Rust side's `Reading`): as written, unless
-    # the caller says otherwise.
-    reading = {
-        "lenient": False,
-        "base": None,
-        "non_strict": False,
-        "reasons": False,
-        **(reading or {}),
-    }
+    reading = _reading(reading)
     run = _Run(pa, caller, normalizer, key, fingerprints, threads, reading)
     values = _as_arrow(pa, values)
     if isinstance(values, pa.ChunkedArray):
@@ -420,6 +417,13 @@ def _run_batch(
     if isinstance(values, pa.Array):
         return run.array(values)
     return _arrays(pa, normalizer.batch_list(values, key, fingerprints, threads, reading))
+
+
+def _reading(options: dict | None) -> dict:
+    """How each value is read (the Rust side's `Reading`): as written,
+    except where ``options`` say otherwise."""
+    plain = {"lenient": False, "base": None, "non_strict": False, "reasons": False}
+    return {**plain, **(options or {})}
 
 
 def _as_arrow(pa, values):

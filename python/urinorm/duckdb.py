@@ -75,8 +75,7 @@ def register(
 
     def keys(key: str):
         def run(urls: Any) -> Any:
-            result = urinorm._run_batch(f"{prefix}{key}", urls, made, key, False, 1, reading)[0]
-            return result
+            return urinorm._run_batch(f"{prefix}{key}", urls, made, key, False, 1, reading)[0]
 
         return run
 
@@ -86,15 +85,8 @@ def register(
         return prints[0].cast(pa.binary())
 
     def resolved(bases: Any, references: Any) -> Any:
-        keys = made.batch_resolve(
-            urinorm._plain_strings(pa, f"{prefix}resolve", references),
-            urinorm._plain_strings(pa, f"{prefix}resolve", bases),
-            "canonical",
-            False,
-            1,
-            {"lenient": lenient, "base": None, "non_strict": False, "reasons": False},
-        )
-        return urinorm._arrays(pa, keys)[0]
+        caller = f"{prefix}resolve"
+        return urinorm._resolve(pa, caller, made, bases, references, "canonical", False, 1, reading)[0]
 
     arrow = {"type": "arrow", "null_handling": "special"}
     con.create_function(f"{prefix}normalize", keys("canonical"), [VARCHAR], VARCHAR, **arrow)

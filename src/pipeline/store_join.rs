@@ -19,6 +19,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use rayon::prelude::*;
@@ -45,6 +46,15 @@ const EXPIRED: u32 = 1 << 30;
 const NUMBER: u32 = EXPIRED - 1;
 
 impl ClassPrint {
+    fn new(print: u128, number: u32, size: u32) -> ClassPrint {
+        ClassPrint {
+            high: (print >> 64) as u64,
+            low: print as u64,
+            number,
+            size,
+        }
+    }
+
     fn print(&self) -> u128 {
         (u128::from(self.high) << 64) | u128::from(self.low)
     }
@@ -107,17 +117,18 @@ impl Classes {
         }
         set.drop_tables();
         self.prints = vec![ClassPrint::default(); order.len()];
+        // Raised by any class too large, rather than a pass over all after.
+        let oversized = AtomicBool::new(false);
         let fill = |number: usize, key: &[u8], size: u64| {
-            let print = u128::from_be_bytes(fingerprint(key));
-            ClassPrint {
-                high: (print >> 64) as u64,
-                low: print as u64,
-                number: number as u32,
-                size: u32::try_from(size).unwrap_or(u32::MAX),
+            let size = u32::try_from(size).ok().filter(|&size| size < u32::MAX);
+            if size.is_none() {
+                oversized.store(true, Ordering::Relaxed);
             }
+            let print = u128::from_be_bytes(fingerprint(key));
+            ClassPrint::new(print, number as u32, size.unwrap_or(u32::MAX))
         };
         pool.install(|| set.fill_in_order(order, maps, &mut self.prints, fill));
-        if self.prints.iter().any(|class| class.size == u32::MAX) {
+        if oversized.into_inner() {
             self.too_large = Some(ON_TOO_MANY_LINES);
         }
     }
@@ -131,12 +142,7 @@ impl Classes {
             }
         };
         let size = self.fit(size);
-        self.prints.push(ClassPrint {
-            high: (print >> 64) as u64,
-            low: print as u64,
-            number,
-            size,
-        });
+        self.prints.push(ClassPrint::new(print, number, size));
     }
 
     /// A class size as kept, or a note that one does not fit.
