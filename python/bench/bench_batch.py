@@ -22,6 +22,11 @@ fresh buffers happen to get huge pages is much faster, and rare):
   rows as a table, on DuckDB's threads (one a core), against
   ``normalize_batch`` with ``threads=2`` (the goal: at least 0.8× its
   throughput);
+- the Polars expression ``urinorm.polars.normalize`` over the same rows as
+  a frame, in the default engine (one call on the whole column) and in
+  the streaming one (a call a morsel, on Polars' threads), against
+  ``normalize_batch`` with ``threads=1`` and ``threads=2`` (the goal: at
+  least 0.8× the raw batch's throughput);
 - a link dataset of 200,000 ``(page, href)`` rows made from the sample
   (each line's path, a dot-relative path or the line itself, against the
   line before it): ``resolve_batch(..., lenient=True)`` against
@@ -39,11 +44,13 @@ import urllib.parse
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pyarrow as pa
 import w3lib.url
 
 import urinorm
 import urinorm.duckdb
+import urinorm.polars
 
 SAMPLE = Path(__file__).resolve().parents[2] / "testdata" / "sample" / "urls.txt"
 
@@ -98,8 +105,15 @@ def main() -> None:
     con.register("source", pa.table({"url": column}))
     con.sql("CREATE TABLE t AS SELECT * FROM source")
 
+    frame = pl.DataFrame({"url": column})
+    expression = urinorm.polars.normalize("url")
+    assert frame.select(expression)["url"].to_arrow().cast(pa.string()).equals(one)
+    lazy = frame.lazy().select(expression)
+
     candidates = {
         "duckdb": lambda: con.sql("SELECT urinorm_normalize(url) FROM t").to_arrow_table(),
+        "polars": lambda: frame.select(expression),
+        "polars, streaming": lambda: lazy.collect(engine="streaming"),
         "threads=1": lambda: urinorm.normalize_batch(column, threads=1),
         "threads=2": lambda: urinorm.normalize_batch(column, threads=2),
         "plain column, 10 % distinct, threads=1": lambda: urinorm.normalize_batch(
@@ -138,6 +152,14 @@ def main() -> None:
     print(
         f"| DuckDB `urinorm_normalize`, the same rows as a table | {best['duckdb']:.3f} | "
         f"**{ratio('duckdb', 'threads=2')}** of threads=2 (goal ≥ 0.8×) |"
+    )
+    print(
+        f"| Polars `urinorm.polars.normalize`, the same rows as a frame | {best['polars']:.3f} | "
+        f"**{ratio('polars', 'threads=1')}** of threads=1 (goal ≥ 0.8×) |"
+    )
+    print(
+        f"| the same, streaming engine | {best['polars, streaming']:.3f} | "
+        f"**{ratio('polars, streaming', 'threads=2')}** of threads=2 (goal ≥ 0.8×) |"
     )
     plain_s, dict_s = best["plain column, 10 % distinct, threads=1"], best[
         "dictionary column, 10 % distinct, threads=1"

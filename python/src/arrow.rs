@@ -277,7 +277,7 @@ impl Maker<'_> {
     /// Appends the key of `row` to `out`; or, with nothing appended, why
     /// the row has none (it is not a URI reference, or its base not an
     /// absolute URI).
-    fn write(
+    pub(crate) fn write(
         &self,
         (reference, base): Row<'_>,
         out: &mut Vec<u8>,
@@ -296,7 +296,7 @@ impl Maker<'_> {
     /// Why `row` has no key, `error` being what [`Maker::write`] said: a
     /// sentence that names the base when the base is at fault, as
     /// `resolve`'s errors do.
-    fn reason(&self, (_, base): Row<'_>, error: &InvalidUri) -> String {
+    pub(crate) fn reason(&self, (_, base): Row<'_>, error: &InvalidUri) -> String {
         // Resolution refuses only a base without a scheme (§5.2.1).
         let at_fault = base.map(UriRef::parse_bytes).and_then(|base| match base {
             Ok(base) if base.scheme().is_some() => None,
@@ -312,7 +312,7 @@ impl Maker<'_> {
 
 /// The buffers a batch reuses from row to row.
 #[derive(Default)]
-struct Scratches {
+pub(crate) struct Scratches {
     normalize: Scratch,
     columns: ColumnScratch,
 }

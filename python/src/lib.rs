@@ -1,6 +1,7 @@
 //! The extension module `urinorm._urinorm`: urinorm's normalizer, SURT keys
 //! and resolution for Python, the batch loop behind `normalize_batch`, and
-//! the seen store behind `SeenSet`.
+//! the seen store behind `SeenSet`, and the Polars expression plugin behind
+//! `urinorm.polars`.
 //!
 //! Nothing here decides what an option means: the rung, preset, transforms
 //! and site rules (their texts: Python reads the files) become a normalizer
@@ -10,8 +11,10 @@
 //! Python API (argument defaults, pyarrow arrays) is `urinorm/__init__.py`.
 
 mod arrow;
+mod plugin;
 mod seen;
 
+use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use pyo3::create_exception;
@@ -83,30 +86,24 @@ struct Options {
 }
 
 impl Options {
-    /// Parses the names; ValueError for an unknown one, or for protocol
-    /// options (`rules` says whether rules are given) with a lower rung.
+    /// Parses the names; the sentence of a ValueError for an unknown one,
+    /// or for protocol options (`rules` says whether rules are given) with
+    /// a lower rung.
     fn parse(
         rung: Option<&str>,
         preset: Option<&str>,
         with_: &[String],
         without: &[String],
-        tracking_params: Option<Vec<String>>,
+        tracking_params: Option<&[String]>,
         rules: bool,
-    ) -> PyResult<Options> {
-        let rung = rung
-            .map(str::parse::<Rung>)
-            .transpose()
-            .map_err(PyValueError::new_err)?;
-        let preset = preset
-            .map(str::parse::<Preset>)
-            .transpose()
-            .map_err(PyValueError::new_err)?;
+    ) -> Result<Options, String> {
+        let rung = rung.map(str::parse::<Rung>).transpose()?;
+        let preset = preset.map(str::parse::<Preset>).transpose()?;
         let transforms = |names: &[String]| {
             names
                 .iter()
                 .map(|n| n.parse::<Transform>())
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(PyValueError::new_err)
         };
         let (with, without) = (transforms(with_)?, transforms(without)?);
         // The command line reads a file of one name per line; a list of
@@ -121,13 +118,13 @@ impl Options {
         };
         let protocol = rules || !options.is_empty();
         if let Err(e) = Rung::requested(rung, protocol) {
-            return Err(PyValueError::new_err(match rules {
+            return Err(match rules {
                 true => format!(
                     "site rules (rules, rules_clearurls) need the protocol rung, not the {} rung",
                     e.rung
                 ),
                 false => e.to_string(),
-            }));
+            });
         }
         Ok(Options {
             rung,
@@ -153,7 +150,16 @@ fn check_options(
     tracking_params: Option<Vec<String>>,
     rules: bool,
 ) -> PyResult<()> {
-    Options::parse(rung, preset, &with_, &without, tracking_params, rules).map(drop)
+    Options::parse(
+        rung,
+        preset,
+        &with_,
+        &without,
+        tracking_params.as_deref(),
+        rules,
+    )
+    .map(drop)
+    .map_err(PyValueError::new_err)
 }
 
 /// The Python exception for a rules text that cannot be used, with its
@@ -174,6 +180,85 @@ fn rules_error(py: Python<'_>, error: &urinorm::rules::RulesError) -> PyErr {
 /// Rules files of one format as Python read them: `(name, text)` pairs.
 type NamedTexts = Vec<(String, String)>;
 
+/// What a normalizer is made of, as Python gives it: the names of its
+/// options, and the texts of its rules files (read in Python).
+#[derive(Clone, Default, PartialEq, Eq, Hash, serde::Deserialize)]
+pub(crate) struct Spec {
+    rung: Option<String>,
+    preset: Option<String>,
+    with_: Vec<String>,
+    without: Vec<String>,
+    tracking_params: Option<Vec<String>>,
+    /// Rules files in urinorm's line format.
+    rules: NamedTexts,
+    /// Rules files in ClearURLs' `data.min.json`.
+    rules_clearurls: NamedTexts,
+}
+
+/// Why a normalizer cannot be made.
+pub(crate) enum Refusal {
+    /// An unknown name, or protocol options under a lower rung: a sentence.
+    Options(String),
+    /// A rules text that cannot be used.
+    Rules(urinorm::rules::RulesError),
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Options(sentence) => f.write_str(sentence),
+            Refusal::Rules(e) => e.fmt(f),
+        }
+    }
+}
+
+impl Spec {
+    /// The normalizer these options make, its rules compiled as `--rules`
+    /// and `--rules-clearurls` are (ClearURLs' first). Compiling a large
+    /// list (ClearURLs') takes a while: Python calls this without the GIL.
+    pub(crate) fn build(&self) -> Result<Normalizer, Refusal> {
+        let given_rules = !self.rules.is_empty() || !self.rules_clearurls.is_empty();
+        let parsed = Options::parse(
+            self.rung.as_deref(),
+            self.preset.as_deref(),
+            &self.with_,
+            &self.without,
+            self.tracking_params.as_deref(),
+            given_rules,
+        )
+        .map_err(Refusal::Options)?;
+        // The rung is checked first (in `Options::parse`): a lower rung
+        // never compiles the rules.
+        let text = |format| {
+            move |(name, text): &(String, String)| RulesText {
+                name: name.clone(),
+                format,
+                text: text.clone(),
+            }
+        };
+        let texts: Vec<RulesText> = (self.rules_clearurls.iter())
+            .map(text(RulesFormat::ClearUrls))
+            .chain(self.rules.iter().map(text(RulesFormat::Lines)))
+            .collect();
+        let site_rules = match texts.is_empty() {
+            true => None,
+            false => Some(
+                SiteRules::compile(&texts)
+                    .map_err(Refusal::Rules)?
+                    .into_rewrite(),
+            ),
+        };
+        let options = ProtocolOptions {
+            preset: parsed.preset,
+            with: &parsed.with,
+            without: &parsed.without,
+            tracking_list: parsed.tracking_list.as_deref(),
+            rules: site_rules.as_ref(),
+        };
+        Normalizer::from_options(parsed.rung, &options).map_err(|e| Refusal::Options(e.to_string()))
+    }
+}
+
 /// A normalizer built once from the options, for the functions of `urinorm`
 /// to cache (building one parses names, copies the tracking list and
 /// compiles the rules).
@@ -188,55 +273,33 @@ impl PyNormalizer {
     /// protocol options given with a rung below protocol, and RulesError for
     /// a rules text that cannot be used. `texts` is `(rules,
     /// rules_clearurls)`, each a list of `(name, text)` pairs: rules files
-    /// in urinorm's line format and in ClearURLs' `data.min.json`, as read,
-    /// compiled as `--rules` and `--rules-clearurls` are (ClearURLs' first).
+    /// in urinorm's line format and in ClearURLs' `data.min.json`, as read.
     #[new]
     #[pyo3(signature = (rung=None, preset=None, with_=Vec::new(), without=Vec::new(), tracking_params=None, texts=(Vec::new(), Vec::new())))]
     fn new(
         py: Python<'_>,
-        rung: Option<&str>,
-        preset: Option<&str>,
+        rung: Option<String>,
+        preset: Option<String>,
         with_: Vec<String>,
         without: Vec<String>,
         tracking_params: Option<Vec<String>>,
         texts: (NamedTexts, NamedTexts),
     ) -> PyResult<Self> {
         let (rules, rules_clearurls) = texts;
-        let parsed = Options::parse(
+        let spec = Spec {
             rung,
             preset,
-            &with_,
-            &without,
+            with_,
+            without,
             tracking_params,
-            !rules.is_empty() || !rules_clearurls.is_empty(),
-        )?;
-        // The rung is checked first (in `Options::parse`): a lower rung
-        // never compiles the rules.
-        let text = |format| move |(name, text)| RulesText { name, format, text };
-        let texts: Vec<RulesText> = rules_clearurls
-            .into_iter()
-            .map(text(RulesFormat::ClearUrls))
-            .chain(rules.into_iter().map(text(RulesFormat::Lines)))
-            .collect();
-        let site_rules = match texts.is_empty() {
-            true => None,
-            // Compiling a large list (ClearURLs') takes a while: without the GIL.
-            false => Some(
-                py.detach(|| SiteRules::compile(&texts))
-                    .map_err(|e| rules_error(py, &e))?
-                    .into_rewrite(),
-            ),
+            rules,
+            rules_clearurls,
         };
-        let options = ProtocolOptions {
-            preset: parsed.preset,
-            with: &parsed.with,
-            without: &parsed.without,
-            tracking_list: parsed.tracking_list.as_deref(),
-            rules: site_rules.as_ref(),
-        };
-        let normalizer = Normalizer::from_options(parsed.rung, &options)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(PyNormalizer { normalizer })
+        match py.detach(|| spec.build()) {
+            Ok(normalizer) => Ok(PyNormalizer { normalizer }),
+            Err(Refusal::Options(sentence)) => Err(PyValueError::new_err(sentence)),
+            Err(Refusal::Rules(e)) => Err(rules_error(py, &e)),
+        }
     }
 
     /// What the site rules hold and their fingerprint (what a seen store

@@ -1,10 +1,10 @@
 """The examples in the READMEs and in urinorm's docstrings run as written."""
 
 import doctest
+import importlib
 
 import pytest
 
-import urinorm
 from conftest import ROOT
 
 
@@ -15,7 +15,8 @@ def test_readme_examples(readme):
     assert failures == 0
 
 
-def test_docstring_examples():
-    failures, tried = doctest.testmod(urinorm)
+@pytest.mark.parametrize("module", ["urinorm", "urinorm.duckdb", "urinorm.polars"])
+def test_docstring_examples(module):
+    failures, tried = doctest.testmod(importlib.import_module(module))
     assert tried > 0
     assert failures == 0

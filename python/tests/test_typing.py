@@ -21,6 +21,12 @@ keys, mask, why = urinorm.normalize_batch(["http://a b/"], reasons=True)
 print(keys, mask, why.to_pylist())
 with urinorm.SeenSet("/tmp/seen", preset="safe") as seen:
     answers: list[bool | None] = seen.add(["http://a/"])
+
+import polars as pl
+import urinorm.polars
+
+frame = pl.DataFrame({"page": ["http://a/b"], "href": ["../c"]})
+print(frame.select(urinorm.polars.resolve("page", pl.col("href"), preset="aggressive", key="surt")))
 """
 
 MISSPELT = [
@@ -28,6 +34,7 @@ MISSPELT = [
     ('urinorm.normalize("http://a/", with_=["sort-qurey"])', "sort-qurey"),
     ('urinorm.surt("http://a/", preset="agressive")', '"preset"'),
     ('urinorm.normalize_batch(["x"], key="canonicl")', "normalize_batch"),
+    ('import urinorm.polars\nurinorm.polars.normalize("url", rung="schem")', '"rung"'),
 ]
 
 

@@ -1,0 +1,174 @@
+//! The Polars expression plugin behind `urinorm.polars`: Polars loads this
+//! library and calls each `#[polars_expr]` function (through pyo3-polars'
+//! plugin ABI) on a chunk of a column, on its own threads, without the GIL.
+//! A call reads its options from the keyword arguments the expression was
+//! made with (pickled by Polars) and makes one value a row, as the Arrow
+//! batches do ([`arrow::Maker`]).
+
+use std::sync::{Arc, Mutex};
+
+use polars::prelude::*;
+use pyo3_polars::derive::polars_expr;
+use serde::Deserialize;
+
+use urinorm::fingerprint::fingerprint;
+use urinorm::mapper::Columns;
+use urinorm::normalize::Normalizer;
+use urinorm::resolve::SchemeRule;
+
+use crate::Spec;
+use crate::arrow::{self, Row, Scratches};
+
+/// An expression's keyword arguments (made in `urinorm/polars.py`).
+#[derive(Deserialize)]
+struct Kwargs {
+    spec: Spec,
+    /// `canonical`, `surt`, or another key `fingerprint` takes.
+    key: String,
+    lenient: bool,
+    /// One base every value is resolved against.
+    base: Option<String>,
+    non_strict: bool,
+}
+
+/// The normalizer `spec` makes, built once and kept (a few at a time: each
+/// may hold compiled rules) for every chunk of every expression made with
+/// the same options.
+fn normalizer(spec: &Spec) -> PolarsResult<Arc<Normalizer>> {
+    const KEPT: usize = 8;
+    static BUILT: Mutex<Vec<(Spec, Arc<Normalizer>)>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, normalizer)) = built.iter().find(|(s, _)| s == spec) {
+        return Ok(Arc::clone(normalizer));
+    }
+    // Python built the same normalizer when it made the expression, so a
+    // refusal here is a spec that did not come from `urinorm.polars`.
+    let normalizer = Arc::new(spec.build().map_err(|e| polars_err!(ComputeError: "{e}"))?);
+    if built.len() == KEPT {
+        built.remove(0);
+    }
+    built.push((spec.clone(), Arc::clone(&normalizer)));
+    Ok(normalizer)
+}
+
+/// Makes a value of each row with the expression's options: `made` is
+/// called with the maker, the row (`None` when null) and the buffers it
+/// may reuse.
+fn each_row<'r>(
+    kwargs: &Kwargs,
+    rows: impl Iterator<Item = Option<Row<'r>>>,
+    mut made: impl FnMut(&arrow::Maker<'_>, Option<Row<'r>>, &mut Scratches),
+) -> PolarsResult<()> {
+    let normalizer = normalizer(&kwargs.spec)?;
+    let columns = Columns {
+        lenient: kwargs.lenient,
+        base: kwargs.base.clone(),
+        scheme_rule: match kwargs.non_strict {
+            true => SchemeRule::NonStrict,
+            false => SchemeRule::Strict,
+        },
+        ..Columns::default()
+    };
+    let maker = arrow::Maker {
+        normalizer: &normalizer,
+        key: kwargs
+            .key
+            .parse()
+            .map_err(|e| polars_err!(ComputeError: "{e}"))?,
+        columns: &columns,
+        reasons: false,
+    };
+    let mut scratch = Scratches::default();
+    for row in rows {
+        made(&maker, row, &mut scratch);
+    }
+    Ok(())
+}
+
+/// The rows of an expression's inputs: the URIs (`inputs[0]`), and with a
+/// second input, the bases each is resolved against; a column of one
+/// value (a literal) stands for every row.
+fn rows<'a>(
+    inputs: &'a [Series],
+) -> PolarsResult<(usize, Box<dyn Iterator<Item = Option<Row<'a>>> + 'a>)> {
+    let references = inputs[0].str()?;
+    let Some(bases) = inputs.get(1) else {
+        let rows = references.iter().map(|r| r.map(|r| (r.as_bytes(), None)));
+        return Ok((references.len(), Box::new(rows)));
+    };
+    let bases = bases.str()?;
+    let len = match (references.len(), bases.len()) {
+        (a, b) if a == b || b == 1 => a,
+        (1, b) => b,
+        (a, b) => {
+            polars_bail!(ShapeMismatch: "{a} references and {b} bases: one base a reference, or one for all")
+        }
+    };
+    let values = |column: &'a StringChunked| -> Box<dyn Iterator<Item = Option<&'a str>> + 'a> {
+        match column.len() {
+            1 if len != 1 => Box::new(std::iter::repeat_n(column.get(0), len)),
+            _ => Box::new(column.iter()),
+        }
+    };
+    let rows = values(references)
+        .zip(values(bases))
+        .map(|(reference, base)| Some((reference?.as_bytes(), Some(base?.as_bytes()))));
+    Ok((len, Box::new(rows)))
+}
+
+/// The name of the output: the URIs'.
+fn name(inputs: &[Series]) -> PlSmallStr {
+    inputs[0].name().clone()
+}
+
+/// The key of each URI (resolved first against its base, with a second
+/// input), null where the URI is null or not a URI reference.
+#[polars_expr(output_type = String)]
+fn key(inputs: &[Series], kwargs: Kwargs) -> PolarsResult<Series> {
+    let (len, rows) = rows(inputs)?;
+    let mut keys = StringChunkedBuilder::new(name(inputs), len);
+    let mut key = Vec::new();
+    each_row(&kwargs, rows, |maker, row, scratch| {
+        key.clear();
+        match row.map(|row| maker.write(row, &mut key, scratch)) {
+            // Canonical forms and the keys made of them are ASCII.
+            Some(Ok(())) => keys.append_value(std::str::from_utf8(&key).expect("keys are ASCII")),
+            _ => keys.append_null(),
+        }
+    })?;
+    Ok(keys.finish().into_series())
+}
+
+/// The 16-byte fingerprint of each URI's key (the seen store's), null
+/// where there is no key.
+#[polars_expr(output_type = Binary)]
+fn key_fingerprint(inputs: &[Series], kwargs: Kwargs) -> PolarsResult<Series> {
+    let (len, rows) = rows(inputs)?;
+    let mut prints = BinaryChunkedBuilder::new(name(inputs), len);
+    let mut key = Vec::new();
+    each_row(&kwargs, rows, |maker, row, scratch| {
+        key.clear();
+        match row.map(|row| maker.write(row, &mut key, scratch)) {
+            Some(Ok(())) => prints.append_value(fingerprint(&key)),
+            _ => prints.append_null(),
+        }
+    })?;
+    Ok(prints.finish().into_series())
+}
+
+/// Why each URI has no key (the sentence `normalize` raises; `the base:
+/// ...` when its base is at fault), null where it has one or is null.
+#[polars_expr(output_type = String)]
+fn no_key_reason(inputs: &[Series], kwargs: Kwargs) -> PolarsResult<Series> {
+    let (len, rows) = rows(inputs)?;
+    let mut reasons = StringChunkedBuilder::new(name(inputs), len);
+    let mut key = Vec::new();
+    each_row(&kwargs, rows, |maker, row, scratch| {
+        key.clear();
+        match row.map(|row| (row, maker.write(row, &mut key, scratch))) {
+            Some((row, Err(e))) => reasons.append_value(maker.reason(row, &e)),
+            _ => reasons.append_null(),
+        }
+    })?;
+    Ok(reasons.finish().into_series())
+}
