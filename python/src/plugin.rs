@@ -85,12 +85,13 @@ fn each_row<'r>(
     Ok(())
 }
 
+/// Rows, one at a time, `None` where a value is null.
+type RowIter<'a> = Box<dyn Iterator<Item = Option<Row<'a>>> + 'a>;
+
 /// The rows of an expression's inputs: the URIs (`inputs[0]`), and with a
 /// second input, the bases each is resolved against; a column of one
 /// value (a literal) stands for every row.
-fn rows<'a>(
-    inputs: &'a [Series],
-) -> PolarsResult<(usize, Box<dyn Iterator<Item = Option<Row<'a>>> + 'a>)> {
+fn rows<'a>(inputs: &'a [Series]) -> PolarsResult<(usize, RowIter<'a>)> {
     let references = inputs[0].str()?;
     let Some(bases) = inputs.get(1) else {
         let rows = references.iter().map(|r| r.map(|r| (r.as_bytes(), None)));
