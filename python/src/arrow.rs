@@ -209,13 +209,56 @@ pub type Row<'a> = (&'a [u8], Option<&'a [u8]>);
 /// Rows to make keys of, read by index from any thread.
 pub trait Rows: Sync {
     fn len(&self) -> usize;
+    /// The bytes of all the values, about.
+    fn bytes(&self) -> usize;
+    /// Appends the key of row `i` to `out`: `None` (nothing appended) when
+    /// the row is null, an error (nothing appended) when it has no key.
+    fn write(
+        &self,
+        i: usize,
+        maker: &Maker<'_>,
+        out: &mut Vec<u8>,
+        scratch: &mut Scratches,
+    ) -> Option<Result<(), InvalidUri>>;
+    /// Why row `i` has no key, `error` being what [`Rows::write`] said.
+    fn reason(&self, i: usize, maker: &Maker<'_>, error: &InvalidUri) -> String;
+}
+
+/// Rows of one URI each (and its base, if the row has one).
+pub trait OneUri: Sync {
+    fn len(&self) -> usize;
     /// Row `i`, `None` when it is null (its reference, or its base).
     fn row(&self, i: usize) -> Option<Row<'_>>;
     /// The bytes of all the references, about.
     fn bytes(&self) -> usize;
 }
 
-impl Rows for StringArray<'_> {
+impl<T: OneUri + ?Sized> Rows for T {
+    fn len(&self) -> usize {
+        OneUri::len(self)
+    }
+
+    fn bytes(&self) -> usize {
+        OneUri::bytes(self)
+    }
+
+    fn write(
+        &self,
+        i: usize,
+        maker: &Maker<'_>,
+        out: &mut Vec<u8>,
+        scratch: &mut Scratches,
+    ) -> Option<Result<(), InvalidUri>> {
+        self.row(i).map(|row| maker.write(row, out, scratch))
+    }
+
+    fn reason(&self, i: usize, maker: &Maker<'_>, error: &InvalidUri) -> String {
+        let row = self.row(i).expect("a row without a key is not null");
+        maker.reason(row, error)
+    }
+}
+
+impl OneUri for StringArray<'_> {
     fn len(&self) -> usize {
         self.length
     }
@@ -229,7 +272,7 @@ impl Rows for StringArray<'_> {
     }
 }
 
-impl Rows for [Option<&str>] {
+impl OneUri for [Option<&str>] {
     fn len(&self) -> usize {
         <[Option<&str>]>::len(self)
     }
@@ -243,13 +286,79 @@ impl Rows for [Option<&str>] {
     }
 }
 
+/// Rows of several URIs, one a column, whose key is their keys joined by
+/// `delimiter`: the command line's `--key-fields`.
+pub struct Joined<'a> {
+    pub columns: Vec<StringArray<'a>>,
+    pub delimiter: u8,
+}
+
+impl Joined<'_> {
+    /// The first column of row `i` without a key, and why.
+    fn first_error(
+        &self,
+        i: usize,
+        maker: &Maker<'_>,
+        scratch: &mut Scratches,
+    ) -> Option<(usize, InvalidUri)> {
+        let mut key = Vec::new();
+        self.columns.iter().enumerate().find_map(|(n, column)| {
+            let value = column.value(i)?;
+            maker
+                .write((value, None), &mut key, scratch)
+                .err()
+                .map(|e| (n, e))
+        })
+    }
+}
+
+impl Rows for Joined<'_> {
+    fn len(&self) -> usize {
+        self.columns.first().map_or(0, StringArray::len)
+    }
+
+    fn bytes(&self) -> usize {
+        self.columns.iter().map(|c| c.data.len()).sum()
+    }
+
+    fn write(
+        &self,
+        i: usize,
+        maker: &Maker<'_>,
+        out: &mut Vec<u8>,
+        scratch: &mut Scratches,
+    ) -> Option<Result<(), InvalidUri>> {
+        // A null in any column is a null row, told before anything is written.
+        let values: Vec<&[u8]> = (self.columns.iter())
+            .map(|column| column.value(i))
+            .collect::<Option<_>>()?;
+        let start = out.len();
+        for (n, value) in values.into_iter().enumerate() {
+            if n > 0 {
+                out.push(self.delimiter);
+            }
+            if let Err(e) = maker.write((value, None), out, scratch) {
+                out.truncate(start);
+                return Some(Err(e));
+            }
+        }
+        Some(Ok(()))
+    }
+
+    fn reason(&self, i: usize, maker: &Maker<'_>, error: &InvalidUri) -> String {
+        let (column, error) =
+            (self.first_error(i, maker, &mut Scratches::default())).unwrap_or((0, *error));
+        format!("columns[{column}]: {error}")
+    }
+}
+
 /// References and, row for row, the bases they are resolved against.
 pub struct Resolving<'a> {
     pub references: StringArray<'a>,
     pub bases: StringArray<'a>,
 }
 
-impl Rows for Resolving<'_> {
+impl OneUri for Resolving<'_> {
     fn len(&self) -> usize {
         self.references.length
     }
@@ -341,7 +450,7 @@ pub fn make(
             batch.reasons = Some(Box::new(reasons));
         }
         for i in range {
-            batch.push(maker, rows.row(i));
+            batch.push(maker, rows, i);
         }
         batch
     };
@@ -450,16 +559,16 @@ impl Batch {
         batch
     }
 
-    /// Appends the key of `row` (or its fingerprint), or a null.
-    fn push(&mut self, maker: &Maker<'_>, row: Option<Row<'_>>) {
+    /// Appends the key of row `i` of `rows` (or its fingerprint), or a null.
+    fn push(&mut self, maker: &Maker<'_>, rows: &(impl Rows + ?Sized), i: usize) {
         let scratch = &mut self.scratch;
         let written = match &mut self.shape {
             // On error nothing is appended, so the value is an empty null.
-            Shape::Keys(_) => row.map(|row| maker.write(row, &mut self.data, scratch)),
+            Shape::Keys(_) => rows.write(i, maker, &mut self.data, scratch),
             // A null of a fixed-size array still takes its 16 bytes.
             Shape::Fingerprints { key: made } => {
                 made.clear();
-                let written = row.map(|row| maker.write(row, made, scratch));
+                let written = rows.write(i, maker, made, scratch);
                 let print = match written {
                     Some(Ok(())) => fingerprint(made),
                     _ => [0; 16],
@@ -469,8 +578,8 @@ impl Batch {
             }
         };
         if let Some(reasons) = &mut self.reasons {
-            let reason = match (row, &written) {
-                (Some(row), Some(Err(e))) => Some(maker.reason(row, e)),
+            let reason = match &written {
+                Some(Err(e)) => Some(rows.reason(i, maker, e)),
                 _ => None,
             };
             reasons.push_text(reason.as_deref());

@@ -359,9 +359,6 @@ impl PyNormalizer {
         threads: Option<usize>,
         reading: Reading,
     ) -> PyResult<Finished> {
-        let key = parse_key(key)?;
-        let pool = pool(threads)?;
-        let columns = reading.columns(py)?;
         // The items are kept alive here, so the text borrowed from them
         // stays valid while the loop runs without the GIL.
         let items = values
@@ -383,13 +380,8 @@ impl PyNormalizer {
             .iter()
             .map(|item| item.as_ref().map(|s| s.to_str()).transpose())
             .collect::<PyResult<Vec<_>>>()?;
-        let made = match fingerprints {
-            true => arrow::Made::Fingerprints,
-            false => arrow::Made::Keys { large: false },
-        };
-        let maker = self.maker(key, &columns, reading.reasons);
-        let batch = py.detach(|| arrow::make(&maker, made, &texts[..], pool.as_deref()).finish());
-        keys(batch)
+        let made = made(fingerprints, false);
+        self.run(py, &texts[..], made, key, threads, &reading)
     }
 
     /// Normalizes a pyarrow `string` or `large_string` array (anything with
@@ -407,16 +399,11 @@ impl PyNormalizer {
         threads: Option<usize>,
         reading: Reading,
     ) -> PyResult<Finished> {
-        let key = parse_key(key)?;
-        let pool = pool(threads)?;
-        let columns = reading.columns(py)?;
         // Held until the loop is done: the array lives as long as its capsules.
         let capsules = Capsules::of(array)?;
         let strings = capsules.strings()?;
         let made = made(fingerprints, strings.large());
-        let maker = self.maker(key, &columns, reading.reasons);
-        let batch = py.detach(|| arrow::make(&maker, made, &strings, pool.as_deref()).finish());
-        keys(batch)
+        self.run(py, &strings, made, key, threads, &reading)
     }
 
     /// As [`PyNormalizer::batch_arrow`] for `references` resolved, row for
@@ -434,41 +421,88 @@ impl PyNormalizer {
         threads: Option<usize>,
         reading: Reading,
     ) -> PyResult<Finished> {
-        let key = parse_key(key)?;
-        let pool = pool(threads)?;
-        let columns = reading.columns(py)?;
         let (references, bases) = (Capsules::of(references)?, Capsules::of(bases)?);
         let rows = arrow::Resolving {
             references: references.strings()?,
             bases: bases.strings()?,
         };
-        if rows.bases.len() != rows.references.len() {
-            return Err(PyValueError::new_err(format!(
-                "{} references and {} bases: one base a reference",
-                rows.references.len(),
-                rows.bases.len()
-            )));
-        }
+        one_length(&[&rows.references, &rows.bases], "references and bases")?;
         let made = made(fingerprints, rows.references.large());
-        let maker = self.maker(key, &columns, reading.reasons);
-        let batch = py.detach(|| arrow::make(&maker, made, &rows, pool.as_deref()).finish());
-        keys(batch)
+        self.run(py, &rows, made, key, threads, &reading)
+    }
+
+    /// As [`PyNormalizer::batch_arrow`] for rows of several `columns`
+    /// (string arrays of one length), whose key is each column's key joined
+    /// by `delimiter`, as `--key-fields` makes it; a row with a null or an
+    /// invalid value in any column is null.
+    #[pyo3(signature = (columns, delimiter, key, fingerprints=false, threads=None, reading=Reading::default()))]
+    #[allow(clippy::too_many_arguments)]
+    fn batch_columns<'py>(
+        &self,
+        py: Python<'py>,
+        columns: Vec<Bound<'py, PyAny>>,
+        delimiter: u8,
+        key: &str,
+        fingerprints: bool,
+        threads: Option<usize>,
+        reading: Reading,
+    ) -> PyResult<Finished> {
+        if columns.is_empty() {
+            return Err(PyValueError::new_err(
+                "a key of no columns: give at least one",
+            ));
+        }
+        let capsules = columns
+            .iter()
+            .map(Capsules::of)
+            .collect::<PyResult<Vec<_>>>()?;
+        let rows = arrow::Joined {
+            columns: capsules
+                .iter()
+                .map(Capsules::strings)
+                .collect::<PyResult<_>>()?,
+            delimiter,
+        };
+        one_length(&rows.columns.iter().collect::<Vec<_>>(), "the columns")?;
+        let made = made(fingerprints, rows.columns.iter().any(|c| c.large()));
+        self.run(py, &rows, made, key, threads, &reading)
     }
 }
 
 impl PyNormalizer {
-    fn maker<'m>(
-        &'m self,
-        key: KeyFormat,
-        columns: &'m Columns,
-        reasons: bool,
-    ) -> arrow::Maker<'m> {
-        arrow::Maker {
+    /// Makes `made` of every row of `rows` with the GIL released: the
+    /// prologue and epilogue every batch shares.
+    fn run(
+        &self,
+        py: Python<'_>,
+        rows: &(impl arrow::Rows + ?Sized),
+        made: arrow::Made,
+        key: &str,
+        threads: Option<usize>,
+        reading: &Reading,
+    ) -> PyResult<Finished> {
+        let key = parse_key(key)?;
+        let pool = pool(threads)?;
+        let columns = reading.columns(py)?;
+        let maker = arrow::Maker {
             normalizer: &self.normalizer,
             key,
-            columns,
-            reasons,
-        }
+            columns: &columns,
+            reasons: reading.reasons,
+        };
+        let batch = py.detach(|| arrow::make(&maker, made, rows, pool.as_deref()).finish());
+        batch.map_err(|e| PyOverflowError::new_err(e.to_string()))
+    }
+}
+
+/// ValueError unless the `arrays` (`what`) are of one length.
+fn one_length(arrays: &[&arrow::StringArray<'_>], what: &str) -> PyResult<()> {
+    let lengths: Vec<usize> = arrays.iter().map(|a| a.len()).collect();
+    match lengths.windows(2).all(|pair| pair[0] == pair[1]) {
+        true => Ok(()),
+        false => Err(PyValueError::new_err(format!(
+            "{what} are of different lengths ({lengths:?}): one value of each a row"
+        ))),
     }
 }
 
@@ -590,11 +624,6 @@ fn pool(threads: Option<usize>) -> PyResult<Option<Arc<rayon::ThreadPool>>> {
 /// asked for.
 type Finished = (arrow::Keys, Option<arrow::Keys>);
 
-/// The finished batch for Python, or OverflowError.
-fn keys(batch: Result<Finished, arrow::TooLarge>) -> PyResult<Finished> {
-    batch.map_err(|e| PyOverflowError::new_err(e.to_string()))
-}
-
 /// Resolves `reference` against `base` (RFC 3986 §5.2; with `non_strict`,
 /// the non-strict reading of §5.2.2), each repaired first if `lenient`;
 /// raises InvalidUri naming the argument at fault (`argument`: "base" or
@@ -615,8 +644,12 @@ fn resolve(
             ..Columns::default()
         };
         let mut scratch = ColumnScratch::default();
+        // Parsed inside: an error's offset then counts in the text as
+        // given, not as repaired.
         let (bytes, _) = columns
-            .with_reference(text.as_bytes(), None, &mut scratch, |uri| Ok(uri.to_vec()))
+            .with_reference(text.as_bytes(), None, &mut scratch, |uri| {
+                UriRef::parse_bytes(uri).map(|_| uri.to_vec())
+            })
             .map_err(at_fault(argument))?;
         Ok(bytes)
     };

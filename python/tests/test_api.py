@@ -2,6 +2,7 @@
 
 import os
 import re
+import subprocess
 
 import pyarrow as pa
 import pytest
@@ -482,6 +483,14 @@ def test_resolve_reads_as_the_options_say():
     with pytest.raises(urinorm.InvalidUri) as e:
         urinorm.resolve("https://ex.com/dir/", "/über/")
     assert e.value.argument == "reference"
+    # A lenient error counts its byte in the text as given, as normalize's does.
+    for base, reference in [("  http://a:x/", "b"), ("http://a/", "  http://a:x/")]:
+        with pytest.raises(urinorm.InvalidUri) as e:
+            urinorm.resolve(base, reference, lenient=True)
+        assert e.value.offset == 11, e.value
+    with pytest.raises(urinorm.InvalidUri) as e:
+        urinorm.normalize("  http://a:x/", lenient=True)
+    assert e.value.offset == 11
 
 
 def test_one_base_for_a_batch():
@@ -511,7 +520,59 @@ def test_resolve_batch_rows():
     assert result.to_pylist() == ["http://a/d", "http://a/x%20y", None, None, "http://a/b/c/g"]
     prints, _ = urinorm.resolve_batch(bases, references, fingerprints=True)
     assert prints[0].as_py() == urinorm.fingerprint("http://a/d")
-    with pytest.raises(ValueError, match="2 references and 1 bases"):
+    with pytest.raises(ValueError, match=r"references and bases are of different lengths \(\[2, 1\]\)"):
         urinorm.resolve_batch(["http://a/"], ["x", "y"])
     with pytest.raises(TypeError, match="not one string"):
         urinorm.resolve_batch("http://a/", ["x"])
+
+
+def test_key_batch_joins_each_columns_key():
+    pages = ["HTTP://A/", "http://a/", None, "http://a/", "http://a b/"]
+    links = ["http://B/x", "http://b/x", "http://c/", "x y", "http://c/"]
+    result, valid, why = urinorm.key_batch([pages, links], reasons=True)
+    assert result.to_pylist() == ["http://a/\thttp://b/x", "http://a/\thttp://b/x", None, None, None]
+    assert valid.to_pylist() == [True, True, False, False, False]
+    assert why.to_pylist() == [
+        None,
+        None,
+        None,
+        "columns[1]: space is not allowed in a URI at byte 1",
+        "columns[0]: space is not allowed in a URI at byte 8",
+    ]
+    result, _ = urinorm.key_batch([pages, links], preset="aggressive", delimiter=" ", lenient=True)
+    assert result.to_pylist()[3] == "https://a/ x%20y"
+    # One column: the fingerprints are fingerprint_batch's.
+    prints, _ = urinorm.key_batch([links], fingerprints=True)
+    assert prints.to_pylist() == urinorm.fingerprint_batch(links).to_pylist()
+    assert urinorm.key_batch([pa.array(pages), pa.array(links, pa.large_string())])[0].type == pa.large_string()
+    with pytest.raises(TypeError):
+        urinorm.key_batch(["http://a/", "http://b/"])
+    with pytest.raises(ValueError, match="different lengths"):
+        urinorm.key_batch([pages, links[:2]])
+    with pytest.raises(ValueError, match="one byte"):
+        urinorm.key_batch([pages, links], delimiter="->")
+    with pytest.raises(ValueError, match="no columns"):
+        urinorm.key_batch([])
+
+
+def test_key_batch_keys_the_rows_dedup_key_fields_keeps(cli, sample, tmp_path):
+    lines = [line for _, line in sample]
+    rows = [(lines[i % 500], lines[(i * 3) % 200]) for i in range(3000)]
+    # Other spellings of the same keys: the scheme in capitals.
+    rows += [(a.replace("http://", "HTTP://", 1), b) for a, b in rows[:600]]
+    path = tmp_path / "links.tsv"
+    path.write_text("".join(f"{a}\t{b}\n" for a, b in rows))
+    run = subprocess.run(
+        [str(cli), "dedup", "--field", "1", "--key-fields", "1,2", "--fetchable=never", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode in (0, 1), run.stderr
+    keys, _ = urinorm.key_batch([[a for a, _ in rows], [b for _, b in rows]])
+    firsts, seen = [], set()
+    for (a, b), key in zip(rows, keys.to_pylist()):
+        if key is not None and key not in seen:
+            seen.add(key)
+            firsts.append(f"{urinorm.normalize(a)}\t{b}")
+    assert run.stdout.splitlines() == firsts
+    assert len(firsts) <= 3000, "the capitalized rows merged"

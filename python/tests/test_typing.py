@@ -17,6 +17,8 @@ result, valid = urinorm.normalize_batch(
 prints = urinorm.fingerprint_batch(pa.array(["http://a/"]), key="domain", base="http://b/")
 joined, ok = urinorm.resolve_batch(["http://a/b"], ["../c"], lenient=True, non_strict=True)
 print(urinorm.resolve("http://a/b", "c", non_strict=True), result, valid, prints, joined, ok)
+edges, present = urinorm.key_batch([["http://a/"], pa.array(["http://b/"])], delimiter=" ")
+print(edges.to_pylist(), present)
 keys, mask, why = urinorm.normalize_batch(["http://a b/"], reasons=True)
 print(keys, mask, why.to_pylist())
 with urinorm.SeenSet("/tmp/seen", preset="safe") as seen:

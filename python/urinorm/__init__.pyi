@@ -2,7 +2,7 @@
 
 import datetime
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal, TypeAlias, overload
 
 import pyarrow
@@ -245,6 +245,63 @@ def resolve_batch(
 ) -> tuple[pyarrow.FixedSizeBinaryArray, pyarrow.BooleanArray]:
     """Each reference resolved against the base on its row, then normalized
     (``normalize --field 2 --base-field 1``): ``(result, valid)``."""
+
+@overload
+def key_batch(
+    columns: Sequence[Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray],
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
+    *,
+    delimiter: str = "\t",
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+    threads: int | None = None,
+    lenient: bool = False,
+    fingerprints: bool = False,
+    reasons: Literal[True],
+) -> Explained: ...
+@overload
+def key_batch(
+    columns: Sequence[Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray],
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
+    *,
+    delimiter: str = "\t",
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+    threads: int | None = None,
+    lenient: bool = False,
+    fingerprints: Literal[False] = False,
+    reasons: Literal[False] = False,
+) -> tuple[pyarrow.StringArray | pyarrow.LargeStringArray, pyarrow.BooleanArray]: ...
+@overload
+def key_batch(
+    columns: Sequence[Iterable[str | None] | pyarrow.Array | pyarrow.ChunkedArray],
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
+    *,
+    delimiter: str = "\t",
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+    threads: int | None = None,
+    lenient: bool = False,
+    fingerprints: Literal[True],
+    reasons: Literal[False] = False,
+) -> tuple[pyarrow.FixedSizeBinaryArray, pyarrow.BooleanArray]:
+    """One key a row of several URI columns, each column's key joined by
+    ``delimiter`` (``dedup --key-fields``): ``(result, valid)``."""
 
 @overload
 def normalize_batch(
