@@ -122,20 +122,33 @@ fn name(inputs: &[Series]) -> PlSmallStr {
     inputs[0].name().clone()
 }
 
+/// Calls `take` with the key of each row (`None` where it has none), in
+/// order: the loop of the functions that make keys.
+fn keys_of(
+    inputs: &[Series],
+    kwargs: &Kwargs,
+    mut take: impl FnMut(Option<&[u8]>),
+) -> PolarsResult<()> {
+    let (_, rows) = rows(inputs)?;
+    let mut key = Vec::new();
+    each_row(kwargs, rows, |maker, row, scratch| {
+        key.clear();
+        match row.map(|row| maker.write(row, &mut key, scratch)) {
+            Some(Ok(())) => take(Some(&key)),
+            _ => take(None),
+        }
+    })
+}
+
 /// The key of each URI (resolved first against its base, with a second
 /// input), null where the URI is null or not a URI reference.
 #[polars_expr(output_type = String)]
 fn key(inputs: &[Series], kwargs: Kwargs) -> PolarsResult<Series> {
-    let (len, rows) = rows(inputs)?;
-    let mut keys = StringChunkedBuilder::new(name(inputs), len);
-    let mut key = Vec::new();
-    each_row(&kwargs, rows, |maker, row, scratch| {
-        key.clear();
-        match row.map(|row| maker.write(row, &mut key, scratch)) {
-            // Canonical forms and the keys made of them are ASCII.
-            Some(Ok(())) => keys.append_value(std::str::from_utf8(&key).expect("keys are ASCII")),
-            _ => keys.append_null(),
-        }
+    let mut keys = StringChunkedBuilder::new(name(inputs), inputs[0].len());
+    keys_of(inputs, &kwargs, |key| match key {
+        // Canonical forms and the keys made of them are ASCII.
+        Some(key) => keys.append_value(std::str::from_utf8(key).expect("keys are ASCII")),
+        None => keys.append_null(),
     })?;
     Ok(keys.finish().into_series())
 }
@@ -144,15 +157,10 @@ fn key(inputs: &[Series], kwargs: Kwargs) -> PolarsResult<Series> {
 /// where there is no key.
 #[polars_expr(output_type = Binary)]
 fn key_fingerprint(inputs: &[Series], kwargs: Kwargs) -> PolarsResult<Series> {
-    let (len, rows) = rows(inputs)?;
-    let mut prints = BinaryChunkedBuilder::new(name(inputs), len);
-    let mut key = Vec::new();
-    each_row(&kwargs, rows, |maker, row, scratch| {
-        key.clear();
-        match row.map(|row| maker.write(row, &mut key, scratch)) {
-            Some(Ok(())) => prints.append_value(fingerprint(&key)),
-            _ => prints.append_null(),
-        }
+    let mut prints = BinaryChunkedBuilder::new(name(inputs), inputs[0].len());
+    keys_of(inputs, &kwargs, |key| match key {
+        Some(key) => prints.append_value(fingerprint(key)),
+        None => prints.append_null(),
     })?;
     Ok(prints.finish().into_series())
 }
