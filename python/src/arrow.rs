@@ -329,14 +329,15 @@ impl Rows for Joined<'_> {
         scratch: &mut Scratches,
     ) -> Option<Result<(), InvalidUri>> {
         // A null in any column is a null row, told before anything is written.
-        let values: Vec<&[u8]> = (self.columns.iter())
-            .map(|column| column.value(i))
-            .collect::<Option<_>>()?;
+        if self.columns.iter().any(|column| column.value(i).is_none()) {
+            return None;
+        }
         let start = out.len();
-        for (n, value) in values.into_iter().enumerate() {
+        for (n, column) in self.columns.iter().enumerate() {
             if n > 0 {
                 out.push(self.delimiter);
             }
+            let value = column.value(i).expect("no column of this row is null");
             if let Err(e) = maker.write((value, None), out, scratch) {
                 out.truncate(start);
                 return Some(Err(e));
@@ -471,16 +472,18 @@ pub fn make(
     })
 }
 
-/// `parts` one after the other in a new vector, each copied by a thread
-/// of the current pool, and changed by `shift` with where its part's data
-/// starts (`starts`).
+/// `head`, then `parts` one after the other, in a new vector: each part
+/// copied by a thread of the current pool, and changed by `shift` with
+/// where its part's data starts (`starts`).
 fn concatenate<T: Copy + Default + Send + Sync>(
+    head: &[T],
     parts: &[&[T]],
     starts: &[usize],
     shift: impl Fn(T, usize) -> T + Sync,
 ) -> Vec<T> {
-    let mut joined = vec![T::default(); parts.iter().map(|p| p.len()).sum()];
-    let mut rest = &mut joined[..];
+    let mut joined = vec![T::default(); head.len() + parts.iter().map(|p| p.len()).sum::<usize>()];
+    joined[..head.len()].copy_from_slice(head);
+    let mut rest = &mut joined[head.len()..];
     let mut places = Vec::with_capacity(parts.len());
     for part in parts {
         let (place, after) = rest.split_at_mut(part.len());
@@ -649,33 +652,21 @@ impl Batch {
             })
             .collect();
         let datas: Vec<&[u8]> = pieces.iter().map(|p| &p.data[..]).collect();
-        let data = concatenate(&datas, &starts, |byte, _| byte);
-        // Each piece's offsets but its first (the previous one's last).
+        let data = concatenate(&[], &datas, &starts, |byte, _| byte);
         let shape = match made {
             Made::Keys { large: true } => {
-                let parts: Vec<&[i64]> = (pieces.iter())
-                    .filter_map(|p| match &p.shape {
-                        Shape::Keys(OffsetsOut::Large(o)) => Some(&o[1..]),
-                        _ => None,
-                    })
-                    .collect();
-                let mut joined = vec![0];
-                joined.extend(concatenate(&parts, &starts, |o, start| o + start as i64));
-                Shape::Keys(OffsetsOut::Large(joined))
+                let offsets = join_offsets(&pieces, &starts, |o| match o {
+                    OffsetsOut::Large(o) => Some(o),
+                    OffsetsOut::Small(_) => None,
+                });
+                Shape::Keys(OffsetsOut::Large(offsets))
             }
-            // Past i32::MAX the batch is refused in `finish`.
             Made::Keys { large: false } => {
-                let parts: Vec<&[i32]> = (pieces.iter())
-                    .filter_map(|p| match &p.shape {
-                        Shape::Keys(OffsetsOut::Small(o)) => Some(&o[1..]),
-                        _ => None,
-                    })
-                    .collect();
-                let mut joined = vec![0];
-                joined.extend(concatenate(&parts, &starts, |o, start| {
-                    (o as usize + start).min(i32::MAX as usize) as i32
-                }));
-                Shape::Keys(OffsetsOut::Small(joined))
+                let offsets = join_offsets(&pieces, &starts, |o| match o {
+                    OffsetsOut::Small(o) => Some(o),
+                    OffsetsOut::Large(_) => None,
+                });
+                Shape::Keys(OffsetsOut::Small(offsets))
             }
             Made::Fingerprints => Shape::Fingerprints { key: Vec::new() },
         };
@@ -693,7 +684,6 @@ impl Batch {
         }
     }
 
-    /// The finished array, unless 32-bit offsets overflowed.
     /// The finished array, and its reasons if asked for; unless 32-bit
     /// offsets overflowed.
     pub fn finish(mut self) -> Result<(Keys, Option<Keys>), TooLarge> {
@@ -703,6 +693,42 @@ impl Batch {
         }
         let reasons = self.reasons.take().map(|reasons| Keys(*reasons));
         Ok((Keys(self), reasons))
+    }
+}
+
+/// The offsets of `pieces` (those `of` picks from each) as one array: a
+/// leading 0, then each piece's offsets but its first (the previous
+/// piece's last), moved by where its data starts in the joined data.
+fn join_offsets<T: Offset>(
+    pieces: &[Batch],
+    starts: &[usize],
+    of: impl Fn(&OffsetsOut) -> Option<&Vec<T>>,
+) -> Vec<T> {
+    let parts: Vec<&[T]> = (pieces.iter())
+        .filter_map(|p| match &p.shape {
+            Shape::Keys(offsets) => of(offsets).map(|o| &o[1..]),
+            Shape::Fingerprints { .. } => None,
+        })
+        .collect();
+    concatenate(&[T::default()], &parts, starts, T::moved)
+}
+
+/// An Arrow offset, 32- or 64-bit.
+trait Offset: Copy + Default + Send + Sync {
+    /// This offset moved `by` bytes further into the data. Past i32::MAX a
+    /// 32-bit offset saturates; the batch is then refused in `finish`.
+    fn moved(self, by: usize) -> Self;
+}
+
+impl Offset for i32 {
+    fn moved(self, by: usize) -> i32 {
+        (self as usize + by).min(i32::MAX as usize) as i32
+    }
+}
+
+impl Offset for i64 {
+    fn moved(self, by: usize) -> i64 {
+        self + by as i64
     }
 }
 

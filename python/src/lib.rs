@@ -551,10 +551,7 @@ impl Reading {
     /// The reading as [`Columns`]; InvalidUri naming the base when it is
     /// not an absolute URI.
     fn columns(&self, py: Python<'_>) -> PyResult<Columns> {
-        let scheme_rule = match self.non_strict {
-            true => SchemeRule::NonStrict,
-            false => SchemeRule::Strict,
-        };
+        let scheme_rule = scheme_rule(self.non_strict);
         if let Some(base) = &self.base {
             let at_fault = |e| invalid_uri_in(py, &e, Some("base"));
             let parsed = UriRef::parse(base).map_err(at_fault)?;
@@ -567,6 +564,15 @@ impl Reading {
             scheme_rule,
             ..Columns::default()
         })
+    }
+}
+
+/// How a reference with a scheme is resolved (RFC 3986 §5.2.2): by the
+/// non-strict rule (`http:g` relative to an `http` base) when asked for.
+pub(crate) fn scheme_rule(non_strict: bool) -> SchemeRule {
+    match non_strict {
+        true => SchemeRule::NonStrict,
+        false => SchemeRule::Strict,
     }
 }
 
@@ -656,10 +662,7 @@ fn resolve(
     let (base, reference) = (repaired(base, "base")?, repaired(reference, "reference")?);
     let base = UriRef::parse_bytes(&base).map_err(at_fault("base"))?;
     let reference = UriRef::parse_bytes(&reference).map_err(at_fault("reference"))?;
-    let rule = match non_strict {
-        true => SchemeRule::NonStrict,
-        false => SchemeRule::Strict,
-    };
+    let rule = scheme_rule(non_strict);
     let mut out = Vec::new();
     // What resolution itself refuses is the base's: one without a scheme.
     resolve_into(&base, &reference, rule, &mut out).map_err(at_fault("base"))?;

@@ -14,10 +14,9 @@ use serde::Deserialize;
 use urinorm::fingerprint::fingerprint;
 use urinorm::mapper::Columns;
 use urinorm::normalize::Normalizer;
-use urinorm::resolve::SchemeRule;
 
-use crate::Spec;
 use crate::arrow::{self, Row, Scratches};
+use crate::{Spec, scheme_rule};
 
 /// An expression's keyword arguments (made in `urinorm/polars.py`).
 #[derive(Deserialize)]
@@ -63,10 +62,7 @@ fn each_row<'r>(
     let columns = Columns {
         lenient: kwargs.lenient,
         base: kwargs.base.clone(),
-        scheme_rule: match kwargs.non_strict {
-            true => SchemeRule::NonStrict,
-            false => SchemeRule::Strict,
-        },
+        scheme_rule: scheme_rule(kwargs.non_strict),
         ..Columns::default()
     };
     let maker = arrow::Maker {

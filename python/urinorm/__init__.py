@@ -282,10 +282,11 @@ def fingerprint_batch(
     ``fixed_size_binary(16)`` array, with the GIL released; needs pyarrow.
 
     ``values``, ``threads``, ``lenient``, ``base`` and ``non_strict`` are
-    taken as :func:`normalize_batch` takes them (with ``reasons``, the
-    result is ``(fingerprints, reasons)``) (a dictionary array's fingerprints are not a dictionary); the result is
-    null where the value was null or is not a URI reference, and a chunked
-    array for a chunked input. The bytes are those :func:`fingerprint` (and
+    taken as :func:`normalize_batch` takes them (a dictionary array's
+    fingerprints are not a dictionary); with ``reasons``, the result is
+    ``(fingerprints, reasons)``. The result is null where the value was
+    null or is not a URI reference, and a chunked array for a chunked
+    input. The bytes are those :func:`fingerprint` (and
     the seen store) give: a Spark job can keep its history as a Parquet
     column of them and anti-join a new batch.
 
@@ -369,8 +370,7 @@ def key_batch(
     takes ``values``. Returns ``(result, valid)`` as :func:`resolve_batch`
     does: null where any column is null or not a URI reference. With
     ``fingerprints``, ``result`` is the 16-byte fingerprints of the joined
-    keys: those the seen store keeps for ``--key-fields`` with the same
-    delimiter. With ``reasons``, a third array says why each null row is
+    keys (:func:`fingerprint`'s hash of their bytes). With ``reasons``, a third array says why each null row is
     null, naming the column at fault (``'columns[1]: ...'``).
 
     >>> pages, links = ["HTTP://A/", "http://a/", None], ["http://B/x", "x y", "http://c/"]

@@ -189,3 +189,31 @@ def of_texts(
     if texts == ((), ()):
         return normalizer(*options)
     return _cached_texts(*options, texts)
+
+
+def shipped(
+    rung: str | None,
+    preset: str | None,
+    with_: Names,
+    without: Names,
+    tracking_params: Names | None,
+    rules: Paths | None,
+    rules_clearurls: Paths | None,
+) -> dict:
+    """The options as :func:`of_texts` takes them, with the rules files
+    read (``texts``): what an expression or a UDF carries to where it runs.
+    Checked here: a mistake in the options is told before a file that
+    cannot be read, and the normalizer is built (and cached), so that a bad
+    rules file fails now rather than where it runs."""
+    options = {
+        "rung": rung,
+        "preset": preset,
+        "with_": names(with_) or (),
+        "without": names(without) or (),
+        "tracking_params": names(tracking_params),
+    }
+    rules, rules_clearurls = paths(rules), paths(rules_clearurls)
+    check_options(**options, rules=bool(rules or rules_clearurls))
+    options["texts"] = rules_texts(rules, rules_clearurls)
+    of_texts(**options)
+    return options

@@ -43,7 +43,7 @@ import polars as pl
 from polars.plugins import register_plugin_function
 
 import urinorm
-from urinorm._options import Paths, names, normalizer, rules_texts
+from urinorm._options import Paths, shipped
 
 if TYPE_CHECKING:
     from polars._typing import IntoExpr
@@ -71,21 +71,20 @@ def _options(
 ) -> dict[str, Any]:
     """The plugin's keyword arguments (the Rust side's ``Kwargs``), checked
     now as the batch functions check them."""
-    normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
+    options = shipped(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
     if key not in ("canonical", "surt", "host", "domain"):
         raise ValueError(f"unknown key {key!r}: canonical, surt, host or domain")
     if base is not None:
         # Raises InvalidUri naming the base, as normalize_batch(base=...) does.
         urinorm.resolve(base, "", non_strict=non_strict)
-    texts = rules_texts(rules, rules_clearurls)
+    rules_texts, clearurls_texts = options.pop("texts")
     spec = {
-        "rung": rung,
-        "preset": preset,
-        "with_": list(names(with_) or ()),
-        "without": list(names(without) or ()),
-        "tracking_params": None if tracking_params is None else list(names(tracking_params)),
-        "rules": [list(pair) for pair in texts[0]],
-        "rules_clearurls": [list(pair) for pair in texts[1]],
+        **options,
+        "with_": list(options["with_"]),
+        "without": list(options["without"]),
+        "tracking_params": tracking if (tracking := options["tracking_params"]) is None else list(tracking),
+        "rules": [list(pair) for pair in rules_texts],
+        "rules_clearurls": [list(pair) for pair in clearurls_texts],
     }
     return {"spec": spec, "key": key, "lenient": lenient, "base": base, "non_strict": non_strict}
 

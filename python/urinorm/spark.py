@@ -28,8 +28,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 import urinorm
-from urinorm._options import Names, Paths, names, of_texts, paths, rules_texts
-from urinorm._urinorm import check_options
+from urinorm._options import Names, Paths, of_texts, shipped
 
 
 def normalize_col(
@@ -104,18 +103,8 @@ def fingerprint_col(
 def _options(rung, preset, with_, without, tracking_params, rules, rules_clearurls, key) -> dict:
     """The options as :func:`urinorm._options.of_texts` takes them, the
     rules files read (their texts), checked here with ``key``."""
-    options = {
-        "rung": rung,
-        "preset": preset,
-        "with_": names(with_) or (),
-        "without": names(without) or (),
-        "tracking_params": names(tracking_params),
-    }
-    rules, rules_clearurls = paths(rules), paths(rules_clearurls)
-    # A mistake in the options is told before a file that cannot be read.
-    check_options(**options, rules=bool(rules or rules_clearurls))
-    options["texts"] = rules_texts(rules, rules_clearurls)
-    # Built here once, so that a bad rules file or key fails on the driver.
+    options = shipped(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
+    # A bad key fails on the driver too.
     urinorm._run_batch("normalize_batch", [], of_texts(**options), key)
     return options
 
