@@ -19,13 +19,17 @@
 //! It knows no flags and no output format: the command line prints the
 //! [`Report`].
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use crate::crawl_index::{self, CdxLayout, IndexFormat};
 use crate::error::ErrorKind;
+use crate::evidence::{Captures, Contents, Judgement, UrlId};
 use crate::key::Site;
 use crate::mapper::{ColumnScratch, Columns};
 use crate::normalize::protocol::{PRESETS, Preset, Protocol, Transform, candidates};
@@ -101,6 +105,9 @@ pub struct Options {
     /// Site rules: one more step with all of them, and each file's merges
     /// on its own.
     pub rules: Option<LadderRules>,
+    /// The lines are a crawl index: judge each step's merges by the
+    /// digests of what the URLs served ([`crate::evidence`]).
+    pub index: Option<IndexFormat>,
 }
 
 /// The site rules a ladder measures: all of them together, and each file
@@ -138,6 +145,7 @@ impl Default for Options {
             header: false,
             top_hosts: 10,
             rules: None,
+            index: None,
         }
     }
 }
@@ -172,6 +180,8 @@ pub struct StepReport {
     /// Time spent on this step's own work, all threads together.
     pub seconds: f64,
     pub examples: Vec<Merge>,
+    /// For a crawl index: what the digests say of its merges.
+    pub evidence: Option<Evidence>,
 }
 
 /// What one protocol transform does alone over the scheme rung.
@@ -182,6 +192,64 @@ pub struct TransformMerges {
     pub merges: i64,
     /// Its largest merges, largest first.
     pub examples: Vec<Merge>,
+    /// For a crawl index: what the digests say of the scheme rung plus it.
+    pub evidence: Option<Evidence>,
+}
+
+/// What the digests of a crawl index say of one step's merges (see
+/// [`crate::evidence`]).
+#[derive(Clone, Debug)]
+pub struct Evidence {
+    /// The counts (its examples name URLs by number: the two lists below
+    /// show them).
+    pub counts: Judgement,
+    pub false_examples: Vec<FalseExample>,
+    pub missed_examples: Vec<MissedExample>,
+}
+
+/// A class of a step that holds pages which differ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FalseExample {
+    pub lines: u64,
+    /// How many contents it holds.
+    pub contents: u64,
+    /// The earliest capture of each of its first contents.
+    pub captures: Vec<Capture>,
+}
+
+/// One content still under several keys at a step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissedExample {
+    pub keys: u64,
+    /// The earliest capture under each of its first keys.
+    pub captures: Vec<Capture>,
+}
+
+/// A URL as an example shows it: its spelling (password masked) and the
+/// digest of its first capture, with how many digests it served.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Capture {
+    pub spelling: String,
+    pub digest: String,
+    pub digests: u32,
+}
+
+/// What a crawl index held: captures of content judged, lines that are
+/// none, and the URLs and contents the captures make.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvidenceSummary {
+    /// Captures of content (2xx or revisit, with a digest) judged.
+    pub captures: u64,
+    /// Lines that are no capture of content (another status, no digest).
+    pub not_content: u64,
+    /// Captures of content whose URI the scheme rung rejects.
+    pub rejected: u64,
+    /// Distinct URLs (as spelt) among the captures judged.
+    pub urls: u64,
+    /// Contents they make (URLs joined by shared digests).
+    pub contents: u64,
+    /// URLs that served more than one digest (pages that changed).
+    pub changing: u64,
 }
 
 /// The whole report. Every line read is one of: looked at, left out of
@@ -218,6 +286,9 @@ pub struct Report {
     /// The hosts with most lines, most first (ties by name), with their
     /// lines.
     pub top_hosts: Vec<(String, u64)>,
+    /// For a crawl index: what it held (each step's and transform's
+    /// judgement is beside its counts).
+    pub evidence: Option<EvidenceSummary>,
     pub seconds: f64,
 }
 
@@ -442,6 +513,9 @@ struct ChunkPrints<'a> {
     lines: Vec<Range<u32>>,
     /// `prints[rung][line]`, in the order of [`RFC_RUNGS`].
     prints: [Vec<Print>; 3],
+    /// For a crawl index, each line's digest hash; 0 for a line that is no
+    /// capture of content.
+    digests: Vec<u64>,
     /// Why each line the scheme rung rejects was rejected.
     rejected_by_reason: Vec<&'static str>,
     skipped: Skipped,
@@ -499,20 +573,103 @@ struct Reading<'r, 'a> {
     maps: Vec<&'a [u8]>,
     options: &'r Options,
     prints: InMemoryPrints,
+    /// Each CDX input's layout, once its first line is read (the classic
+    /// one if it has no header).
+    layouts: Vec<OnceLock<CdxLayout>>,
 }
 
 impl Reading<'_, '_> {
-    /// Calls `with` on the URI `line` stands for (see [`Columns::with_uri`]).
+    /// Whether each line is its URI as written.
+    fn is_plain(&self) -> bool {
+        self.options.columns.is_plain() && self.options.index.is_none()
+    }
+
+    fn layout(&self, source: usize) -> CdxLayout {
+        *self.layouts[source].get().unwrap_or(&CdxLayout::CLASSIC)
+    }
+
+    /// Calls `with` on the URI `line` (of input `source`) stands for: its
+    /// column, or its index record's URL, prepared as [`Columns`] say.
     fn with_uri<T>(
         &self,
         line: &[u8],
+        source: usize,
         scratch: &mut ColumnScratch,
         with: impl FnOnce(&[u8]) -> Result<T, crate::InvalidUri>,
     ) -> Result<T, crate::InvalidUri> {
-        self.options
-            .columns
-            .with_uri(line, scratch, with)
-            .map(|(t, _)| t)
+        let columns = &self.options.columns;
+        match self.options.index {
+            Some(format @ (IndexFormat::Cdx | IndexFormat::Cdxj)) => {
+                let record = crawl_index::read(format, self.layout(source), line)?;
+                columns.with_reference(&record.uri, None, scratch, with)
+            }
+            _ => columns.with_uri(line, scratch, with),
+        }
+        .map(|(t, _)| t)
+    }
+
+    /// [`Reading::with_uri`] on the line at `place`, kept in `lines`.
+    fn with_uri_at<T>(
+        &self,
+        place: Place,
+        lines: &LineStore,
+        scratch: &mut ColumnScratch,
+        with: impl FnOnce(&[u8]) -> Result<T, crate::InvalidUri>,
+    ) -> Result<T, crate::InvalidUri> {
+        let (source, _) = place
+            .input_offset()
+            .expect("the ladder places lines in inputs");
+        self.with_uri(lines.line(place, &self.maps), source, scratch, with)
+    }
+
+    /// The URI of the line at `place` as it entered the ladder (a column,
+    /// repaired, resolved), or the line if it has none.
+    fn spelling(&self, place: Place, lines: &LineStore) -> Vec<u8> {
+        self.with_uri_at(place, lines, &mut ColumnScratch::default(), |uri| {
+            Ok(uri.to_vec())
+        })
+        .unwrap_or_else(|_| lines.line(place, &self.maps).to_vec())
+    }
+
+    /// The digest of the content `line` (of input `source`) says its URI
+    /// served, if the line is a capture of content.
+    fn digest<'l>(&self, line: &'l [u8], source: usize) -> Option<Cow<'l, [u8]>> {
+        match self.options.index? {
+            IndexFormat::Digest { column, delimiter } => {
+                let value = line.split(|&b| b == delimiter).nth(column)?;
+                crawl_index::content_digest(None, None, value).map(Cow::Borrowed)
+            }
+            format => crawl_index::read(format, self.layout(source), line)
+                .ok()?
+                .digest,
+        }
+    }
+
+    /// Reads the layout of a CDX input from its first chunk's header line.
+    fn learn_layout(&self, chunk: &Chunk<'_>, inputs: &[Input]) -> Result<(), RunError> {
+        if self.options.index != Some(IndexFormat::Cdx) || chunk.offset != 0 {
+            return Ok(());
+        }
+        let Some((_, _, Line::Text(first))) = chunk
+            .lines(LineRules {
+                header: false,
+                max_line_bytes: usize::MAX,
+            })
+            .next()
+        else {
+            return Ok(());
+        };
+        match CdxLayout::from_header(first) {
+            None => Ok(()),
+            Some(Ok(layout)) => {
+                let _ = self.layouts[chunk.source].set(layout);
+                Ok(())
+            }
+            Some(Err(why)) => Err(RunError::Input(InputError::new(
+                inputs[chunk.source].name(),
+                std::io::Error::other(why),
+            ))),
+        }
     }
 }
 
@@ -540,6 +697,7 @@ pub fn run(
             .collect(),
         options,
         prints: InMemoryPrints::new(),
+        layouts: inputs.iter().map(|_| OnceLock::new()).collect(),
     };
 
     let counts = pool.install(|| count_rungs(inputs, &reading, progress))?;
@@ -571,6 +729,7 @@ pub fn run(
         rejected_by_reason,
         looked_at,
         skipped,
+        captures,
         ..
     } = counts;
     // The second pass needs only the scheme rung's classes and their lines.
@@ -633,7 +792,7 @@ pub fn run(
             .collect()
     });
     let (of_transforms, of_rules) = merges.split_at(alone.transforms.len());
-    let attribution = alone
+    let mut attribution: Vec<TransformMerges> = alone
         .transforms
         .iter()
         .zip(&alone.singles)
@@ -654,6 +813,7 @@ pub fn run(
                         )
                     })
                     .collect(),
+                evidence: None,
             },
         )
         .collect();
@@ -664,6 +824,32 @@ pub fn run(
         .map(|(name, _)| name.clone())
         .zip(of_rules.iter().map(|(merges, _)| *merges))
         .collect();
+    let evidence = captures.map(|table| {
+        let keys = UrlKeys::new(table, &scheme_classes, &worked);
+        let judged: Vec<Judged> = (0..reports.len())
+            .map(|s| match s.checked_sub(RFC_RUNGS.len()) {
+                None => Judged::Rung(s),
+                Some(p) => Judged::Protocol(p),
+            })
+            .chain((0..alone.transforms.len()).map(Judged::Alone))
+            .collect();
+        let mut judgements: Vec<Evidence> = pool.install(|| {
+            judged
+                .par_iter()
+                .map(|&j| keys.evidence(j, &reading, options.examples))
+                .collect()
+        });
+        for (row, evidence) in attribution
+            .iter_mut()
+            .zip(judgements.split_off(reports.len()))
+        {
+            row.evidence = Some(evidence);
+        }
+        for (report, evidence) in reports.iter_mut().zip(judgements) {
+            report.evidence = Some(evidence);
+        }
+        keys.summary()
+    });
     let (hosts, domains, top_hosts) = sites(worked, options.top_hosts);
     let mut rejected_by_reason: Vec<(&'static str, u64)> = rejected_by_reason.into_iter().collect();
     rejected_by_reason.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
@@ -688,8 +874,123 @@ pub fn run(
         hosts,
         domains,
         top_hosts,
+        evidence,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// A step the digests judge: an RFC rung, a protocol step (by its place
+/// after the rungs), a transform alone.
+#[derive(Clone, Copy)]
+enum Judged {
+    Rung(usize),
+    Protocol(usize),
+    Alone(usize),
+}
+
+/// Each captured URL's key at every judged step, from the first pass's
+/// fingerprints and the second pass's images of its scheme class.
+struct UrlKeys<'w> {
+    table: CaptureTable,
+    contents: Contents,
+    /// Each URL's scheme class, by its place in the order of first lines.
+    class: Vec<u32>,
+    worked: &'w [ProtocolPrints],
+}
+
+impl<'w> UrlKeys<'w> {
+    fn new(table: CaptureTable, classes: &[SchemeClass], worked: &'w [ProtocolPrints]) -> UrlKeys<'w> {
+        let index: HashMap<Print, u32, PrintHasher> = classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.print, i as u32))
+            .collect();
+        let class = table
+            .rungs
+            .iter()
+            .map(|[_, scheme]| index[scheme])
+            .collect();
+        let mut table = table;
+        let contents = std::mem::take(&mut table.captures).contents();
+        UrlKeys {
+            table,
+            contents,
+            class,
+            worked,
+        }
+    }
+
+    fn key(&self, judged: Judged, url: UrlId) -> Print {
+        let u = url as usize;
+        let class = self.class[u] as usize;
+        let (run, i) = (&self.worked[class / CLASS_RUN], class % CLASS_RUN);
+        match judged {
+            Judged::Rung(0) => self.contents.own(url),
+            Judged::Rung(r) => self.table.rungs[u][r - 1],
+            Judged::Protocol(p) => run.images[p][i],
+            Judged::Alone(t) => {
+                let changed = &run.alone[t];
+                match changed.binary_search_by_key(&(i as u32), |&(c, _)| c) {
+                    Ok(k) => changed[k].1,
+                    Err(_) => self.table.rungs[u][1],
+                }
+            }
+        }
+    }
+
+    /// What the digests say of step `judged`, with `n` examples of each kind.
+    fn evidence(&self, judged: Judged, reading: &Reading<'_, '_>, n: usize) -> Evidence {
+        let counts = self.contents.judge(|u| self.key(judged, u), n);
+        let captures = |urls: &[UrlId]| urls.iter().map(|&u| self.capture(u, reading)).collect();
+        Evidence {
+            false_examples: counts
+                .false_examples
+                .iter()
+                .map(|m| FalseExample {
+                    lines: m.lines,
+                    contents: m.contents,
+                    captures: captures(&m.urls),
+                })
+                .collect(),
+            missed_examples: counts
+                .missed_examples
+                .iter()
+                .map(|m| MissedExample {
+                    keys: m.keys,
+                    captures: captures(&m.urls),
+                })
+                .collect(),
+            counts,
+        }
+    }
+
+    /// URL `url` as an example shows it: its first capture.
+    fn capture(&self, url: UrlId, reading: &Reading<'_, '_>) -> Capture {
+        let place = self.table.first[url as usize];
+        let lines = &self.table.lines;
+        let (source, _) = place
+            .input_offset()
+            .expect("the ladder places lines in inputs");
+        let digest = reading
+            .digest(lines.line(place, &reading.maps), source)
+            .unwrap_or_default();
+        Capture {
+            spelling: mask_password(&String::from_utf8_lossy(&reading.spelling(place, lines))),
+            digest: String::from_utf8_lossy(&digest).into_owned(),
+            digests: self.contents.digests(url),
+        }
+    }
+
+    fn summary(&self) -> EvidenceSummary {
+        EvidenceSummary {
+            captures: self.table.captures_judged,
+            not_content: self.table.not_content,
+            rejected: self.table.rejected,
+            urls: self.contents.urls() as u64,
+            contents: self.contents.len() as u64,
+            changing: self.contents.changing() as u64,
+        }
+    }
 }
 
 /// The distinct hosts and registrable domains of the runs' classes, and
@@ -748,6 +1049,7 @@ fn step_report(
         rejected,
         seconds: time.as_secs_f64(),
         examples,
+        evidence: None,
     }
 }
 
@@ -763,6 +1065,8 @@ struct RungCounts {
     /// when it samples.
     looked_at: u64,
     skipped: Skipped,
+    /// For a crawl index: its captures of content.
+    captures: Option<CaptureTable>,
 }
 
 impl RungCounts {
@@ -785,6 +1089,7 @@ impl RungCounts {
         }
         let [string_rejected, rejected @ ..] = &mut self.rejected;
         let strings = &mut self.strings;
+        let (tables, captures) = (&mut self.tables, &mut self.captures);
         rayon::join(
             || {
                 for &p in printed.iter().flat_map(|chunk| &chunk.prints[0]) {
@@ -795,15 +1100,24 @@ impl RungCounts {
                 }
             },
             || {
-                self.tables
-                    .par_iter_mut()
-                    .zip(rejected.par_iter_mut())
-                    .enumerate()
-                    .for_each(|(t, (table, rejected))| {
-                        for chunk in printed {
-                            count_rung(table, rejected, chunk, t + 1);
+                rayon::join(
+                    || {
+                        tables
+                            .par_iter_mut()
+                            .zip(rejected.par_iter_mut())
+                            .enumerate()
+                            .for_each(|(t, (table, rejected))| {
+                                for chunk in printed {
+                                    count_rung(table, rejected, chunk, t + 1);
+                                }
+                            })
+                    },
+                    || {
+                        if let Some(captures) = captures {
+                            printed.iter().for_each(|chunk| captures.count(chunk));
                         }
-                    })
+                    },
+                )
             },
         );
     }
@@ -825,6 +1139,7 @@ fn count_rungs<'a>(
         time: [Duration::ZERO; 3],
         looked_at: 0,
         skipped: Skipped::default(),
+        captures: reading.options.index.map(|_| CaptureTable::default()),
     };
     let mut chunks = Chunks::new(inputs);
     let batch_len = rayon::current_num_threads() * CHUNKS_PER_THREAD;
@@ -843,6 +1158,9 @@ fn count_rungs<'a>(
         let batch = chunks.next_batch(batch_len).map_err(RunError::Input)?;
         if batch.is_empty() {
             break;
+        }
+        for chunk in &batch {
+            reading.learn_layout(chunk, inputs)?;
         }
         let (printed, ()) = rayon::join(|| print_batch(batch), || counts.count(&pending));
         pending = printed?;
@@ -888,9 +1206,10 @@ fn print_chunk<'a>(
     let options = reading.options;
     // Every line of the chunk can be placed if its end can.
     Place::in_input(chunk.source, chunk.offset + chunk.bytes.len()).map_err(|_| chunk.source)?;
-    let plain = options.columns.is_plain();
+    let plain = reading.is_plain();
     let (mut column_scratch, mut scratch) = (ColumnScratch::default(), Scratch::default());
     let mut lines = Vec::new();
+    let mut digests = Vec::new();
     // The URIs: parsed from the lines as they are read when the lines are
     // the URIs; else prepared (a column, repaired, resolved) into one
     // buffer first, and parsed once it is complete.
@@ -919,9 +1238,13 @@ fn print_chunk<'a>(
                 continue;
             }
             Line::TooLong => Err(ErrorKind::LineTooLong.reason()),
+            Line::Text(line) if options.index.is_some_and(|f| crawl_index::is_header(f, line)) => {
+                skipped.header += 1;
+                continue;
+            }
             Line::Text(_) if plain => Ok(0..0),
             Line::Text(line) => reading
-                .with_uri(line, &mut column_scratch, |uri| {
+                .with_uri(line, chunk.source, &mut column_scratch, |uri| {
                     prepared.extend_from_slice(uri);
                     Ok(())
                 })
@@ -941,6 +1264,11 @@ fn print_chunk<'a>(
             }
         }
         lines.push(at.start..at.start + at.len);
+        if options.index.is_some() {
+            // 0 marks a line that is no capture of content.
+            let digest = reading.digest(line, chunk.source);
+            digests.push(digest.map_or(0, |d| reading.prints.short(&d) | 1));
+        }
         if plain {
             parsed.push(span.and_then(|_| parse(line)));
         } else {
@@ -994,6 +1322,7 @@ fn print_chunk<'a>(
         chunk,
         lines,
         prints: [string_prints, syntax, scheme],
+        digests,
         rejected_by_reason,
         skipped,
         time,
@@ -1013,14 +1342,63 @@ fn count_rung(table: &mut Classes, rejected: &mut u64, chunk: &ChunkPrints<'_>, 
             continue;
         }
         let below = r.checked_sub(1).map_or(0, |b| chunk.prints[b][i]);
-        table.absorb(p, below, 1, || {
-            let span = chunk.lines[i].start as usize..chunk.lines[i].end as usize;
-            LineAt {
-                place: Place::in_input(chunk.chunk.source, chunk.chunk.offset + span.start)
-                    .expect("the chunk's end was placed"),
-                in_chunk: Some((&chunk.chunk, &chunk.chunk.bytes[span])),
+        table.absorb(p, below, 1, || chunk.line_at(i));
+    }
+}
+
+impl<'a> ChunkPrints<'a> {
+    /// The `i`th line looked at: its place and bytes.
+    fn line_at(&self, i: usize) -> LineAt<'_, 'a> {
+        let span = self.lines[i].start as usize..self.lines[i].end as usize;
+        LineAt {
+            place: Place::in_input(self.chunk.source, self.chunk.offset + span.start)
+                .expect("the chunk's end was placed"),
+            in_chunk: Some((&self.chunk, &self.chunk.bytes[span])),
+        }
+    }
+}
+
+/// The captures of content the first pass met in a crawl index, with what
+/// the report needs of each URL.
+#[derive(Default)]
+struct CaptureTable {
+    captures: Captures,
+    /// Each URL's fingerprints at the syntax and the scheme rungs.
+    rungs: Vec<[Print; 2]>,
+    /// Each URL's first line.
+    first: Vec<Place>,
+    lines: LineStore,
+    /// Lines that are no capture of content (not 2xx, no digest).
+    not_content: u64,
+    /// Captures of content the scheme rung rejects: not judged.
+    rejected: u64,
+    /// Captures of content judged.
+    captures_judged: u64,
+}
+
+impl CaptureTable {
+    /// Takes one chunk's captures, in input order.
+    fn count(&mut self, chunk: &ChunkPrints<'_>) {
+        for (i, &digest) in chunk.digests.iter().enumerate() {
+            let [string, syntax, scheme] = [0, 1, 2].map(|r| chunk.prints[r][i]);
+            if digest == 0 {
+                self.not_content += 1;
+                continue;
             }
-        });
+            if scheme == REJECTED {
+                self.rejected += 1;
+                continue;
+            }
+            self.captures_judged += 1;
+            if let (_, true) = self.captures.add(string, digest) {
+                let line = chunk.line_at(i);
+                self.rungs.push([syntax, scheme]);
+                self.first.push(line.place);
+                if let Some((chunk, bytes)) = line.in_chunk {
+                    self.lines.keep(chunk, line.place, bytes);
+                }
+            }
+        }
     }
 }
 
@@ -1057,11 +1435,9 @@ fn protocol_prints(
         .map(|class| {
             let start = forms.len();
             reading
-                .with_uri(
-                    lines.line(class.first, &reading.maps),
-                    &mut column_scratch,
-                    |uri| scheme.normalize_into(uri, &mut forms, &mut scratch),
-                )
+                .with_uri_at(class.first, lines, &mut column_scratch, |uri| {
+                    scheme.normalize_into(uri, &mut forms, &mut scratch)
+                })
                 .expect("the first pass accepted this line at the scheme rung");
             start..forms.len()
         })
@@ -1311,12 +1687,7 @@ fn examples_in(
 fn spellings(places: [Place; 2], lines: &LineStore, reading: &Reading<'_, '_>) -> Vec<Vec<u8>> {
     places
         .into_iter()
-        .map(|place| {
-            let line = lines.line(place, &reading.maps);
-            reading
-                .with_uri(line, &mut ColumnScratch::default(), |uri| Ok(uri.to_vec()))
-                .unwrap_or_else(|_| line.to_vec())
-        })
+        .map(|place| reading.spelling(place, lines))
         .collect()
 }
 

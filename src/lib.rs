@@ -61,6 +61,10 @@ pub mod seen;
 pub mod serve;
 // The ladder report (`urinorm ladder`; the ladder of rungs is `normalize`).
 pub mod ladder_report;
+// What a crawl index's lines say (CDX, CDXJ, a digest column), and which
+// merges the digests say are right: the ladder on evidence.
+pub mod crawl_index;
+pub mod evidence;
 
 /// The README's examples, run as doctests. (Its `console exit=1` blocks
 /// are the CLI tests' to check, an attribute rustdoc does not know.)

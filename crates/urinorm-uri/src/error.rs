@@ -73,6 +73,9 @@ pub enum ErrorKind {
     LineTooLong,
     /// The line has fewer columns than `--field`, `--key-fields` or `--base-field` name.
     MissingField,
+    /// A line of a CDXJ index that is not a record (a SURT key, a
+    /// timestamp, then a JSON object with a `url`).
+    NotAnIndexRecord,
     /// A bug in urinorm stopped this line (reported, and counted, never lost).
     InternalError,
     /// A host or domain key of a URI without a host (`mailto:`, `urn:`).
@@ -123,6 +126,9 @@ impl ErrorKind {
             ErrorKind::PortOutOfRange => "port is out of range (0 to 65535)",
             ErrorKind::LineTooLong => "line longer than the maximum line length",
             ErrorKind::MissingField => "line has fewer fields than the options name",
+            ErrorKind::NotAnIndexRecord => {
+                "not a CDXJ record (a SURT key, a timestamp, then a JSON object with a url)"
+            }
             ErrorKind::NoHost => "the URI has no host to key on",
             ErrorKind::RelativeReference => {
                 "a relative reference, not a URI to fetch (it has no scheme; resolve it with --base)"
@@ -254,6 +260,7 @@ impl fmt::Display for InvalidUri {
             ErrorKind::NoHost
             | ErrorKind::RelativeReference
             | ErrorKind::HttpWithoutHost
+            | ErrorKind::NotAnIndexRecord
             | ErrorKind::SiteRule(_) => Ok(()),
             _ => write!(f, " at byte {offset}{of}"),
         }

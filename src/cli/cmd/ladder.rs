@@ -5,8 +5,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::json;
+use urinorm::crawl_index::IndexFormat;
 use urinorm::escape::escape_str;
-use urinorm::ladder_report::{self, Merge, Options, PresetStep, Report};
+use urinorm::mapper::Columns;
+use urinorm::ladder_report::{
+    self, Capture, Evidence, EvidenceSummary, Merge, Options, PresetStep, Report, StepReport,
+};
 use urinorm::normalize::protocol::{PRESETS, Preset, Transform};
 use urinorm::pipeline::MAX_LINE_BYTES;
 use urinorm::pipeline::output::Output;
@@ -60,6 +64,19 @@ pub struct LadderArgs {
     /// file's merges on its own.
     #[command(flatten)]
     pub rules: RulesArgs,
+    /// The lines carry a content digest in this column (1-based; the URI is
+    /// in --field, 1 if not given): judge each step's merges by it.
+    #[arg(long, value_name = "N", conflicts_with_all = ["cdx", "cdxj"])]
+    pub digest_field: Option<usize>,
+    /// The inputs are CDX indexes (a ` CDX` header line names the fields;
+    /// without one, the classic `N b a m s k r M S V g`): judge each step's
+    /// merges by the digests of 2xx captures and revisits.
+    #[arg(long, conflicts_with_all = ["cdxj", "field", "base_field", "base", "header"])]
+    pub cdx: bool,
+    /// The inputs are CDXJ indexes (`SURT TIMESTAMP {json}` with url,
+    /// digest, status, mime): judge each step's merges by the digests.
+    #[arg(long, conflicts_with_all = ["field", "base_field", "base", "header"])]
+    pub cdxj: bool,
     /// Worker threads (default: all cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
@@ -74,7 +91,8 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
             "--sample takes a fraction above 0 and at most 1".into(),
         ));
     }
-    let columns = args.line.columns()?;
+    let mut columns = args.line.columns()?;
+    let index = index_format(args, &mut columns)?;
     let inputs = open_inputs(&args.files)?;
     let preset = args.preset.map(|named| {
         PRESETS
@@ -103,6 +121,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         header: args.header,
         top_hosts: args.top_hosts,
         rules: args.rules.each_file()?,
+        index,
     };
     let report = ladder_report::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
     let run = RunFacts {
@@ -134,6 +153,37 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         rejected: report.steps[0].rejected,
         ..Outcome::default()
     })
+}
+
+/// The crawl index the flags name, if any; a digest column makes the URI
+/// column 1 unless --field names another.
+fn index_format(args: &LadderArgs, columns: &mut Columns) -> Result<Option<IndexFormat>, Error> {
+    if args.cdx {
+        return Ok(Some(IndexFormat::Cdx));
+    }
+    if args.cdxj {
+        return Ok(Some(IndexFormat::Cdxj));
+    }
+    let Some(n) = args.digest_field else {
+        return Ok(None);
+    };
+    let column = n
+        .checked_sub(1)
+        .ok_or_else(|| Error::Usage("--digest-field counts columns from 1".into()))?;
+    let field = *columns.field.get_or_insert(0);
+    if column == field || Some(column) == columns.base_field {
+        return Err(Error::Usage(format!(
+            "--digest-field {n} is the column of a URI (--field {}{})",
+            field + 1,
+            columns
+                .base_field
+                .map_or(String::new(), |b| format!(", --base-field {}", b + 1))
+        )));
+    }
+    Ok(Some(IndexFormat::Digest {
+        column,
+        delimiter: columns.delimiter,
+    }))
 }
 
 /// What the report does not hold about its run: enough, with it, to run it again.
@@ -200,6 +250,9 @@ pub fn table(report: &Report) -> String {
         text += &format!("\nLargest merges new at {}:\n", step.name);
         text += &merges_text(&step.examples);
     }
+    if let Some(summary) = &report.evidence {
+        text += &evidence_text(report, summary);
+    }
     text += "\nEach transform alone, over the scheme rung (distinct keys fewer), and its\n\
              risk of a false merge:\n";
     for row in &report.attribution {
@@ -239,6 +292,116 @@ pub fn table(report: &Report) -> String {
         }
     }
     text += &format!("\n({:.2} s in all)\n", report.seconds);
+    text
+}
+
+/// What the digests say of each step and transform, with examples of the
+/// false merges new at each step and of what the last step still misses.
+fn evidence_text(report: &Report, summary: &EvidenceSummary) -> String {
+    let intro = format!(
+        "Judged by content digests: {} captures of content (2xx or revisit; {} other \
+         lines left out, {} rejected) of {} URLs in {} contents ({} URLs served several \
+         digests). Precision: of the pairs of URLs a step merges, those that are one \
+         content; recall: of the pairs that are one content, those it merges. A false \
+         merge is a key holding pages that differ; a missed one, a content under \
+         several keys.",
+        summary.captures,
+        summary.not_content,
+        summary.rejected,
+        summary.urls,
+        summary.contents,
+        summary.changing,
+    );
+    let mut text = format!("\n{}\n\n", wrapped(&intro, 79).join("\n"));
+    text += "step                   precision  recall  false merges    lines  missed  extra keys\n";
+    let ratio = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.4}"));
+    for (step, e) in report.steps.iter().filter_map(judged) {
+        let c = &e.counts;
+        text += &format!(
+            "{:<22} {:>9} {:>7} {:>13} {:>8} {:>7} {:>11}\n",
+            step.name,
+            ratio(c.precision()),
+            ratio(c.recall()),
+            c.false_merges,
+            c.false_lines,
+            c.missed,
+            c.missed_keys
+        );
+    }
+    let by_name = |name: &str| report.steps.iter().find(|s| s.name == name);
+    for (step, e) in report.steps.iter().filter_map(judged) {
+        let before = step
+            .over
+            .as_deref()
+            .and_then(by_name)
+            .and_then(|s| s.evidence.as_ref())
+            .map_or(0, |b| b.counts.false_merges);
+        if e.counts.false_merges > before && !e.false_examples.is_empty() {
+            text += &format!("\nLargest false merges at {} (pages that differ, one key):\n", step.name);
+            for m in &e.false_examples {
+                text += &format!("  {} lines, {} contents:\n", m.lines, m.contents);
+                text += &captures_text(&m.captures);
+            }
+        }
+    }
+    // What even the last step of the ladder leaves apart (a step beside
+    // the ladder is not its last).
+    let on_ladder = report
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|&(i, s)| i == 0 || s.over.as_ref() == Some(&report.steps[i - 1].name))
+        .map(|(_, s)| s);
+    if let Some((step, e)) = on_ladder.filter_map(judged).last()
+        && !e.missed_examples.is_empty()
+    {
+        text += &format!("\nLargest missed merges at {} (one content, several keys):\n", step.name);
+        for m in &e.missed_examples {
+            text += &format!("  {} keys:\n", m.keys);
+            text += &captures_text(&m.captures);
+        }
+    }
+    let scheme = by_name("scheme").and_then(|s| s.evidence.as_ref());
+    if let Some(scheme) = scheme.map(|e| &e.counts) {
+        text += "\nEach transform alone over the scheme rung, judged by digests: the pairs of\n\
+                 URLs it joins beyond the scheme rung that are one content, that are not,\n\
+                 and its precision:\n";
+        for row in &report.attribution {
+            let Some(c) = row.evidence.as_ref().map(|e| &e.counts) else {
+                continue;
+            };
+            let merged = c.merged_pairs as i64 - scheme.merged_pairs as i64;
+            let right = c.right_pairs as i64 - scheme.right_pairs as i64;
+            let precision = (merged > 0).then(|| right as f64 / merged as f64);
+            text += &format!(
+                "  {:<22} {:>9} {:>9} {:>9}\n",
+                row.transform.name(),
+                right,
+                merged - right,
+                ratio(precision)
+            );
+        }
+    }
+    text
+}
+
+/// A step with its judgement by digests, if it has one.
+fn judged(step: &StepReport) -> Option<(&StepReport, &Evidence)> {
+    step.evidence.as_ref().map(|e| (step, e))
+}
+
+/// Captures as the table shows them: spelling, digest, and how many
+/// digests the URL served when more than one.
+fn captures_text(captures: &[Capture]) -> String {
+    let mut text = String::new();
+    for c in captures {
+        // Spellings and digests come from the input: shown escaped.
+        text += &format!("      {}  {}", escape_str(&c.spelling), escape_str(&c.digest));
+        if c.digests > 1 {
+            text += &format!(" (of {} digests)", c.digests);
+        }
+        text += "\n";
+    }
     text
 }
 
@@ -295,6 +458,7 @@ pub fn to_json(report: &Report, run: &RunFacts) -> serde_json::Value {
                 "rejected": s.rejected,
                 "seconds": s.seconds,
                 "examples": merges(&s.examples),
+                "evidence": s.evidence.as_ref().map(evidence_json),
             })
         })
         .collect();
@@ -307,6 +471,7 @@ pub fn to_json(report: &Report, run: &RunFacts) -> serde_json::Value {
                 "merges": row.merges,
                 "risk": row.transform.risk(),
                 "examples": merges(&row.examples),
+                "evidence": row.evidence.as_ref().map(evidence_json),
             })
         })
         .collect();
@@ -340,6 +505,14 @@ pub fn to_json(report: &Report, run: &RunFacts) -> serde_json::Value {
         "hosts": report.hosts,
         "domains": report.domains,
         "top_hosts": top_hosts,
+        "evidence": report.evidence.as_ref().map(|e| json!({
+            "captures": e.captures,
+            "not_content": e.not_content,
+            "rejected": e.rejected,
+            "urls": e.urls,
+            "contents": e.contents,
+            "changing": e.changing,
+        })),
         "seconds": report.seconds,
         "run": {
             "version": env!("CARGO_PKG_VERSION"),
@@ -347,5 +520,33 @@ pub fn to_json(report: &Report, run: &RunFacts) -> serde_json::Value {
             "inputs": run.inputs,
             "threads": run.threads,
         },
+    })
+}
+
+/// A step's judgement by digests, as JSON.
+fn evidence_json(evidence: &Evidence) -> serde_json::Value {
+    let captures = |captures: &[Capture]| -> Vec<serde_json::Value> {
+        captures
+            .iter()
+            .map(|c| json!({"url": c.spelling, "digest": c.digest, "digests": c.digests}))
+            .collect()
+    };
+    let counts = &evidence.counts;
+    json!({
+        "precision": counts.precision(),
+        "recall": counts.recall(),
+        "merged_pairs": counts.merged_pairs,
+        "right_pairs": counts.right_pairs,
+        "same_pairs": counts.same_pairs,
+        "false_merges": counts.false_merges,
+        "false_lines": counts.false_lines,
+        "missed": counts.missed,
+        "missed_keys": counts.missed_keys,
+        "false_examples": evidence.false_examples.iter().map(|m| json!({
+            "lines": m.lines, "contents": m.contents, "captures": captures(&m.captures),
+        })).collect::<Vec<_>>(),
+        "missed_examples": evidence.missed_examples.iter().map(|m| json!({
+            "keys": m.keys, "captures": captures(&m.captures),
+        })).collect::<Vec<_>>(),
     })
 }

@@ -1,0 +1,288 @@
+//! What a line of a crawl index says: the URI captured, and the digest of
+//! the content it served when the capture is content at all (a 2xx
+//! response, or a revisit record, which carries the digest of what it
+//! revisits).
+//!
+//! Three shapes: delimited lines with a digest column (`url<TAB>digest`,
+//! `--digest-field`); CDX files, whose ` CDX` header line names the fields
+//! by letter (`a` the original URL, `k` the digest, `s` the status, `m` the
+//! MIME type), in the classic layout of Heritrix, pywb and Common Crawl
+//! (`N b a m s k r M S V g`, or its 9-field form) when the header is
+//! absent; and CDXJ (`SURTKEY TIMESTAMP {json}` with `url`, `digest`,
+//! `status`, `mime`).
+//!
+//! It knows fields and records; nothing of files, threads or URIs' rules.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use crate::error::{ErrorKind, InvalidUri};
+
+/// How the lines of an index are laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexFormat {
+    /// Delimited lines: the URI where `--field` says, the digest in this
+    /// 0-based column; every line with a digest is content.
+    Digest { column: usize, delimiter: u8 },
+    /// CDX: fields separated by spaces, named by the input's header line.
+    Cdx,
+    /// CDXJ: a SURT key, a timestamp and a JSON object.
+    Cdxj,
+}
+
+/// Where a CDX line's fields are, by the letters of its header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CdxLayout {
+    /// `a`: the original URL.
+    pub url: usize,
+    /// `k` (the digest), or `c` (the old style checksum) when there is no `k`.
+    pub digest: usize,
+    /// `s`: the HTTP status; without it every capture counts as content.
+    pub status: Option<usize>,
+    /// `m`: the MIME type (`warc/revisit` marks a revisit).
+    pub mime: Option<usize>,
+}
+
+impl CdxLayout {
+    /// `N b a m s k r M S V g`: the layout of Heritrix's, pywb's and Common
+    /// Crawl's CDX files; the 9-field form (`N b a m s k r V g`) agrees on
+    /// every field read here.
+    pub const CLASSIC: CdxLayout = CdxLayout {
+        url: 2,
+        digest: 5,
+        status: Some(4),
+        mime: Some(3),
+    };
+
+    /// The layout a header line names, `None` if `line` is no CDX header;
+    /// an error names a field it lacks.
+    ///
+    /// ```
+    /// use urinorm::crawl_index::CdxLayout;
+    /// let layout = CdxLayout::from_header(b" CDX N b a m s k r M S V g").unwrap()?;
+    /// assert_eq!(layout, CdxLayout::CLASSIC);
+    /// assert!(CdxLayout::from_header(b"com,example)/ 2020").is_none());
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn from_header(line: &[u8]) -> Option<Result<CdxLayout, String>> {
+        let rest = line.trim_ascii_start().strip_prefix(b"CDX ")?;
+        let letters: Vec<&[u8]> = rest.split(|&b| b == b' ').filter(|f| !f.is_empty()).collect();
+        if letters.iter().any(|l| l.len() != 1) {
+            return None;
+        }
+        let at = |letter: u8| letters.iter().position(|l| l[0] == letter);
+        let Some(url) = at(b'a') else {
+            return Some(Err(
+                "its CDX header names no original URL field ('a')".into()
+            ));
+        };
+        let Some(digest) = at(b'k').or(at(b'c')) else {
+            return Some(Err(
+                "its CDX header names no digest field ('k' or 'c')".into()
+            ));
+        };
+        Some(Ok(CdxLayout {
+            url,
+            digest,
+            status: at(b's'),
+            mime: at(b'm'),
+        }))
+    }
+}
+
+/// What one line of an index says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record<'l> {
+    /// The URI as captured (a CDXJ value unescaped).
+    pub uri: Cow<'l, [u8]>,
+    /// The digest of its content, when the capture is content (`sha1:` dropped).
+    pub digest: Option<Cow<'l, [u8]>>,
+}
+
+/// A CDXJ record's fields that matter here.
+#[derive(Deserialize)]
+struct CdxjFields<'l> {
+    #[serde(borrow)]
+    url: Option<Cow<'l, str>>,
+    #[serde(borrow)]
+    digest: Option<Cow<'l, str>>,
+    #[serde(borrow)]
+    mime: Option<Cow<'l, str>>,
+    status: Option<serde_json::Value>,
+}
+
+/// A line of an index that is not a record: a CDX header, a CDXJ line
+/// that starts with `!` (`!meta`, `!OpenWayback-CDXJ`).
+pub fn is_header(format: IndexFormat, line: &[u8]) -> bool {
+    match format {
+        IndexFormat::Digest { .. } => false,
+        IndexFormat::Cdx => CdxLayout::from_header(line).is_some(),
+        IndexFormat::Cdxj => line.starts_with(b"!"),
+    }
+}
+
+/// Reads a CDX or CDXJ line (`layout` is the CDX input's). The error is a
+/// line's rejection: a missing field, or a CDXJ line that is not one.
+pub fn read<'l>(
+    format: IndexFormat,
+    layout: CdxLayout,
+    line: &'l [u8],
+) -> Result<Record<'l>, InvalidUri> {
+    match format {
+        IndexFormat::Digest { .. } => unreachable!("delimited lines are read by their columns"),
+        IndexFormat::Cdx => read_cdx(layout, line),
+        IndexFormat::Cdxj => read_cdxj(line),
+    }
+}
+
+fn read_cdx(layout: CdxLayout, line: &[u8]) -> Result<Record<'_>, InvalidUri> {
+    let fields: Vec<&[u8]> = line.split(|&b| b == b' ').collect();
+    let field = |n: usize| {
+        fields
+            .get(n)
+            .copied()
+            .ok_or(InvalidUri::new(line.len(), ErrorKind::MissingField))
+    };
+    let uri = field(layout.url)?;
+    let digest = field(layout.digest)?;
+    let status = layout.status.map(field).transpose()?;
+    let mime = layout.mime.map(field).transpose()?;
+    Ok(Record {
+        uri: Cow::Borrowed(uri),
+        digest: content_digest(status, mime, digest).map(Cow::Borrowed),
+    })
+}
+
+fn read_cdxj(line: &[u8]) -> Result<Record<'_>, InvalidUri> {
+    let not_cdxj = || InvalidUri::new(0, ErrorKind::NotAnIndexRecord);
+    let json = memchr::memchr(b'{', line).ok_or_else(not_cdxj)?;
+    let fields: CdxjFields<'_> = serde_json::from_slice(&line[json..]).map_err(|_| not_cdxj())?;
+    let uri = fields.url.ok_or_else(not_cdxj)?;
+    let status = match fields.status {
+        Some(serde_json::Value::String(s)) => Some(s),
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    let status = status.as_deref().map(str::as_bytes);
+    let mime = fields.mime.as_deref().map(str::as_bytes);
+    let digest = fields
+        .digest
+        .filter(|d| content_digest(status, mime, d.as_bytes()).is_some())
+        .map(cow_bytes)
+        .map(without_algorithm);
+    Ok(Record {
+        uri: cow_bytes(uri),
+        digest,
+    })
+}
+
+fn cow_bytes(text: Cow<'_, str>) -> Cow<'_, [u8]> {
+    match text {
+        Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+        Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+    }
+}
+
+fn without_algorithm(digest: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
+    match digest {
+        Cow::Borrowed(d) => Cow::Borrowed(strip_algorithm(d)),
+        Cow::Owned(d) => Cow::Owned(strip_algorithm(&d).to_vec()),
+    }
+}
+
+/// A digest without its `sha1:` prefix: CDX writes the base32 alone, CDXJ
+/// and WARC headers often with it.
+fn strip_algorithm(digest: &[u8]) -> &[u8] {
+    match digest.get(..5) {
+        Some(prefix) if prefix.eq_ignore_ascii_case(b"sha1:") => &digest[5..],
+        _ => digest,
+    }
+}
+
+/// The digest of a capture with this status and MIME type, if it is
+/// content: a 2xx response, or a revisit (which carries the digest of what
+/// it revisits); none for `-` or an empty digest.
+pub fn content_digest<'d>(
+    status: Option<&[u8]>,
+    mime: Option<&[u8]>,
+    digest: &'d [u8],
+) -> Option<&'d [u8]> {
+    let ok = status.is_none_or(|s| s.len() == 3 && s[0] == b'2' && s.iter().all(u8::is_ascii_digit));
+    let revisit = mime.is_some_and(|m| m.eq_ignore_ascii_case(b"warc/revisit"));
+    let digest = strip_algorithm(digest);
+    (ok || revisit)
+        .then_some(digest)
+        .filter(|d| !d.is_empty() && *d != b"-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(format: IndexFormat, line: &str) -> Result<(String, Option<String>), ErrorKind> {
+        read(format, CdxLayout::CLASSIC, line.as_bytes())
+            .map(|r| {
+                (
+                    String::from_utf8(r.uri.into_owned()).unwrap(),
+                    r.digest.map(|d| String::from_utf8(d.into_owned()).unwrap()),
+                )
+            })
+            .map_err(|e| e.kind())
+    }
+
+    fn some(uri: &str, digest: Option<&str>) -> Result<(String, Option<String>), ErrorKind> {
+        Ok((uri.to_string(), digest.map(str::to_string)))
+    }
+
+    #[test]
+    fn cdx_lines_by_the_classic_layout() {
+        let line = "com,example)/ 20200101000000 http://example.com/ text/html 200 AAAA - - 123 456 f.warc.gz";
+        assert_eq!(record(IndexFormat::Cdx, line), some("http://example.com/", Some("AAAA")));
+        // Nine fields: the same positions.
+        let nine = "com,example)/ 20200101000000 http://example.com/ text/html 200 AAAA - 456 f.warc.gz";
+        assert_eq!(record(IndexFormat::Cdx, nine), some("http://example.com/", Some("AAAA")));
+        let moved = "com,example)/ 2020 http://example.com/ text/html 301 BBBB http://example.com/x - 1 2 f";
+        assert_eq!(record(IndexFormat::Cdx, moved), some("http://example.com/", None));
+        let revisit = "com,example)/ 2020 http://example.com/ warc/revisit - CCCC - - 1 2 f";
+        assert_eq!(record(IndexFormat::Cdx, revisit), some("http://example.com/", Some("CCCC")));
+        assert_eq!(
+            record(IndexFormat::Cdx, "com,example)/ 2020"),
+            Err(ErrorKind::MissingField)
+        );
+    }
+
+    #[test]
+    fn cdx_headers_name_the_fields() {
+        let old = CdxLayout::from_header(b" CDX A b e a m s c k r V v D d g M n").unwrap();
+        assert_eq!(
+            old,
+            Ok(CdxLayout {
+                url: 3,
+                digest: 7,
+                status: Some(5),
+                mime: Some(4)
+            })
+        );
+        assert!(CdxLayout::from_header(b" CDX N b m s k").unwrap().is_err());
+        assert!(CdxLayout::from_header(b" CDX N b a m s").unwrap().is_err());
+        assert!(is_header(IndexFormat::Cdx, b" CDX N b a m s k r M S V g"));
+        assert!(!is_header(IndexFormat::Cdx, b"CDX is not a header line"));
+        assert!(is_header(IndexFormat::Cdxj, b"!meta 0 {}"));
+    }
+
+    #[test]
+    fn cdxj_records() {
+        let line = r#"com,example)/ 20200101000000 {"url": "http://example.com/\u00e9", "mime": "text/html", "status": "200", "digest": "sha1:AAAA"}"#;
+        assert_eq!(record(IndexFormat::Cdxj, line), some("http://example.com/é", Some("AAAA")));
+        let number = r#"a 1 {"url": "http://a/", "status": 200, "digest": "B"}"#;
+        assert_eq!(record(IndexFormat::Cdxj, number), some("http://a/", Some("B")));
+        let missing = r#"a 1 {"url": "http://a/", "status": "404", "digest": "B"}"#;
+        assert_eq!(record(IndexFormat::Cdxj, missing), some("http://a/", None));
+        let revisit = r#"a 1 {"url": "http://a/", "mime": "warc/revisit", "digest": "C"}"#;
+        assert_eq!(record(IndexFormat::Cdxj, revisit), some("http://a/", Some("C")));
+        for bad in ["a 1 {\"url\": ", "a 1 no json", r#"a 1 {"digest": "C"}"#] {
+            assert_eq!(record(IndexFormat::Cdxj, bad), Err(ErrorKind::NotAnIndexRecord), "{bad}");
+        }
+    }
+}
