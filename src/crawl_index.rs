@@ -67,7 +67,10 @@ impl CdxLayout {
     /// ```
     pub fn from_header(line: &[u8]) -> Option<Result<CdxLayout, String>> {
         let rest = line.trim_ascii_start().strip_prefix(b"CDX ")?;
-        let letters: Vec<&[u8]> = rest.split(|&b| b == b' ').filter(|f| !f.is_empty()).collect();
+        let letters: Vec<&[u8]> = rest
+            .split(|&b| b == b' ')
+            .filter(|f| !f.is_empty())
+            .collect();
         if letters.iter().any(|l| l.len() != 1) {
             return None;
         }
@@ -208,7 +211,8 @@ pub fn content_digest<'d>(
     mime: Option<&[u8]>,
     digest: &'d [u8],
 ) -> Option<&'d [u8]> {
-    let ok = status.is_none_or(|s| s.len() == 3 && s[0] == b'2' && s.iter().all(u8::is_ascii_digit));
+    let ok =
+        status.is_none_or(|s| s.len() == 3 && s[0] == b'2' && s.iter().all(u8::is_ascii_digit));
     let revisit = mime.is_some_and(|m| m.eq_ignore_ascii_case(b"warc/revisit"));
     let digest = strip_algorithm(digest);
     (ok || revisit)
@@ -238,14 +242,27 @@ mod tests {
     #[test]
     fn cdx_lines_by_the_classic_layout() {
         let line = "com,example)/ 20200101000000 http://example.com/ text/html 200 AAAA - - 123 456 f.warc.gz";
-        assert_eq!(record(IndexFormat::Cdx, line), some("http://example.com/", Some("AAAA")));
+        assert_eq!(
+            record(IndexFormat::Cdx, line),
+            some("http://example.com/", Some("AAAA"))
+        );
         // Nine fields: the same positions.
-        let nine = "com,example)/ 20200101000000 http://example.com/ text/html 200 AAAA - 456 f.warc.gz";
-        assert_eq!(record(IndexFormat::Cdx, nine), some("http://example.com/", Some("AAAA")));
+        let nine =
+            "com,example)/ 20200101000000 http://example.com/ text/html 200 AAAA - 456 f.warc.gz";
+        assert_eq!(
+            record(IndexFormat::Cdx, nine),
+            some("http://example.com/", Some("AAAA"))
+        );
         let moved = "com,example)/ 2020 http://example.com/ text/html 301 BBBB http://example.com/x - 1 2 f";
-        assert_eq!(record(IndexFormat::Cdx, moved), some("http://example.com/", None));
+        assert_eq!(
+            record(IndexFormat::Cdx, moved),
+            some("http://example.com/", None)
+        );
         let revisit = "com,example)/ 2020 http://example.com/ warc/revisit - CCCC - - 1 2 f";
-        assert_eq!(record(IndexFormat::Cdx, revisit), some("http://example.com/", Some("CCCC")));
+        assert_eq!(
+            record(IndexFormat::Cdx, revisit),
+            some("http://example.com/", Some("CCCC"))
+        );
         assert_eq!(
             record(IndexFormat::Cdx, "com,example)/ 2020"),
             Err(ErrorKind::MissingField)
@@ -274,15 +291,28 @@ mod tests {
     #[test]
     fn cdxj_records() {
         let line = r#"com,example)/ 20200101000000 {"url": "http://example.com/\u00e9", "mime": "text/html", "status": "200", "digest": "sha1:AAAA"}"#;
-        assert_eq!(record(IndexFormat::Cdxj, line), some("http://example.com/é", Some("AAAA")));
+        assert_eq!(
+            record(IndexFormat::Cdxj, line),
+            some("http://example.com/é", Some("AAAA"))
+        );
         let number = r#"a 1 {"url": "http://a/", "status": 200, "digest": "B"}"#;
-        assert_eq!(record(IndexFormat::Cdxj, number), some("http://a/", Some("B")));
+        assert_eq!(
+            record(IndexFormat::Cdxj, number),
+            some("http://a/", Some("B"))
+        );
         let missing = r#"a 1 {"url": "http://a/", "status": "404", "digest": "B"}"#;
         assert_eq!(record(IndexFormat::Cdxj, missing), some("http://a/", None));
         let revisit = r#"a 1 {"url": "http://a/", "mime": "warc/revisit", "digest": "C"}"#;
-        assert_eq!(record(IndexFormat::Cdxj, revisit), some("http://a/", Some("C")));
+        assert_eq!(
+            record(IndexFormat::Cdxj, revisit),
+            some("http://a/", Some("C"))
+        );
         for bad in ["a 1 {\"url\": ", "a 1 no json", r#"a 1 {"digest": "C"}"#] {
-            assert_eq!(record(IndexFormat::Cdxj, bad), Err(ErrorKind::NotAnIndexRecord), "{bad}");
+            assert_eq!(
+                record(IndexFormat::Cdxj, bad),
+                Err(ErrorKind::NotAnIndexRecord),
+                "{bad}"
+            );
         }
     }
 }

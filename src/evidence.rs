@@ -490,23 +490,17 @@ mod tests {
                 keys.entry(c).or_default().push(key(u));
             }
         }
-        let false_merges = classes
-            .values_mut()
-            .filter(|cs| {
-                cs.sort();
-                cs.dedup();
-                cs.len() > 1
-            })
-            .count() as u64;
-        let missed = keys
-            .values_mut()
-            .filter(|ks| {
-                ks.sort();
-                ks.dedup();
-                ks.len() > 1
-            })
-            .count() as u64;
+        let false_merges = classes.into_values().filter(|cs| distinct(cs) > 1).count() as u64;
+        let missed = keys.into_values().filter(|ks| distinct(ks) > 1).count() as u64;
         (merged, right, same, false_merges, missed)
+    }
+
+    /// How many distinct values `values` holds.
+    fn distinct<T: Ord + Clone>(values: &[T]) -> usize {
+        let mut values = values.to_vec();
+        values.sort();
+        values.dedup();
+        values.len()
     }
 
     #[test]
@@ -546,11 +540,39 @@ mod tests {
             };
             let j = c.judge(key, 5);
             assert_eq!(
-                (j.merged_pairs, j.right_pairs, j.same_pairs, j.false_merges, j.missed),
+                (
+                    j.merged_pairs,
+                    j.right_pairs,
+                    j.same_pairs,
+                    j.false_merges,
+                    j.missed
+                ),
                 naive(&c, &key),
                 "{map:?}"
             );
             assert_eq!(j.false_examples.len() as u64, j.false_merges);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_step_is_judged_as_the_oracle_judges(
+            captures in proptest::collection::vec((1u128..24, 1u64..8), 1..40),
+            step in proptest::collection::vec(0u128..10, 24),
+        ) {
+            let c = contents(&captures);
+            // Own spellings 1..24 go to the step's key: itself, another
+            // spelling, a shared key, or rejected (0).
+            let key = |u: UrlId| match step[c.own(u) as usize] {
+                0 => REJECTED,
+                k if k < 5 => c.own(u),
+                k => 100 + k % 3,
+            };
+            let j = c.judge(key, 3);
+            proptest::prop_assert_eq!(
+                (j.merged_pairs, j.right_pairs, j.same_pairs, j.false_merges, j.missed),
+                naive(&c, &key)
+            );
         }
     }
 

@@ -639,9 +639,11 @@ impl Reading<'_, '_> {
                 let value = line.split(|&b| b == delimiter).nth(column)?;
                 crawl_index::content_digest(None, None, value).map(Cow::Borrowed)
             }
-            format => crawl_index::read(format, self.layout(source), line)
-                .ok()?
-                .digest,
+            format => {
+                crawl_index::read(format, self.layout(source), line)
+                    .ok()?
+                    .digest
+            }
         }
     }
 
@@ -899,7 +901,11 @@ struct UrlKeys<'w> {
 }
 
 impl<'w> UrlKeys<'w> {
-    fn new(table: CaptureTable, classes: &[SchemeClass], worked: &'w [ProtocolPrints]) -> UrlKeys<'w> {
+    fn new(
+        table: CaptureTable,
+        classes: &[SchemeClass],
+        worked: &'w [ProtocolPrints],
+    ) -> UrlKeys<'w> {
         let index: HashMap<Print, u32, PrintHasher> = classes
             .iter()
             .enumerate()
@@ -1238,7 +1244,11 @@ fn print_chunk<'a>(
                 continue;
             }
             Line::TooLong => Err(ErrorKind::LineTooLong.reason()),
-            Line::Text(line) if options.index.is_some_and(|f| crawl_index::is_header(f, line)) => {
+            Line::Text(line)
+                if options
+                    .index
+                    .is_some_and(|f| crawl_index::is_header(f, line)) =>
+            {
                 skipped.header += 1;
                 continue;
             }

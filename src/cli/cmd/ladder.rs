@@ -7,10 +7,10 @@ use clap::Args;
 use serde_json::json;
 use urinorm::crawl_index::IndexFormat;
 use urinorm::escape::escape_str;
-use urinorm::mapper::Columns;
 use urinorm::ladder_report::{
     self, Capture, Evidence, EvidenceSummary, Merge, Options, PresetStep, Report, StepReport,
 };
+use urinorm::mapper::Columns;
 use urinorm::normalize::protocol::{PRESETS, Preset, Transform};
 use urinorm::pipeline::MAX_LINE_BYTES;
 use urinorm::pipeline::output::Output;
@@ -337,7 +337,10 @@ fn evidence_text(report: &Report, summary: &EvidenceSummary) -> String {
             .and_then(|s| s.evidence.as_ref())
             .map_or(0, |b| b.counts.false_merges);
         if e.counts.false_merges > before && !e.false_examples.is_empty() {
-            text += &format!("\nLargest false merges at {} (pages that differ, one key):\n", step.name);
+            text += &format!(
+                "\nLargest false merges at {} (pages that differ, one key):\n",
+                step.name
+            );
             for m in &e.false_examples {
                 text += &format!("  {} lines, {} contents:\n", m.lines, m.contents);
                 text += &captures_text(&m.captures);
@@ -352,10 +355,13 @@ fn evidence_text(report: &Report, summary: &EvidenceSummary) -> String {
         .enumerate()
         .filter(|&(i, s)| i == 0 || s.over.as_ref() == Some(&report.steps[i - 1].name))
         .map(|(_, s)| s);
-    if let Some((step, e)) = on_ladder.filter_map(judged).last()
+    if let Some((step, e)) = on_ladder.filter_map(judged).next_back()
         && !e.missed_examples.is_empty()
     {
-        text += &format!("\nLargest missed merges at {} (one content, several keys):\n", step.name);
+        text += &format!(
+            "\nLargest missed merges at {} (one content, several keys):\n",
+            step.name
+        );
         for m in &e.missed_examples {
             text += &format!("  {} keys:\n", m.keys);
             text += &captures_text(&m.captures);
@@ -396,7 +402,11 @@ fn captures_text(captures: &[Capture]) -> String {
     let mut text = String::new();
     for c in captures {
         // Spellings and digests come from the input: shown escaped.
-        text += &format!("      {}  {}", escape_str(&c.spelling), escape_str(&c.digest));
+        text += &format!(
+            "      {}  {}",
+            escape_str(&c.spelling),
+            escape_str(&c.digest)
+        );
         if c.digests > 1 {
             text += &format!(" (of {} digests)", c.digests);
         }

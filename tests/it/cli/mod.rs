@@ -13,6 +13,7 @@ mod fetchable;
 mod hostile;
 mod ia;
 mod ladder;
+mod ladder_evidence;
 mod ladder_html;
 mod live;
 mod messages;

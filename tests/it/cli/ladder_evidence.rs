@@ -1,0 +1,295 @@
+//! `urinorm ladder` on a crawl index: on indexes `scripts/make-crawl-index`
+//! generates, every step's false and missed merges, pairs and lines equal
+//! what the generator planted (in CDX with and without its header, CDXJ,
+//! `url<TAB>digest` lines, gzip); statuses, revisits and redirects count
+//! as they should; a page that changed stays one content; headers name the
+//! fields; hostile fields are escaped; mistakes are usage errors.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::cli::urinorm;
+use serde_json::Value;
+
+/// Generates an index in `format` into `dir`, returning its path and the
+/// generator's truth.
+fn generate(dir: &Path, format: &str, seed: u32, sites: u32) -> (String, Value) {
+    let out = dir.join(format!("index.{format}"));
+    let truth = dir.join(format!("truth.{format}.json"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/make-crawl-index");
+    let status = Command::new("python3")
+        .arg(script)
+        .arg(&out)
+        .args(["--format", format, "--seed", &seed.to_string()])
+        .args(["--sites", &sites.to_string(), "--pages", "30"])
+        .arg("--truth")
+        .arg(&truth)
+        .status()
+        .expect("python3 runs the generator");
+    assert!(status.success());
+    let truth = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
+    (out.to_str().unwrap().to_string(), truth)
+}
+
+/// The report of `ladder --json` with `flags` on `file`.
+fn report(flags: &[&str], file: &str) -> Value {
+    let mut args = vec!["ladder", "--json", "--quiet"];
+    args.extend_from_slice(flags);
+    args.push(file);
+    let run = urinorm(&args, b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).expect("the report is JSON")
+}
+
+/// Asserts that every judged step's numbers are the truth's.
+fn assert_judged_as_planted(report: &Value, truth: &Value, what: &str) {
+    let planted = truth["steps"].as_object().unwrap();
+    let steps = report["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), planted.len(), "{what}");
+    for step in steps {
+        let name = step["name"].as_str().unwrap();
+        let evidence = &step["evidence"];
+        for (field, value) in planted[name].as_object().unwrap() {
+            assert_eq!(&evidence[field], value, "{what}: {name}: {field}");
+        }
+    }
+    let aggressive = &steps[4]["evidence"];
+    assert!(
+        aggressive["false_merges"].as_u64().unwrap() > 0,
+        "{what}: false pairs planted"
+    );
+    assert!(
+        aggressive["missed"].as_u64().unwrap() > 0,
+        "{what}: ignored parameters planted"
+    );
+}
+
+#[test]
+fn generated_indexes_are_judged_as_planted_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    for (format, flags) in [
+        ("cdx", &["--cdx"][..]),
+        ("cdx-bare", &["--cdx"]),
+        ("cdxj", &["--cdxj"]),
+        ("tsv", &["--digest-field", "2"]),
+    ] {
+        let (file, truth) = generate(dir.path(), format, 11, 20);
+        assert_judged_as_planted(&report(flags, &file), &truth, format);
+    }
+    // Another seed, compressed: read as every input is.
+    let (file, truth) = generate(dir.path(), "cdxj", 5, 30);
+    let gz = format!("{file}.gz");
+    let mut encoder = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    encoder.write_all(&std::fs::read(&file).unwrap()).unwrap();
+    encoder.finish().unwrap();
+    assert_judged_as_planted(&report(&["--cdxj"], &gz), &truth, "cdxj.gz");
+}
+
+#[test]
+fn the_digest_column_can_be_any_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, truth) = generate(dir.path(), "tsv", 3, 10);
+    let swapped = dir.path().join("swapped.tsv");
+    let text: String = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (url, digest) = line.split_once('\t').unwrap();
+            format!("{digest}\tx\t{url}\n")
+        })
+        .collect();
+    std::fs::write(&swapped, text).unwrap();
+    let flags = ["--digest-field", "1", "--field", "3"];
+    assert_judged_as_planted(
+        &report(&flags, swapped.to_str().unwrap()),
+        &truth,
+        "swapped",
+    );
+}
+
+/// A small CDX index as a file in `dir`.
+fn cdx(dir: &Path, lines: &[&str]) -> String {
+    let path = dir.join("small.cdx");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn only_2xx_captures_and_revisits_are_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = cdx(
+        dir.path(),
+        &[
+            " CDX N b a m s k r M S V g",
+            "a)/ 1 http://a.com/ text/html 200 D1 - - 1 1 f",
+            "a)/ 2 http://a.com/ warc/revisit - D1 - - 1 1 f",
+            // Both are the error page: not content, so not one content.
+            "a)/x 1 http://a.com/x text/html 404 ERR - - 1 1 f",
+            "a)/y 1 http://a.com/y text/html 404 ERR - - 1 1 f",
+            "a)/z 1 http://a.com/z text/html 301 R1 http://a.com/ - 1 1 f",
+            "a)/w 1 http://A.com/ text/html 200 D1 - - 1 1 f",
+        ],
+    );
+    let report = report(&["--cdx"], &file);
+    let summary = &report["evidence"];
+    assert_eq!(summary["captures"], 3);
+    assert_eq!(summary["not_content"], 3);
+    assert_eq!(summary["urls"], 2);
+    assert_eq!(summary["contents"], 1);
+    assert_eq!(report["header"], 1);
+    let syntax = &report["steps"][1]["evidence"];
+    assert_eq!(
+        (&syntax["merged_pairs"], &syntax["precision"]),
+        (&1.into(), &1.0.into())
+    );
+    assert_eq!(report["steps"][0]["evidence"]["missed"], 1);
+}
+
+#[test]
+fn a_page_that_changed_is_one_content_through_its_own_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = cdx(
+        dir.path(),
+        &[
+            // The page changed (D1, then D2); each spelling saw one version.
+            "a)/p 1 http://a.com/p text/html 200 D1 - - 1 1 f",
+            "a)/p 2 http://a.com/p text/html 200 D2 - - 1 1 f",
+            "a)/p 1 http://a.com/p#top text/html 200 D1 - - 1 1 f",
+            "a)/p 2 http://a.com/p?utm_source=x text/html 200 D2 - - 1 1 f",
+            "b)/p 1 http://b.com/p text/html 200 D3 - - 1 1 f",
+            "b)/p 1 http://www.b.com/p text/html 200 D4 - - 1 1 f",
+        ],
+    );
+    let report = report(&["--cdx"], &file);
+    assert_eq!(report["evidence"]["changing"], 1);
+    assert_eq!(report["evidence"]["contents"], 3);
+    let safe = &report["steps"][3]["evidence"];
+    assert_eq!(
+        (&safe["right_pairs"], &safe["same_pairs"]),
+        (&3.into(), &3.into())
+    );
+    assert_eq!(safe["recall"], 1.0);
+    let aggressive = &report["steps"][4]["evidence"];
+    assert_eq!(aggressive["false_merges"], 1);
+    assert_eq!(aggressive["false_lines"], 2);
+    let example = &aggressive["false_examples"][0]["captures"];
+    assert_eq!(example[0]["url"], "http://b.com/p");
+    assert_eq!(example[1]["digest"], "D4");
+}
+
+#[test]
+fn a_cdx_header_names_the_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    // The Internet Archive's older 15-field layout: the URL is the 4th field.
+    let file = cdx(
+        dir.path(),
+        &[
+            " CDX A b e a m s c k r V v D d g M n",
+            "a.com/ 1 1.2.3.4 http://a.com/ text/html 200 x D1 - 1 1 1 1 f - 1",
+            "a.com/ 1 1.2.3.4 http://a.com:80/ text/html 200 x D1 - 1 1 1 1 f - 1",
+        ],
+    );
+    let report = report(&["--cdx"], &file);
+    assert_eq!(report["evidence"]["urls"], 2);
+    assert_eq!(report["steps"][2]["evidence"]["right_pairs"], 1);
+    let no_url = cdx(dir.path(), &[" CDX N b m s k", "a 1 text/html 200 D1"]);
+    let run = urinorm(&["ladder", "--cdx", "--quiet", &no_url], b"");
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no original URL field ('a')"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn hostile_fields_are_escaped_and_bad_records_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hostile.cdxj");
+    std::fs::write(
+        &path,
+        "!meta 0 {}\n\
+         a 1 {\"url\": \"http://a.com/\", \"status\": \"200\", \"digest\": \"D\\u001b[31m\"}\n\
+         a 1 {\"url\": \"http://a.com/?utm_source=\\u001b]0;x\", \"status\": \"200\", \"digest\": \"D\\u001b[31m\"}\n\
+         a 1 {\"url\": \"http://b.com/\", \"status\": \"200\", \"digest\": \"E\"}\n\
+         a 1 {\"url\": \"http://www.b.com/\", \"status\": \"200\", \"digest\": \"F\\u001b[2J\"}\n\
+         a 1 not json\n",
+    )
+    .unwrap();
+    let run = urinorm(
+        &["ladder", "--cdxj", "--quiet", path.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(run.code, 1, "two lines are rejected: {}", run.stderr);
+    assert!(!run.stdout.contains('\x1b'), "{}", run.stdout);
+    assert!(run.stdout.contains("F\\x1b[2J"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("Largest false merges at protocol:aggressive"),
+        "{}",
+        run.stdout
+    );
+    let report = report_with_code(&path, 1);
+    assert_eq!(report["header"], 1);
+    let reasons: Vec<&str> = report["rejected_by_reason"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["reason"].as_str().unwrap())
+        .collect();
+    assert!(
+        reasons.contains(
+            &"not a CDXJ record (a SURT key, a timestamp, then a JSON object with a url)"
+        )
+    );
+    assert!(reasons.contains(&"control character is not allowed in a URI"));
+    // The rejected capture is counted, not judged.
+    assert_eq!(report["evidence"]["captures"], 3);
+}
+
+/// `ladder --json --cdxj` on `path`, which exits with `code`.
+fn report_with_code(path: &Path, code: i32) -> Value {
+    let run = urinorm(
+        &[
+            "ladder",
+            "--json",
+            "--cdxj",
+            "--quiet",
+            path.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, code, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+#[test]
+fn mistakes_are_usage_errors() {
+    for (args, says) in [
+        (
+            &["--digest-field", "1"][..],
+            "--digest-field 1 is the column of a URI (--field 1)",
+        ),
+        (
+            &["--digest-field", "2", "--field", "2"],
+            "--digest-field 2 is the column of a URI",
+        ),
+        (
+            &["--digest-field", "0"],
+            "--digest-field counts columns from 1",
+        ),
+        (&["--cdx", "--field", "3"], "cannot be used with"),
+        (&["--cdx", "--cdxj"], "cannot be used with"),
+        (&["--cdxj", "--digest-field", "2"], "cannot be used with"),
+    ] {
+        let mut all = vec!["ladder"];
+        all.extend_from_slice(args);
+        let run = urinorm(&all, b"http://a/\tD\n");
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
+    }
+}
