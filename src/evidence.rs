@@ -24,6 +24,8 @@
 
 use std::collections::HashMap;
 
+use rayon::slice::ParallelSliceMut;
+
 use crate::pipeline::hash::PrintHasher;
 
 /// A URL's fingerprint at a step; [`REJECTED`] where the step rejects it.
@@ -80,7 +82,7 @@ impl Captures {
             mut served,
         } = self;
         let urls = own.len();
-        served.sort_unstable_by_key(|&(url, digest)| (digest, url));
+        served.par_sort_unstable_by_key(|&(url, digest)| (digest, url));
         served.dedup();
         let mut digests = vec![0u32; urls];
         let mut groups = UnionFind::new(urls);
@@ -119,15 +121,7 @@ impl Captures {
             members[fill[c as usize] as usize] = url as UrlId;
             fill[c as usize] += 1;
         }
-        let mut by_size: Vec<u32> = (0..size.len() as u32)
-            .filter(|&c| size[c as usize] > 1)
-            .collect();
-        by_size.sort_by_key(|&c| std::cmp::Reverse(size[c as usize]));
         let same_pairs = size.iter().map(|&n| pairs(u64::from(n))).sum();
-        let (missed, surplus) = size
-            .iter()
-            .filter(|&&n| n > 1)
-            .fold((0, 0), |(m, s), &n| (m + 1, s + u64::from(n) - 1));
         Contents {
             own,
             lines,
@@ -137,10 +131,7 @@ impl Captures {
             size,
             starts,
             members,
-            by_size,
             same_pairs,
-            missed,
-            surplus,
         }
     }
 }
@@ -194,12 +185,7 @@ pub struct Contents {
     /// The URLs of content `c` are `members[starts[c]..starts[c + 1]]`, earliest first.
     starts: Vec<u32>,
     members: Vec<UrlId>,
-    /// The contents of more than one URL, most URLs first (earliest first
-    /// on a tie).
-    by_size: Vec<u32>,
     same_pairs: u64,
-    missed: u64,
-    surplus: u64,
 }
 
 /// How one step's merges compare with the contents.
@@ -310,72 +296,284 @@ impl Contents {
     /// # let _ = REJECTED;
     /// ```
     pub fn judge(&self, key: impl Fn(UrlId) -> Key, examples: usize) -> Judgement {
-        let urls = self.urls();
-        let mut changed: Vec<(Key, UrlId)> = (0..urls as UrlId)
+        let level = Level::of_urls(self);
+        let changed = (0..self.urls() as UrlId)
             .filter_map(|u| {
                 let k = key(u);
                 (k != self.own[u as usize]).then_some((k, u))
             })
             .collect();
-        changed.sort_unstable();
-        let mut moved = vec![false; urls];
-        for &(_, u) in &changed {
-            moved[u as usize] = true;
+        level.judge(self, changed, key, examples)
+    }
+
+    /// The URLs of content `c`, earliest first.
+    fn members_of(&self, c: u32) -> &[UrlId] {
+        &self.members[self.starts[c as usize] as usize..self.starts[c as usize + 1] as usize]
+    }
+}
+
+/// A partition of the URLs into classes (*units*: each URL alone, or a
+/// step's classes), judged. A step that works on a level's units (giving
+/// each unit a key) is judged from it by what it changes: the units whose
+/// key is not their own, and the unit whose own key they take.
+pub struct Level {
+    /// The URLs of unit `u` are `members[starts[u]..starts[u + 1]]`.
+    starts: Vec<u32>,
+    members: Vec<UrlId>,
+    /// Each unit's key.
+    own: Vec<Key>,
+    /// The unit of each key; `None` at the level of URLs, whose index is
+    /// the contents' own.
+    index: Option<HashMap<Key, u32, PrintHasher>>,
+    /// The level's own judgement (no examples).
+    counts: Judgement,
+    /// Units per content.
+    keys: Vec<u32>,
+    /// The units holding more than one content, most lines first.
+    false_units: Vec<(u64, u32)>,
+    /// The contents under more than one unit, most first.
+    missed: Vec<u32>,
+}
+
+impl Level {
+    /// Each URL a unit of its own: what the RFC rungs work on.
+    pub fn of_urls(contents: &Contents) -> Level {
+        let n = contents.urls() as u32;
+        Level::new(
+            contents,
+            (0..=n).collect(),
+            (0..n).collect(),
+            contents.own.clone(),
+            None,
+        )
+    }
+
+    /// The level whose units have the keys `own`, URL `u` in unit
+    /// `unit_of[u]` (every unit holds a URL).
+    pub fn of_classes(contents: &Contents, own: Vec<Key>, unit_of: &[u32]) -> Level {
+        let mut starts = vec![0u32; own.len() + 1];
+        for &unit in unit_of {
+            starts[unit as usize + 1] += 1;
         }
-        let mut judgement = Judgement {
-            same_pairs: self.same_pairs,
-            missed: self.missed,
-            missed_keys: self.surplus,
+        for unit in 0..own.len() {
+            starts[unit + 1] += starts[unit];
+        }
+        let mut fill = starts.clone();
+        let mut members = vec![0; unit_of.len()];
+        for (u, &unit) in unit_of.iter().enumerate() {
+            members[fill[unit as usize] as usize] = u as UrlId;
+            fill[unit as usize] += 1;
+        }
+        let index = own
+            .iter()
+            .enumerate()
+            .map(|(unit, &key)| (key, unit as u32))
+            .collect();
+        Level::new(contents, starts, members, own, Some(index))
+    }
+
+    fn new(
+        contents: &Contents,
+        starts: Vec<u32>,
+        members: Vec<UrlId>,
+        own: Vec<Key>,
+        index: Option<HashMap<Key, u32, PrintHasher>>,
+    ) -> Level {
+        let mut counts = Judgement {
+            same_pairs: contents.same_pairs,
             ..Judgement::default()
         };
-        // Keys each content gains (a rejection) or loses (a merge).
-        let mut keys_delta: HashMap<u32, i64, PrintHasher> = HashMap::default();
-        let mut false_merges = Vec::new();
-        let mut members: Vec<(u32, UrlId)> = Vec::new();
+        let mut keys = vec![0u32; contents.len()];
+        let mut false_units = Vec::new();
+        let mut composition = Vec::new();
+        for unit in 0..own.len() {
+            let urls = &members[starts[unit] as usize..starts[unit + 1] as usize];
+            counts.merged_pairs += pairs(urls.len() as u64);
+            composition.clear();
+            composition.extend(urls.iter().map(|&u| contents.content[u as usize]));
+            composition.sort_unstable();
+            let mut held = 0;
+            for same in composition.chunk_by(|a, b| a == b) {
+                counts.right_pairs += pairs(same.len() as u64);
+                keys[same[0] as usize] += 1;
+                held += 1;
+            }
+            if held > 1 {
+                let lines = urls.iter().map(|&u| contents.lines[u as usize]).sum();
+                counts.false_merges += 1;
+                counts.false_lines += lines;
+                false_units.push((lines, unit as u32));
+            }
+        }
+        let first = |unit: u32| members[starts[unit as usize] as usize];
+        let mut false_order: Vec<_> = false_units
+            .into_iter()
+            .map(|(lines, unit)| (std::cmp::Reverse(lines), first(unit), unit))
+            .collect();
+        false_order.sort_unstable();
+        let false_units = false_order
+            .into_iter()
+            .map(|(std::cmp::Reverse(lines), _, unit)| (lines, unit))
+            .collect();
+        let mut missed_order: Vec<_> = (0..keys.len() as u32)
+            .filter(|&c| keys[c as usize] > 1)
+            .map(|c| {
+                (
+                    std::cmp::Reverse(keys[c as usize]),
+                    contents.members_of(c)[0],
+                    c,
+                )
+            })
+            .collect();
+        missed_order.sort_unstable();
+        let missed: Vec<u32> = missed_order.into_iter().map(|(_, _, c)| c).collect();
+        counts.missed = missed.len() as u64;
+        counts.missed_keys = missed
+            .iter()
+            .map(|&c| u64::from(keys[c as usize]) - 1)
+            .sum();
+        Level {
+            starts,
+            members,
+            own,
+            index,
+            counts,
+            keys,
+            false_units,
+            missed,
+        }
+    }
+
+    fn urls_of(&self, unit: u32) -> &[UrlId] {
+        &self.members[self.starts[unit as usize] as usize..self.starts[unit as usize + 1] as usize]
+    }
+
+    fn unit_of(&self, contents: &Contents, key: Key) -> Option<u32> {
+        match &self.index {
+            Some(index) => index.get(&key).copied(),
+            None => contents.index.get(&key).copied(),
+        }
+    }
+
+    /// Judges the step that gives each unit of `changed` its key there (in
+    /// any order; every other unit keeps its own); `key` gives any URL's
+    /// key at the step (asked only for the examples).
+    pub fn judge(
+        &self,
+        contents: &Contents,
+        mut changed: Vec<(Key, u32)>,
+        key: impl Fn(UrlId) -> Key,
+        examples: usize,
+    ) -> Judgement {
+        changed.sort_unstable();
+        let mut touched = vec![false; self.own.len()];
+        for &(_, unit) in &changed {
+            touched[unit as usize] = true;
+        }
+        let mut judgement = Judgement {
+            false_examples: Vec::new(),
+            missed_examples: Vec::new(),
+            ..self.counts.clone()
+        };
+        // Keys each content loses (merges, rejections) or gains, and the
+        // contents whose keys change.
+        let mut keys_delta = vec![0i32; contents.len()];
+        let mut changed_contents: Vec<u32> = Vec::new();
+        let mut add_keys = |c: u32, delta: i32| {
+            if keys_delta[c as usize] == 0 {
+                changed_contents.push(c);
+            }
+            keys_delta[c as usize] += delta;
+        };
+        let mut new_false = Vec::new();
+        // (content, unit, URL) of a class's URLs.
+        let mut held: Vec<(u32, u32, UrlId)> = Vec::new();
+        let mut units: Vec<u32> = Vec::new();
         for class in changed.chunk_by(|a, b| a.0 == b.0) {
-            if class[0].0 == REJECTED {
-                for &(_, u) in class {
-                    *keys_delta.entry(self.content[u as usize]).or_default() -= 1;
-                }
-                continue;
-            }
-            members.clear();
-            members.extend(class.iter().map(|&(_, u)| (self.content[u as usize], u)));
-            // The URL whose own spelling is the key, if the step leaves it be.
-            if let Some(&u) = self.index.get(&class[0].0)
-                && !moved[u as usize]
+            let key = class[0].0;
+            held.clear();
+            units.clear();
+            units.extend(class.iter().map(|&(_, unit)| unit));
+            // The unit whose own key the class takes, if the step leaves it be.
+            if key != REJECTED
+                && let Some(unit) = self.unit_of(contents, key)
+                && !touched[unit as usize]
             {
-                members.push((self.content[u as usize], u));
+                touched[unit as usize] = true;
+                units.push(unit);
             }
-            if members.len() < 2 {
+            if key != REJECTED && units.len() < 2 {
+                // A unit that only changes its key: nothing else changes.
                 continue;
             }
-            members.sort_unstable();
-            judgement.merged_pairs += pairs(members.len() as u64);
-            let mut first_of_each = Vec::new();
-            for same in members.chunk_by(|a, b| a.0 == b.0) {
-                let n = same.len() as u64;
-                judgement.right_pairs += pairs(n);
-                if n > 1 {
-                    *keys_delta.entry(same[0].0).or_default() -= n as i64 - 1;
+            for &unit in &units {
+                match self.index {
+                    // A unit of the level of URLs is its URL.
+                    None => held.push((contents.content[unit as usize], unit, unit)),
+                    Some(_) => {
+                        let urls = self.urls_of(unit);
+                        held.extend(
+                            urls.iter()
+                                .map(|&u| (contents.content[u as usize], unit, u)),
+                        );
+                    }
                 }
-                first_of_each.push(same[0].1);
             }
-            if first_of_each.len() > 1 {
-                let lines = members.iter().map(|&(_, u)| self.lines[u as usize]).sum();
+            // What the units were: their pairs and false merges go.
+            held.sort_unstable_by_key(|&(c, unit, u)| (unit, c, u));
+            for unit in held.chunk_by(|a, b| a.1 == b.1) {
+                judgement.merged_pairs -= pairs(unit.len() as u64);
+                let mut contents_held = 0;
+                for same in unit.chunk_by(|a, b| a.0 == b.0) {
+                    judgement.right_pairs -= pairs(same.len() as u64);
+                    add_keys(same[0].0, -1);
+                    contents_held += 1;
+                }
+                if contents_held > 1 {
+                    judgement.false_merges -= 1;
+                    judgement.false_lines -= unit
+                        .iter()
+                        .map(|&(_, _, u)| contents.lines[u as usize])
+                        .sum::<u64>();
+                }
+            }
+            if key == REJECTED {
+                continue;
+            }
+            // What the class is.
+            held.sort_unstable_by_key(|&(c, _, u)| (c, u));
+            judgement.merged_pairs += pairs(held.len() as u64);
+            let mut held_contents = 0;
+            for same in held.chunk_by(|a, b| a.0 == b.0) {
+                judgement.right_pairs += pairs(same.len() as u64);
+                add_keys(same[0].0, 1);
+                held_contents += 1;
+            }
+            if held_contents > 1 {
+                let lines = held
+                    .iter()
+                    .map(|&(_, _, u)| contents.lines[u as usize])
+                    .sum();
                 judgement.false_merges += 1;
                 judgement.false_lines += lines;
+                let mut first_of_each: Vec<UrlId> = held
+                    .chunk_by(|a, b| a.0 == b.0)
+                    .map(|same| same[0].2)
+                    .collect();
                 first_of_each.sort_unstable();
-                false_merges.push(FalseMerge {
+                new_false.push(FalseMerge {
                     lines,
                     contents: first_of_each.len() as u64,
                     urls: first_of_each,
                 });
             }
         }
-        let mut keys_now: Vec<(u32, u64)> = Vec::with_capacity(keys_delta.len());
-        for (&c, &delta) in &keys_delta {
-            let before = u64::from(self.size[c as usize]);
+        // A content whose delta came back to 0 is listed but unchanged.
+        changed_contents.retain(|&c| keys_delta[c as usize] != 0);
+        let mut keys_now: Vec<(u32, u64)> = Vec::with_capacity(changed_contents.len());
+        for &c in &changed_contents {
+            let delta = i64::from(keys_delta[c as usize]);
+            let before = u64::from(self.keys[c as usize]);
             let now = (before as i64 + delta) as u64;
             if before > 1 {
                 judgement.missed -= 1;
@@ -387,43 +585,69 @@ impl Contents {
             }
             keys_now.push((c, now));
         }
-        judgement.false_examples = largest_false(false_merges, examples);
-        judgement.missed_examples = self.largest_missed(keys_now, &keys_delta, &key, examples);
+        // The level's own false merges the step left alone compete with
+        // the new ones for the examples.
+        let kept = self
+            .false_units
+            .iter()
+            .filter(|&&(_, unit)| !touched[unit as usize])
+            .take(examples)
+            .map(|&(lines, unit)| self.false_merge(contents, lines, unit));
+        new_false.extend(kept);
+        judgement.false_examples = largest_false(new_false, examples);
+        judgement.missed_examples =
+            self.largest_missed(contents, keys_now, &keys_delta, &key, examples);
         judgement
+    }
+
+    /// Unit `unit`, which holds more than one content, as an example.
+    fn false_merge(&self, contents: &Contents, lines: u64, unit: u32) -> FalseMerge {
+        let mut held: Vec<(u32, UrlId)> = self
+            .urls_of(unit)
+            .iter()
+            .map(|&u| (contents.content[u as usize], u))
+            .collect();
+        held.sort_unstable();
+        let mut urls: Vec<UrlId> = held
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|same| same[0].1)
+            .collect();
+        urls.sort_unstable();
+        FalseMerge {
+            lines,
+            contents: urls.len() as u64,
+            urls,
+        }
     }
 
     /// The `n` contents under most keys, most first (earliest first on a
     /// tie), each with its earliest URL under each of its first keys.
     /// `touched` are the contents whose keys the step changed, with their
-    /// keys now; every other content has as many keys as URLs.
+    /// keys now; every other content has as many as at this level.
     fn largest_missed(
         &self,
+        contents: &Contents,
         mut touched: Vec<(u32, u64)>,
-        changed: &HashMap<u32, i64, PrintHasher>,
+        keys_delta: &[i32],
         key: &impl Fn(UrlId) -> Key,
         n: usize,
     ) -> Vec<MissedMerge> {
-        let first = |c: u32| self.members[self.starts[c as usize] as usize];
-        let order = |&(c, keys): &(u32, u64)| (std::cmp::Reverse(keys), first(c));
+        // Most keys first, then the earliest first URL (each looked up once).
+        let order = |(c, keys): (u32, u64)| (std::cmp::Reverse(keys), contents.members_of(c)[0], c);
         touched.retain(|&(_, keys)| keys > 1);
-        touched.sort_unstable_by_key(order);
-        touched.truncate(n);
         let untouched = self
-            .by_size
+            .missed
             .iter()
-            .filter(|c| !changed.contains_key(c))
+            .filter(|&&c| keys_delta[c as usize] == 0)
             .take(n)
-            .map(|&c| (c, u64::from(self.size[c as usize])));
-        let mut largest: Vec<(u32, u64)> = touched.into_iter().chain(untouched).collect();
-        largest.sort_unstable_by_key(order);
-        largest.truncate(n);
+            .map(|&c| (c, u64::from(self.keys[c as usize])));
+        let largest = smallest(touched.into_iter().chain(untouched).map(order).collect(), n);
         largest
             .into_iter()
-            .map(|(c, keys)| {
-                let span = self.starts[c as usize] as usize..self.starts[c as usize + 1] as usize;
+            .map(|(std::cmp::Reverse(keys), _, c)| {
                 let mut seen: Vec<Key> = Vec::new();
                 let mut urls = Vec::new();
-                for &u in &self.members[span] {
+                for &u in contents.members_of(c) {
                     let k = key(u);
                     if k != REJECTED && !seen.contains(&k) {
                         seen.push(k);
@@ -437,6 +661,16 @@ impl Contents {
             })
             .collect()
     }
+}
+
+/// The `n` smallest of `all`, in order.
+fn smallest<T: Ord>(mut all: Vec<T>, n: usize) -> Vec<T> {
+    if all.len() > n {
+        all.select_nth_unstable(n);
+        all.truncate(n);
+    }
+    all.sort_unstable();
+    all
 }
 
 /// The `n` false merges with most lines, earliest first on a tie, each

@@ -29,7 +29,7 @@ use rayon::prelude::*;
 
 use crate::crawl_index::{self, CdxLayout, IndexFormat};
 use crate::error::ErrorKind;
-use crate::evidence::{Captures, Contents, Judgement, UrlId};
+use crate::evidence::{Captures, Contents, Judgement, Level, UrlId};
 use crate::key::Site;
 use crate::mapper::{ColumnScratch, Columns};
 use crate::normalize::protocol::{PRESETS, Preset, Protocol, Transform, candidates};
@@ -891,38 +891,73 @@ enum Judged {
 }
 
 /// Each captured URL's key at every judged step, from the first pass's
-/// fingerprints and the second pass's images of its scheme class.
+/// fingerprints and the second pass's images of its scheme class; and the
+/// two levels the steps are judged from: the URLs (for the RFC rungs) and
+/// the scheme rung's classes (for every step built on it).
 struct UrlKeys<'w> {
     table: CaptureTable,
     contents: Contents,
+    classes: &'w [SchemeClass],
+    worked: &'w [ProtocolPrints],
     /// Each URL's scheme class, by its place in the order of first lines.
     class: Vec<u32>,
-    worked: &'w [ProtocolPrints],
+    urls: Level,
+    scheme: Level,
+    /// Each scheme class's unit of `scheme`, if it holds a captured URL.
+    unit: Vec<u32>,
 }
+
+/// A scheme class that holds no captured URL.
+const NO_UNIT: u32 = u32::MAX;
 
 impl<'w> UrlKeys<'w> {
     fn new(
-        table: CaptureTable,
-        classes: &[SchemeClass],
+        mut table: CaptureTable,
+        classes: &'w [SchemeClass],
         worked: &'w [ProtocolPrints],
     ) -> UrlKeys<'w> {
-        let index: HashMap<Print, u32, PrintHasher> = classes
+        let captures = std::mem::take(&mut table.captures);
+        let (class, contents) = rayon::join(
+            || {
+                let index: HashMap<Print, u32, PrintHasher> = classes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (c.print, i as u32))
+                    .collect();
+                let class: Vec<u32> = table
+                    .rungs
+                    .iter()
+                    .map(|[_, scheme]| index[scheme])
+                    .collect();
+                class
+            },
+            || captures.contents(),
+        );
+        let mut unit = vec![NO_UNIT; classes.len()];
+        let mut own = Vec::new();
+        let unit_of: Vec<u32> = class
             .iter()
-            .enumerate()
-            .map(|(i, c)| (c.print, i as u32))
+            .map(|&c| {
+                if unit[c as usize] == NO_UNIT {
+                    unit[c as usize] = own.len() as u32;
+                    own.push(classes[c as usize].print);
+                }
+                unit[c as usize]
+            })
             .collect();
-        let class = table
-            .rungs
-            .iter()
-            .map(|[_, scheme]| index[scheme])
-            .collect();
-        let mut table = table;
-        let contents = std::mem::take(&mut table.captures).contents();
+        let (urls, scheme) = rayon::join(
+            || Level::of_urls(&contents),
+            || Level::of_classes(&contents, own, &unit_of),
+        );
         UrlKeys {
+            urls,
+            scheme,
             table,
             contents,
-            class,
+            classes,
             worked,
+            class,
+            unit,
         }
     }
 
@@ -944,9 +979,54 @@ impl<'w> UrlKeys<'w> {
         }
     }
 
+    /// The level step `judged` is judged from, and the units it changes
+    /// there with their keys: URLs for the RFC rungs; for a protocol step
+    /// or a transform alone, the scheme classes whose image differs.
+    fn changed(&self, judged: Judged) -> (&Level, Vec<(Print, u32)>) {
+        let classes: Vec<(usize, Print)> = match judged {
+            Judged::Rung(0) => return (&self.urls, Vec::new()),
+            Judged::Rung(r) => {
+                let changed = (0..self.class.len() as UrlId)
+                    .map(|u| (self.table.rungs[u as usize][r - 1], u))
+                    .filter(|&(k, u)| k != self.contents.own(u))
+                    .collect();
+                return (&self.urls, changed);
+            }
+            Judged::Protocol(p) => self
+                .worked
+                .iter()
+                .enumerate()
+                .flat_map(|(w, run)| {
+                    run.images[p]
+                        .iter()
+                        .enumerate()
+                        .map(move |(i, &image)| (w * CLASS_RUN + i, image))
+                })
+                .filter(|&(c, image)| image != self.classes[c].print)
+                .collect(),
+            Judged::Alone(t) => self
+                .worked
+                .iter()
+                .enumerate()
+                .flat_map(|(w, run)| {
+                    run.alone[t]
+                        .iter()
+                        .map(move |&(i, print)| (w * CLASS_RUN + i as usize, print))
+                })
+                .collect(),
+        };
+        let changed = classes
+            .into_iter()
+            .filter(|&(c, _)| self.unit[c] != NO_UNIT)
+            .map(|(c, image)| (image, self.unit[c]))
+            .collect();
+        (&self.scheme, changed)
+    }
+
     /// What the digests say of step `judged`, with `n` examples of each kind.
     fn evidence(&self, judged: Judged, reading: &Reading<'_, '_>, n: usize) -> Evidence {
-        let counts = self.contents.judge(|u| self.key(judged, u), n);
+        let (level, changed) = self.changed(judged);
+        let counts = level.judge(&self.contents, changed, |u| self.key(judged, u), n);
         let captures = |urls: &[UrlId]| urls.iter().map(|&u| self.capture(u, reading)).collect();
         Evidence {
             false_examples: counts
