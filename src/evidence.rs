@@ -568,7 +568,10 @@ impl Level {
                 });
             }
         }
-        // A content whose delta came back to 0 is listed but unchanged.
+        // A content is listed each time its delta leaves 0; one whose delta
+        // came back to 0 is unchanged.
+        changed_contents.sort_unstable();
+        changed_contents.dedup();
         changed_contents.retain(|&c| keys_delta[c as usize] != 0);
         let mut keys_now: Vec<(u32, u64)> = Vec::with_capacity(changed_contents.len());
         for &c in &changed_contents {
