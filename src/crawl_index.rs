@@ -14,10 +14,97 @@
 //! It knows fields and records; nothing of files, threads or URIs' rules.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 
 use crate::error::{ErrorKind, InvalidUri};
+use crate::mapper::{ColumnScratch, Columns};
+
+/// How a run reads its lines: where the URI is (a column, or an index
+/// record's URL, prepared as [`Columns`] say) and, for a crawl index,
+/// the digest of the content it served. Each CDX input's layout is learnt
+/// from its header line before its lines are read.
+#[derive(Debug)]
+pub struct IndexLines {
+    columns: Columns,
+    format: Option<IndexFormat>,
+    layouts: Vec<OnceLock<CdxLayout>>,
+}
+
+impl IndexLines {
+    /// Lines prepared as `columns` say, of `format` if they are an index,
+    /// in `inputs` inputs.
+    pub fn new(columns: Columns, format: Option<IndexFormat>, inputs: usize) -> IndexLines {
+        IndexLines {
+            columns,
+            format,
+            layouts: (0..inputs).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// Whether each line is its URI as written.
+    pub fn is_plain(&self) -> bool {
+        self.columns.is_plain() && self.format.is_none()
+    }
+
+    /// Whether `line` is a header of the index, not a record.
+    pub fn is_header(&self, line: &[u8]) -> bool {
+        self.format.is_some_and(|f| is_header(f, line))
+    }
+
+    /// Takes the layout of CDX input `source` from its first line, if that
+    /// is a header; the error says what the header lacks.
+    pub fn learn_layout(&self, source: usize, first: &[u8]) -> Result<(), String> {
+        if self.format != Some(IndexFormat::Cdx) {
+            return Ok(());
+        }
+        match CdxLayout::from_header(first) {
+            None => Ok(()),
+            Some(Ok(layout)) => {
+                let _ = self.layouts[source].set(layout);
+                Ok(())
+            }
+            Some(Err(why)) => Err(why),
+        }
+    }
+
+    fn layout(&self, source: usize) -> CdxLayout {
+        *self.layouts[source].get().unwrap_or(&CdxLayout::CLASSIC)
+    }
+
+    /// Calls `with` on the URI `line` (of input `source`) stands for: its
+    /// column, or its index record's URL, prepared as [`Columns`] say.
+    pub fn with_uri<T>(
+        &self,
+        line: &[u8],
+        source: usize,
+        scratch: &mut ColumnScratch,
+        with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
+    ) -> Result<T, InvalidUri> {
+        match self.format {
+            Some(format @ (IndexFormat::Cdx | IndexFormat::Cdxj)) => {
+                let record = read(format, self.layout(source), line)?;
+                self.columns
+                    .with_reference(&record.uri, None, scratch, with)
+            }
+            _ => self.columns.with_uri(line, scratch, with),
+        }
+        .map(|(t, _)| t)
+    }
+
+    /// The digest of the content `line` (of input `source`) says its URI
+    /// served, if the line is a capture of content.
+    pub fn digest<'l>(&self, line: &'l [u8], source: usize) -> Option<Cow<'l, [u8]>> {
+        match self.format? {
+            IndexFormat::Digest { column, delimiter } => {
+                let value = line.split(|&b| b == delimiter).nth(column)?;
+                content_digest(None, None, value).map(Cow::Borrowed)
+            }
+            format => read(format, self.layout(source), line).ok()?.digest,
+        }
+    }
+}
 
 /// How the lines of an index are laid out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

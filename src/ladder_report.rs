@@ -22,12 +22,11 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::crawl_index::{self, CdxLayout, IndexFormat};
+use crate::crawl_index::{IndexFormat, IndexLines};
 use crate::error::ErrorKind;
 use crate::evidence::{Captures, Contents, Judgement, Level, UrlId};
 use crate::key::Site;
@@ -573,23 +572,11 @@ struct Reading<'r, 'a> {
     maps: Vec<&'a [u8]>,
     options: &'r Options,
     prints: InMemoryPrints,
-    /// Each CDX input's layout, once its first line is read (the classic
-    /// one if it has no header).
-    layouts: Vec<OnceLock<CdxLayout>>,
+    lines: IndexLines,
 }
 
 impl Reading<'_, '_> {
-    /// Whether each line is its URI as written.
-    fn is_plain(&self) -> bool {
-        self.options.columns.is_plain() && self.options.index.is_none()
-    }
-
-    fn layout(&self, source: usize) -> CdxLayout {
-        *self.layouts[source].get().unwrap_or(&CdxLayout::CLASSIC)
-    }
-
-    /// Calls `with` on the URI `line` (of input `source`) stands for: its
-    /// column, or its index record's URL, prepared as [`Columns`] say.
+    /// Calls `with` on the URI `line` (of input `source`) stands for.
     fn with_uri<T>(
         &self,
         line: &[u8],
@@ -597,15 +584,12 @@ impl Reading<'_, '_> {
         scratch: &mut ColumnScratch,
         with: impl FnOnce(&[u8]) -> Result<T, crate::InvalidUri>,
     ) -> Result<T, crate::InvalidUri> {
-        let columns = &self.options.columns;
-        match self.options.index {
-            Some(format @ (IndexFormat::Cdx | IndexFormat::Cdxj)) => {
-                let record = crawl_index::read(format, self.layout(source), line)?;
-                columns.with_reference(&record.uri, None, scratch, with)
-            }
-            _ => columns.with_uri(line, scratch, with),
-        }
-        .map(|(t, _)| t)
+        self.lines.with_uri(line, source, scratch, with)
+    }
+
+    /// The digest of the content `line` says its URI served, if any.
+    fn digest<'l>(&self, line: &'l [u8], source: usize) -> Option<Cow<'l, [u8]>> {
+        self.lines.digest(line, source)
     }
 
     /// [`Reading::with_uri`] on the line at `place`, kept in `lines`.
@@ -629,49 +613,6 @@ impl Reading<'_, '_> {
             Ok(uri.to_vec())
         })
         .unwrap_or_else(|_| lines.line(place, &self.maps).to_vec())
-    }
-
-    /// The digest of the content `line` (of input `source`) says its URI
-    /// served, if the line is a capture of content.
-    fn digest<'l>(&self, line: &'l [u8], source: usize) -> Option<Cow<'l, [u8]>> {
-        match self.options.index? {
-            IndexFormat::Digest { column, delimiter } => {
-                let value = line.split(|&b| b == delimiter).nth(column)?;
-                crawl_index::content_digest(None, None, value).map(Cow::Borrowed)
-            }
-            format => {
-                crawl_index::read(format, self.layout(source), line)
-                    .ok()?
-                    .digest
-            }
-        }
-    }
-
-    /// Reads the layout of a CDX input from its first chunk's header line.
-    fn learn_layout(&self, chunk: &Chunk<'_>, inputs: &[Input]) -> Result<(), RunError> {
-        if self.options.index != Some(IndexFormat::Cdx) || chunk.offset != 0 {
-            return Ok(());
-        }
-        let Some((_, _, Line::Text(first))) = chunk
-            .lines(LineRules {
-                header: false,
-                max_line_bytes: usize::MAX,
-            })
-            .next()
-        else {
-            return Ok(());
-        };
-        match CdxLayout::from_header(first) {
-            None => Ok(()),
-            Some(Ok(layout)) => {
-                let _ = self.layouts[chunk.source].set(layout);
-                Ok(())
-            }
-            Some(Err(why)) => Err(RunError::Input(InputError::new(
-                inputs[chunk.source].name(),
-                std::io::Error::other(why),
-            ))),
-        }
     }
 }
 
@@ -699,7 +640,7 @@ pub fn run(
             .collect(),
         options,
         prints: InMemoryPrints::new(),
-        layouts: inputs.iter().map(|_| OnceLock::new()).collect(),
+        lines: IndexLines::new(options.columns.clone(), options.index, inputs.len()),
     };
 
     let counts = pool.install(|| count_rungs(inputs, &reading, progress))?;
@@ -1246,13 +1187,40 @@ fn count_rungs<'a>(
             break;
         }
         for chunk in &batch {
-            reading.learn_layout(chunk, inputs)?;
+            learn_layout(&reading.lines, chunk, inputs)?;
         }
         let (printed, ()) = rayon::join(|| print_batch(batch), || counts.count(&pending));
         pending = printed?;
     }
     counts.count(&pending);
     Ok(counts)
+}
+
+/// Reads the layout of a CDX input from the header line of its first
+/// chunk, if it has one.
+pub(crate) fn learn_layout(
+    lines: &IndexLines,
+    chunk: &Chunk<'_>,
+    inputs: &[Input],
+) -> Result<(), RunError> {
+    if chunk.offset != 0 {
+        return Ok(());
+    }
+    let first = chunk
+        .lines(LineRules {
+            header: false,
+            max_line_bytes: usize::MAX,
+        })
+        .next();
+    let Some((_, _, Line::Text(first))) = first else {
+        return Ok(());
+    };
+    lines.learn_layout(chunk.source, first).map_err(|why| {
+        RunError::Input(InputError::new(
+            inputs[chunk.source].name(),
+            std::io::Error::other(why),
+        ))
+    })
 }
 
 /// The error for an input too large to place its lines in (over 1 TiB).
@@ -1292,7 +1260,7 @@ fn print_chunk<'a>(
     let options = reading.options;
     // Every line of the chunk can be placed if its end can.
     Place::in_input(chunk.source, chunk.offset + chunk.bytes.len()).map_err(|_| chunk.source)?;
-    let plain = reading.is_plain();
+    let plain = reading.lines.is_plain();
     let (mut column_scratch, mut scratch) = (ColumnScratch::default(), Scratch::default());
     let mut lines = Vec::new();
     let mut digests = Vec::new();
@@ -1324,11 +1292,7 @@ fn print_chunk<'a>(
                 continue;
             }
             Line::TooLong => Err(ErrorKind::LineTooLong.reason()),
-            Line::Text(line)
-                if options
-                    .index
-                    .is_some_and(|f| crawl_index::is_header(f, line)) =>
-            {
+            Line::Text(line) if reading.lines.is_header(line) => {
                 skipped.header += 1;
                 continue;
             }
