@@ -266,6 +266,16 @@ impl Contents {
         self.own[url as usize]
     }
 
+    /// The content of URL `url`.
+    pub fn content(&self, url: UrlId) -> u32 {
+        self.content[url as usize]
+    }
+
+    /// The earliest URL of content `c`.
+    pub fn first_url(&self, c: u32) -> UrlId {
+        self.members_of(c)[0]
+    }
+
     /// How many digests URL `url` served.
     pub fn digests(&self, url: UrlId) -> u32 {
         self.digests[url as usize]

@@ -65,6 +65,8 @@ pub mod ladder_report;
 // merges the digests say are right: the ladder on evidence.
 pub mod crawl_index;
 pub mod evidence;
+// Site rules learned from a crawl index's digests (`urinorm rules learn`).
+pub mod learn_rules;
 
 /// The README's examples, run as doctests. (Its `console exit=1` blocks
 /// are the CLI tests' to check, an attribute rustdoc does not know.)

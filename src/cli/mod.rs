@@ -47,6 +47,8 @@ pub enum Command {
     Ladder(cmd::ladder::LadderArgs),
     /// Resolve each reference against a base URI (RFC 3986 §5.2), one output line per accepted line (--aligned: per input line).
     Resolve(cmd::resolve::ResolveArgs),
+    /// Site rules learned from a crawl index (`rules learn`).
+    Rules(cmd::rules::RulesCommandArgs),
     /// Look into, check, fill or compact a seen store (see `dedup --seen`).
     Seen(cmd::seen::SeenCommandArgs),
     /// Serve a seen store over HTTP to many crawler processes: POST lines, get a verdict for each.
@@ -243,6 +245,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Resolve(args) => cmd::resolve::run(&args),
         Command::Ladder(args) => cmd::ladder::run(&args),
         Command::Seen(args) => cmd::seen::run(&args),
+        Command::Rules(args) => cmd::rules::run(&args),
         Command::Serve(args) => cmd::serve::run(&args),
         Command::Explain(args) => cmd::explain::run(&args),
         Command::Transforms => cmd::transforms::run(),
@@ -298,6 +301,18 @@ pub fn counted(n: usize, noun: &str) -> String {
 }
 
 /// The worker threads `-j` asks for; all cores when it is not given.
+/// Writes `text` to `path` whole or not at all (a temporary file beside
+/// it, synced, then renamed).
+pub fn write_whole(path: &std::path::Path, text: &str) -> Result<(), Error> {
+    let failed = |source| Error::Output {
+        name: path.display().to_string(),
+        source,
+    };
+    let mut output = urinorm::pipeline::output::Output::create(Some(path), None).map_err(failed)?;
+    output.writer().write_all(text.as_bytes()).map_err(failed)?;
+    output.finish().map_err(failed)
+}
+
 pub fn thread_count(requested: Option<usize>) -> Result<usize, Error> {
     match requested {
         Some(0) => Err(Error::Usage(

@@ -11,6 +11,7 @@
 
 pub mod clearurls;
 mod index;
+pub mod learn;
 pub mod lines;
 mod query;
 

@@ -5,20 +5,17 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::json;
-use urinorm::crawl_index::IndexFormat;
 use urinorm::escape::escape_str;
 use urinorm::ladder_report::{
     self, Capture, Evidence, EvidenceSummary, Merge, Options, PresetStep, Report, StepReport,
 };
-use urinorm::mapper::Columns;
 use urinorm::normalize::protocol::{PRESETS, Preset, Transform};
 use urinorm::pipeline::MAX_LINE_BYTES;
-use urinorm::pipeline::output::Output;
 
 use super::ladder_page;
-use super::normalize::{LineArgs, RulesArgs, needs_host};
+use super::normalize::{IndexArgs, LineArgs, RulesArgs, needs_host};
 use crate::cli::progress::Bar;
-use crate::cli::{Error, Outcome, open_inputs, thread_count};
+use crate::cli::{Error, Outcome, open_inputs, thread_count, write_whole};
 
 #[derive(Args, Debug)]
 pub struct LadderArgs {
@@ -64,19 +61,9 @@ pub struct LadderArgs {
     /// file's merges on its own.
     #[command(flatten)]
     pub rules: RulesArgs,
-    /// The lines carry a content digest in this column (1-based; the URI is
-    /// in --field, 1 if not given): judge each step's merges by it.
-    #[arg(long, value_name = "N", conflicts_with_all = ["cdx", "cdxj"])]
-    pub digest_field: Option<usize>,
-    /// The inputs are CDX indexes (a ` CDX` header line names the fields;
-    /// without one, the classic `N b a m s k r M S V g`): judge each step's
-    /// merges by the digests of 2xx captures and revisits.
-    #[arg(long, conflicts_with_all = ["cdxj", "field", "base_field", "base", "header"])]
-    pub cdx: bool,
-    /// The inputs are CDXJ indexes (`SURT TIMESTAMP {json}` with url,
-    /// digest, status, mime): judge each step's merges by the digests.
-    #[arg(long, conflicts_with_all = ["field", "base_field", "base", "header"])]
-    pub cdxj: bool,
+    /// A crawl index: judge each step's merges by its content digests.
+    #[command(flatten)]
+    pub index: IndexArgs,
     /// Worker threads (default: all cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
@@ -92,7 +79,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         ));
     }
     let mut columns = args.line.columns()?;
-    let index = index_format(args, &mut columns)?;
+    let index = args.index.format(&mut columns)?;
     let inputs = open_inputs(&args.files)?;
     let preset = args.preset.map(|named| {
         PRESETS
@@ -143,7 +130,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
     match &args.html {
         Some(path) if path == Path::new("-") => to_stdout(ladder_page::page(&json))?,
         Some(path) => {
-            write_page(path, &ladder_page::page(&json))?;
+            write_whole(path, &ladder_page::page(&json))?;
             to_stdout(table(&report))?;
         }
         None if args.json => to_stdout(format!("{json:#}\n"))?,
@@ -155,37 +142,6 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
     })
 }
 
-/// The crawl index the flags name, if any; a digest column makes the URI
-/// column 1 unless --field names another.
-fn index_format(args: &LadderArgs, columns: &mut Columns) -> Result<Option<IndexFormat>, Error> {
-    if args.cdx {
-        return Ok(Some(IndexFormat::Cdx));
-    }
-    if args.cdxj {
-        return Ok(Some(IndexFormat::Cdxj));
-    }
-    let Some(n) = args.digest_field else {
-        return Ok(None);
-    };
-    let column = n
-        .checked_sub(1)
-        .ok_or_else(|| Error::Usage("--digest-field counts columns from 1".into()))?;
-    let field = *columns.field.get_or_insert(0);
-    if column == field || Some(column) == columns.base_field {
-        return Err(Error::Usage(format!(
-            "--digest-field {n} is the column of a URI (--field {}{})",
-            field + 1,
-            columns
-                .base_field
-                .map_or(String::new(), |b| format!(", --base-field {}", b + 1))
-        )));
-    }
-    Ok(Some(IndexFormat::Digest {
-        column,
-        delimiter: columns.delimiter,
-    }))
-}
-
 /// What the report does not hold about its run: enough, with it, to run it again.
 pub struct RunFacts {
     /// The command line.
@@ -193,18 +149,6 @@ pub struct RunFacts {
     /// The inputs' names, as given (`-` for standard input).
     pub inputs: Vec<String>,
     pub threads: usize,
-}
-
-/// Writes the page to `path` whole or not at all (a temporary file beside
-/// it, synced, then renamed).
-fn write_page(path: &Path, page: &str) -> Result<(), Error> {
-    let failed = |source| Error::Output {
-        name: path.display().to_string(),
-        source,
-    };
-    let mut output = Output::create(Some(path), None).map_err(failed)?;
-    output.writer().write_all(page.as_bytes()).map_err(failed)?;
-    output.finish().map_err(failed)
 }
 
 /// The report as a table for an 80-column terminal.

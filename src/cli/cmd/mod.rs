@@ -7,6 +7,7 @@ pub mod ladder;
 pub mod ladder_page;
 pub mod normalize;
 pub mod resolve;
+pub mod rules;
 pub mod scope;
 pub mod seen;
 pub mod serve;

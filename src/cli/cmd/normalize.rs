@@ -2,6 +2,7 @@
 
 use clap::Args;
 use serde_json::json;
+use urinorm::crawl_index::IndexFormat;
 use urinorm::domain::SuffixList;
 use urinorm::escape::escape_str;
 use urinorm::ladder_report::LadderRules;
@@ -292,6 +293,55 @@ pub struct LineArgs {
     /// a lone '%'. Each repair is counted in the stats.
     #[arg(long)]
     pub lenient: bool,
+}
+
+/// The lines are a crawl index: where their content digests are.
+#[derive(Args, Debug, Default, Clone)]
+pub struct IndexArgs {
+    /// The lines carry a content digest in this column (1-based; the URI is
+    /// in --field, 1 if not given).
+    #[arg(long, value_name = "N", conflicts_with_all = ["cdx", "cdxj"])]
+    pub digest_field: Option<usize>,
+    /// The inputs are CDX indexes (a ` CDX` header line names the fields;
+    /// without one, the classic `N b a m s k r M S V g`); the digests of
+    /// 2xx captures and revisits are the evidence.
+    #[arg(long, conflicts_with_all = ["cdxj", "field", "base_field", "base", "header"])]
+    pub cdx: bool,
+    /// The inputs are CDXJ indexes (`SURT TIMESTAMP {json}` with url,
+    /// digest, status, mime).
+    #[arg(long, conflicts_with_all = ["field", "base_field", "base", "header"])]
+    pub cdxj: bool,
+}
+
+impl IndexArgs {
+    /// The crawl index the flags name, if any; a digest column makes the
+    /// URI column 1 unless --field names another.
+    pub fn format(&self, columns: &mut Columns) -> Result<Option<IndexFormat>, Error> {
+        if self.cdx {
+            return Ok(Some(IndexFormat::Cdx));
+        }
+        if self.cdxj {
+            return Ok(Some(IndexFormat::Cdxj));
+        }
+        let Some(n) = self.digest_field else {
+            return Ok(None);
+        };
+        let column = column(n, "--digest-field")?;
+        let field = *columns.field.get_or_insert(0);
+        if column == field || Some(column) == columns.base_field {
+            return Err(Error::Usage(format!(
+                "--digest-field {n} is the column of a URI (--field {}{})",
+                field + 1,
+                columns
+                    .base_field
+                    .map_or(String::new(), |b| format!(", --base-field {}", b + 1))
+            )));
+        }
+        Ok(Some(IndexFormat::Digest {
+            column,
+            delimiter: columns.delimiter,
+        }))
+    }
 }
 
 /// The 0-based column of `--flag n`.
