@@ -38,6 +38,8 @@ pub struct LearnOptions {
     pub holdout: Option<f64>,
     pub threads: usize,
     pub max_line_bytes: usize,
+    /// The first line of each input is a header, not read.
+    pub header: bool,
 }
 
 /// What was learned, and from what.
@@ -185,7 +187,7 @@ fn chunk_forms(
     let mut out = ChunkForms::default();
     let (mut column_scratch, mut scratch) = (ColumnScratch::default(), Scratch::default());
     let rules = LineRules {
-        header: false,
+        header: options.header,
         max_line_bytes: options.max_line_bytes,
     };
     for (_, _, line) in chunk.lines(rules) {

@@ -57,6 +57,9 @@ pub struct LearnArgs {
     /// output; the summary then goes to standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// The first line of each input is a header: leave it out.
+    #[arg(long)]
+    pub header: bool,
     /// Reject lines longer than this many bytes.
     #[arg(long, value_name = "N", default_value_t = MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
@@ -101,6 +104,7 @@ fn run_learn(args: &LearnArgs) -> Result<Outcome, Error> {
         holdout: args.holdout,
         threads: thread_count(args.threads)?,
         max_line_bytes: args.max_line_bytes,
+        header: args.header,
     };
     let learning = learn_rules::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
     let summary = summary(&learning, &options);

@@ -293,3 +293,114 @@ fn mistakes_are_usage_errors() {
         assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
     }
 }
+
+/// The host a rules file names for an origin: its host after `strip-www`.
+fn learned_host(origin: &str) -> String {
+    let host = origin.split("://").nth(1).unwrap();
+    host.strip_prefix("www.").unwrap_or(host).to_string()
+}
+
+#[test]
+fn rules_learn_finds_what_was_planted_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, truth) = generate(dir.path(), "cdx", 21, 30);
+    let rules = dir.path().join("learned.rules");
+    let run = urinorm(
+        &[
+            "rules",
+            "learn",
+            "--cdx",
+            "--quiet",
+            "--holdout",
+            "0.2",
+            "-o",
+            rules.to_str().unwrap(),
+            &file,
+        ],
+        b"",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = std::fs::read_to_string(&rules).unwrap();
+    let learned: Vec<(String, String)> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (host, rule) = l.split_once(' ').unwrap();
+            (host.trim_start_matches('=').to_string(), rule.to_string())
+        })
+        .collect();
+    // Every ignored parameter planted (each has 8 values and dozens of URLs).
+    let mut planted = 0;
+    for (origin, names) in truth["ignored"].as_object().unwrap() {
+        for name in names.as_array().unwrap() {
+            let rule = format!("drop-params {}", name.as_str().unwrap());
+            assert!(
+                learned.contains(&(learned_host(origin), rule.clone())),
+                "{origin} {rule}: {text}"
+            );
+            planted += 1;
+        }
+    }
+    assert!(planted > 5);
+    // Nothing else: every rule is a planted parameter or a planted alias.
+    let aliased: Vec<String> = truth["aliased"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| learned_host(o.as_str().unwrap()))
+        .collect();
+    for (host, rule) in &learned {
+        let is_planted = match rule.strip_prefix("drop-params ") {
+            Some(name) => truth["ignored"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .any(|(o, names)| {
+                    learned_host(o) == *host && names.as_array().unwrap().iter().any(|n| n == name)
+                }),
+            None => rule == "rewrite-path ^/en/(.*)$ /$1" && aliased.contains(host),
+        };
+        assert!(is_planted, "{host} {rule}");
+    }
+    // On the held-out contents: merges, and none wrong.
+    assert!(
+        run.stdout.contains("and 0 not (precision 1.0000)"),
+        "{}",
+        run.stdout
+    );
+    // Applied by the ladder: recall up, precision not down.
+    let report = report(&["--cdx", "--rules", rules.to_str().unwrap()], &file);
+    let steps = report["steps"].as_array().unwrap();
+    let (aggressive, with_rules) = (&steps[4]["evidence"], &steps[5]["evidence"]);
+    assert_eq!(steps[5]["name"], "+rules");
+    assert!(with_rules["recall"].as_f64() > aggressive["recall"].as_f64());
+    assert!(with_rules["precision"].as_f64() >= aggressive["precision"].as_f64());
+    assert_eq!(with_rules["false_merges"], aggressive["false_merges"]);
+}
+
+#[test]
+fn rules_learn_needs_an_index_and_a_fraction() {
+    let run = urinorm(&["rules", "learn", "--quiet"], b"http://a/\n");
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("give --cdx, --cdxj or --digest-field N"),
+        "{}",
+        run.stderr
+    );
+    let run = urinorm(&["rules", "learn", "--cdx", "--holdout", "1"], b"");
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--holdout takes a fraction"),
+        "{}",
+        run.stderr
+    );
+    // Rules to standard output, the summary to standard error.
+    let run = urinorm(
+        &["rules", "learn", "--digest-field", "2", "--quiet"],
+        b"http://a.com/p\tD1\nhttp://a.com/p?s=1\tD1\n",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("# Learned by `urinorm rules learn`"));
+    assert!(run.stderr.contains("0 rules"), "{}", run.stderr);
+}
