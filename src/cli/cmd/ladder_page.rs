@@ -39,6 +39,7 @@ pub fn page(report: &Value) -> String {
         count(scheme_rejected(report)),
     );
     collapse_chart(&mut html, report);
+    evidence(&mut html, report);
     attribution_charts(&mut html, report);
     examples(&mut html, report);
     run_facts(&mut html, report);
@@ -61,6 +62,8 @@ svg .value { fill: #4a5366; }
 svg .bar { fill: #4f7cc9; }
 svg .bar.merge { fill: #d9822b; }
 svg .bar.site { fill: #3f9c6d; }
+svg .bar.false { fill: #c94f4f; }
+svg .bar.missed { fill: #8a6bc9; }
 code { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
 .merge { border-left: 3px solid #d6dae3; padding: .1em 0 .1em .8em; margin: .7em 0; }
 .merge .key { margin: .2em 0; }
@@ -141,6 +144,120 @@ fn collapse_chart(html: &mut String, report: &Value) {
          than the step it is over (the lines it merged beyond that step), then that \
          as a share of the lines looked at, and the distinct keys it leaves.</p>\n",
     );
+}
+
+/// What a crawl index's digests say of each step: precision and recall,
+/// false merges (pages that differ under one key) and missed ones (one
+/// content under several keys), charted, with examples.
+fn evidence(html: &mut String, report: &Value) {
+    let summary = &report["evidence"];
+    if summary.is_null() {
+        return;
+    }
+    html.push_str("<h2>Which merges are right: the content digests</h2>\n");
+    let _ = writeln!(
+        html,
+        "<p class=\"note\">{} captures of content (2xx or revisit) of {} URLs in {} \
+         contents ({} URLs served several digests: a page that changed is one content \
+         through them); {} other lines left out, {} rejected. Precision: of the pairs \
+         of URLs a step merges, those that are one content; recall: of the pairs that \
+         are one content, those it merges.</p>",
+        count(&summary["captures"]),
+        count(&summary["urls"]),
+        count(&summary["contents"]),
+        count(&summary["changing"]),
+        count(&summary["not_content"]),
+        count(&summary["rejected"]),
+    );
+    let steps = list(&report["steps"]);
+    let ratio = |v: &Value| v.as_f64().map_or("-".to_string(), |r| format!("{r:.4}"));
+    html.push_str(
+        "<table class=\"evidence\">\n<tr><th>step</th><th>precision</th><th>recall</th>\
+         <th>false merges</th><th>their lines</th><th>missed merges</th><th>extra keys</th></tr>\n",
+    );
+    for step in steps {
+        let e = &step["evidence"];
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            text(&str_of(&step["name"])),
+            ratio(&e["precision"]),
+            ratio(&e["recall"]),
+            count(&e["false_merges"]),
+            count(&e["false_lines"]),
+            count(&e["missed"]),
+            count(&e["missed_keys"]),
+        );
+    }
+    html.push_str("</table>\n");
+    let rows = |field: &str, unit: &str| -> Vec<Row> {
+        steps
+            .iter()
+            .map(|step| Row {
+                label: str_of(&step["name"]),
+                value: step["evidence"][field].as_i64().unwrap_or(0),
+                note: unit.to_string(),
+            })
+            .collect()
+    };
+    html.push_str("<h3>False merges (pages that differ, one key) and missed merges (one content, several keys), by step</h3>\n");
+    bar_chart(
+        html,
+        "false-merges",
+        "false",
+        &rows("false_merges", "false"),
+    );
+    bar_chart(html, "missed-merges", "missed", &rows("missed", "missed"));
+    for step in steps {
+        let name = str_of(&step["name"]);
+        let e = &step["evidence"];
+        captures_group(
+            html,
+            &format!("Largest false merges at {name}"),
+            &e["false_examples"],
+            "lines",
+        );
+    }
+    if let Some(last) = steps
+        .iter()
+        .rev()
+        .find(|s| !list(&s["evidence"]["missed_examples"]).is_empty())
+    {
+        let name = str_of(&last["name"]);
+        captures_group(
+            html,
+            &format!("Largest missed merges at {name}"),
+            &last["evidence"]["missed_examples"],
+            "keys",
+        );
+    }
+}
+
+/// Examples of false or missed merges: each a size and its captures
+/// (spelling and digest).
+fn captures_group(html: &mut String, heading: &str, examples: &Value, size: &str) {
+    let examples = list(examples);
+    if examples.is_empty() {
+        return;
+    }
+    let _ = writeln!(html, "<h3>{}</h3>", text(heading));
+    for example in examples {
+        let _ = writeln!(
+            html,
+            "<div class=\"merge\">\n<p class=\"key\"><span class=\"size\">{} {size}</span></p>\n<ul>",
+            count(&example[size]),
+        );
+        for capture in list(&example["captures"]) {
+            let _ = writeln!(
+                html,
+                "<li><code>{}</code> <span class=\"tag\">{}</span></li>",
+                text(&str_of(&capture["url"])),
+                text(&str_of(&capture["digest"])),
+            );
+        }
+        html.push_str("</ul>\n</div>\n");
+    }
 }
 
 /// Merges each transform, each rules file and the sites account for.

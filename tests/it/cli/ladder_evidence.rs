@@ -404,3 +404,49 @@ fn rules_learn_needs_an_index_and_a_fraction() {
     assert!(run.stdout.starts_with("# Learned by `urinorm rules learn`"));
     assert!(run.stderr.contains("0 rules"), "{}", run.stderr);
 }
+
+#[test]
+fn the_page_charts_false_and_missed_merges_as_the_json_reports() {
+    use scraper::{Html, Selector};
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _) = generate(dir.path(), "cdxj", 2, 12);
+    let json = report(&["--cdxj"], &file);
+    let run = urinorm(&["ladder", "--cdxj", "--quiet", "--html", "-", &file], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = Html::parse_document(&run.stdout);
+    for (chart, field) in [
+        ("false-merges", "false_merges"),
+        ("missed-merges", "missed"),
+    ] {
+        let bars = Selector::parse(&format!("svg[data-chart={chart}] rect")).unwrap();
+        let values: Vec<(String, u64)> = page
+            .select(&bars)
+            .map(|bar| {
+                let label = bar.value().attr("data-label").unwrap().to_string();
+                (
+                    label,
+                    bar.value().attr("data-value").unwrap().parse().unwrap(),
+                )
+            })
+            .collect();
+        let expected: Vec<(String, u64)> = json["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let name = s["name"].as_str().unwrap().to_string();
+                (name, s["evidence"][field].as_u64().unwrap())
+            })
+            .collect();
+        assert_eq!(values, expected, "{chart}");
+    }
+    let table = Selector::parse("table.evidence tr").unwrap();
+    assert_eq!(
+        page.select(&table).count(),
+        1 + json["steps"].as_array().unwrap().len()
+    );
+    assert!(
+        run.stdout
+            .contains("Largest false merges at protocol:aggressive")
+    );
+}
