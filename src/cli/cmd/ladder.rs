@@ -257,12 +257,12 @@ fn evidence_text(report: &Report, summary: &EvidenceSummary) -> String {
         summary.changing,
     );
     let mut text = format!("\n{}\n\n", wrapped(&intro, 79).join("\n"));
-    text += "step                   precision  recall  false merges    lines  missed  extra keys\n";
+    text += "step                  precision  recall   false    lines  missed extra keys\n";
     let ratio = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.4}"));
     for (step, e) in report.steps.iter().filter_map(judged) {
         let c = &e.counts;
         text += &format!(
-            "{:<22} {:>9} {:>7} {:>13} {:>8} {:>7} {:>11}\n",
+            "{:<21} {:>9} {:>7} {:>7} {:>8} {:>7} {:>10}\n",
             step.name,
             ratio(c.precision()),
             ratio(c.recall()),
