@@ -823,6 +823,52 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #[test]
+        fn a_step_over_classes_is_judged_as_the_oracle_judges(
+            captures in proptest::collection::vec((1u128..24, 1u64..8), 1..40),
+            class_of in proptest::collection::vec(0u32..6, 24),
+            step in proptest::collection::vec(0u128..9, 6),
+        ) {
+            let c = contents(&captures);
+            // URLs into classes (renumbered in order of first use), each
+            // class keyed 1000 + its number.
+            let mut numbers: Vec<u32> = Vec::new();
+            let unit_of: Vec<u32> = (0..c.urls() as UrlId)
+                .map(|u| {
+                    let class = class_of[c.own(u) as usize];
+                    match numbers.iter().position(|&n| n == class) {
+                        Some(i) => i as u32,
+                        None => {
+                            numbers.push(class);
+                            numbers.len() as u32 - 1
+                        }
+                    }
+                })
+                .collect();
+            let own: Vec<Key> = (0..numbers.len() as u128).map(|i| 1000 + i).collect();
+            let level = Level::of_classes(&c, own.clone(), &unit_of);
+            // The step: a class keeps its key, takes another's, a shared
+            // new one, or is rejected.
+            let image = |unit: u32| match step[numbers[unit as usize] as usize] {
+                0 => REJECTED,
+                k if k < 4 => own[unit as usize],
+                k if k < 7 => 1000 + u128::from((unit + 1) % numbers.len() as u32),
+                k => 500 + k % 2,
+            };
+            let changed = (0..numbers.len() as u32)
+                .filter(|&unit| image(unit) != own[unit as usize])
+                .map(|unit| (image(unit), unit))
+                .collect();
+            let key = |u: UrlId| image(unit_of[u as usize]);
+            let j = level.judge(&c, changed, key, 3);
+            proptest::prop_assert_eq!(
+                (j.merged_pairs, j.right_pairs, j.same_pairs, j.false_merges, j.missed),
+                naive(&c, &key)
+            );
+        }
+    }
+
     #[test]
     fn examples_name_one_url_per_content_and_per_key() {
         let c = contents(&[(10, 1), (11, 2), (12, 1), (13, 1), (14, 5)]);
