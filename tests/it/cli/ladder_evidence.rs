@@ -450,3 +450,32 @@ fn the_page_charts_false_and_missed_merges_as_the_json_reports() {
             .contains("Largest false merges at protocol:aggressive")
     );
 }
+
+#[test]
+fn the_judgement_is_the_same_from_standard_input_and_on_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _) = generate(dir.path(), "cdx", 8, 10);
+    let judged = |args: &[&str], stdin: &[u8]| -> Value {
+        let mut all = vec!["ladder", "--json", "--quiet", "--cdx"];
+        all.extend_from_slice(args);
+        let run = urinorm(&all, stdin);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let report: Value = serde_json::from_str(&run.stdout).unwrap();
+        report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["evidence"].clone())
+            .chain(
+                report["attribution"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a["evidence"].clone()),
+            )
+            .collect()
+    };
+    let from_file = judged(&[&file], b"");
+    assert_eq!(judged(&[], &std::fs::read(&file).unwrap()), from_file);
+    assert_eq!(judged(&["-j", "1", &file], b""), from_file);
+}
