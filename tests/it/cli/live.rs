@@ -313,7 +313,7 @@ fn each_key_twice(
     key: impl Fn(usize) -> String,
     flags: &[&str],
 ) -> (crate::common::cli::Run, usize) {
-    let text: String = (0..keys).map(&key).chain((0..keys).map(&key)).collect();
+    let half: String = (0..keys).map(&key).collect();
     let mut args = vec![
         "dedup",
         "--line-buffered",
@@ -323,7 +323,7 @@ fn each_key_twice(
         store,
     ];
     args.extend_from_slice(flags);
-    let run = urinorm(&args, text.as_bytes());
+    let run = twice_after_answers(&args, &half, keys);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let verdicts: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(verdicts.len(), 2 * keys);
@@ -347,6 +347,52 @@ fn each_key_twice(
     assert_eq!(store_keys(store), keys as u64);
     assert_eq!(urinorm(&["seen", "verify", store], b"").code, 0);
     (run, seen)
+}
+
+/// Runs `urinorm args` with `half` (of `lines` lines) on standard input
+/// twice, the second time only once every line of the first has been
+/// answered: the repeats come in later batches whatever the pipe's timing
+/// (written at once, both halves could reach the run as one batch, and
+/// whether the run forgot between them would be luck).
+fn twice_after_answers(args: &[&str], half: &str, lines: usize) -> crate::common::cli::Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the urinorm binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let (go, second) = std::sync::mpsc::channel::<()>();
+    let bytes = half.as_bytes().to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&bytes);
+        if second.recv().is_ok() {
+            let _ = stdin.write_all(&bytes);
+        }
+    });
+    let mut errors = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut errors, &mut text);
+        text
+    });
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut stdout = String::new();
+    for _ in 0..lines {
+        if out.read_line(&mut stdout).unwrap() == 0 {
+            break;
+        }
+    }
+    let _ = go.send(());
+    std::io::Read::read_to_string(&mut out, &mut stdout).unwrap();
+    feeder.join().unwrap();
+    let status = child.wait().unwrap();
+    crate::common::cli::Run {
+        code: status.code().expect("exited, not killed by a signal"),
+        stdout,
+        stderr: stderr.join().unwrap(),
+    }
 }
 
 /// `--commit-every` where a run commits once, at its end, is refused
