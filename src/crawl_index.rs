@@ -73,8 +73,45 @@ impl IndexLines {
         *self.layouts[source].get().unwrap_or(&CdxLayout::CLASSIC)
     }
 
-    /// Calls `with` on the URI `line` (of input `source`) stands for: its
-    /// column, or its index record's URL, prepared as [`Columns`] say.
+    /// Reads `line` (of input `source`) once: where its URI is, and the
+    /// digest of the content it served if it is a capture of content. The
+    /// error is a CDX or CDXJ line that is no record.
+    pub fn read<'l>(&self, line: &'l [u8], source: usize) -> Result<IndexLine<'l>, InvalidUri> {
+        let (text, record, digest) = match self.format {
+            Some(format @ (IndexFormat::Cdx | IndexFormat::Cdxj)) => {
+                let record = read(format, self.layout(source), line)?;
+                (record.uri, true, record.digest)
+            }
+            Some(IndexFormat::Digest { column, delimiter }) => {
+                let value = line.split(|&b| b == delimiter).nth(column);
+                let digest = value.and_then(|v| content_digest(None, None, v));
+                (Cow::Borrowed(line), false, digest.map(Cow::Borrowed))
+            }
+            None => (Cow::Borrowed(line), false, None),
+        };
+        Ok(IndexLine {
+            text,
+            record,
+            digest,
+        })
+    }
+
+    /// Calls `with` on the URI a line read stands for: its column, or its
+    /// record's URL, prepared as [`Columns`] say.
+    pub fn with_uri_of<T>(
+        &self,
+        line: &IndexLine<'_>,
+        scratch: &mut ColumnScratch,
+        with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
+    ) -> Result<T, InvalidUri> {
+        match line.record {
+            true => self.columns.with_reference(&line.text, None, scratch, with),
+            false => self.columns.with_uri(&line.text, scratch, with),
+        }
+        .map(|(t, _)| t)
+    }
+
+    /// [`IndexLines::with_uri_of`] on `line`, of input `source`, read.
     pub fn with_uri<T>(
         &self,
         line: &[u8],
@@ -82,28 +119,25 @@ impl IndexLines {
         scratch: &mut ColumnScratch,
         with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
     ) -> Result<T, InvalidUri> {
-        match self.format {
-            Some(format @ (IndexFormat::Cdx | IndexFormat::Cdxj)) => {
-                let record = read(format, self.layout(source), line)?;
-                self.columns
-                    .with_reference(&record.uri, None, scratch, with)
-            }
-            _ => self.columns.with_uri(line, scratch, with),
-        }
-        .map(|(t, _)| t)
+        self.with_uri_of(&self.read(line, source)?, scratch, with)
     }
 
     /// The digest of the content `line` (of input `source`) says its URI
     /// served, if the line is a capture of content.
     pub fn digest<'l>(&self, line: &'l [u8], source: usize) -> Option<Cow<'l, [u8]>> {
-        match self.format? {
-            IndexFormat::Digest { column, delimiter } => {
-                let value = line.split(|&b| b == delimiter).nth(column)?;
-                content_digest(None, None, value).map(Cow::Borrowed)
-            }
-            format => read(format, self.layout(source), line).ok()?.digest,
-        }
+        self.read(line, source).ok()?.digest
     }
+}
+
+/// A line of an index read once ([`IndexLines::read`]).
+#[derive(Debug)]
+pub struct IndexLine<'l> {
+    /// The line, or its record's URL (a CDXJ value unescaped).
+    text: Cow<'l, [u8]>,
+    /// Whether `text` is a record's URL rather than the whole line.
+    record: bool,
+    /// The digest of its content, when it is a capture of content.
+    pub digest: Option<Cow<'l, [u8]>>,
 }
 
 /// How the lines of an index are laid out.

@@ -137,8 +137,13 @@ impl Captures {
 }
 
 /// The pairs among `n`.
-fn pairs(n: u64) -> u64 {
+pub fn pairs(n: u64) -> u64 {
     n * n.saturating_sub(1) / 2
+}
+
+/// `part ÷ whole`; `None` when `whole` is 0 (no pair to judge).
+pub fn share(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
 }
 
 /// Disjoint sets of URLs, joined by shared digests.
@@ -212,13 +217,13 @@ pub struct Judgement {
 impl Judgement {
     /// Right merged pairs ÷ merged pairs; `None` when the step merges none.
     pub fn precision(&self) -> Option<f64> {
-        (self.merged_pairs > 0).then(|| self.right_pairs as f64 / self.merged_pairs as f64)
+        share(self.right_pairs, self.merged_pairs)
     }
 
     /// Right merged pairs ÷ pairs that are one content; `None` when no two
     /// URLs are one content.
     pub fn recall(&self) -> Option<f64> {
-        (self.same_pairs > 0).then(|| self.right_pairs as f64 / self.same_pairs as f64)
+        share(self.right_pairs, self.same_pairs)
     }
 }
 
@@ -249,6 +254,11 @@ impl Contents {
     /// How many URLs there are.
     pub fn urls(&self) -> usize {
         self.own.len()
+    }
+
+    /// How many captures the URLs were on, all together.
+    pub fn captures(&self) -> u64 {
+        self.lines.iter().sum()
     }
 
     /// How many contents there are.

@@ -239,7 +239,8 @@ pub struct Capture {
 pub struct EvidenceSummary {
     /// Captures of content (2xx or revisit, with a digest) judged.
     pub captures: u64,
-    /// Lines that are no capture of content (another status, no digest).
+    /// Lines that are no capture of content (another status, no digest,
+    /// too long to read).
     pub not_content: u64,
     /// Captures of content whose URI the scheme rung rejects.
     pub rejected: u64,
@@ -1010,7 +1011,7 @@ impl<'w> UrlKeys<'w> {
 
     fn summary(&self) -> EvidenceSummary {
         EvidenceSummary {
-            captures: self.table.captures_judged,
+            captures: self.contents.captures(),
             not_content: self.table.not_content,
             rejected: self.table.rejected,
             urls: self.contents.urls() as u64,
@@ -1278,6 +1279,8 @@ fn print_chunk<'a>(
     for (_, at, line) in chunk.lines(rules) {
         let line_bytes = at.of(&chunk.bytes);
         let from = prepared.len();
+        // A line too long to read is not known to be content.
+        let mut digest_print = 0;
         let span = match line {
             Line::Header => {
                 skipped.header += 1;
@@ -1297,13 +1300,23 @@ fn print_chunk<'a>(
                 continue;
             }
             Line::Text(_) if plain => Ok(0..0),
-            Line::Text(line) => reading
-                .with_uri(line, chunk.source, &mut column_scratch, |uri| {
-                    prepared.extend_from_slice(uri);
-                    Ok(())
+            Line::Text(line) => {
+                // Read once: its URI prepared, its digest hashed (0 marks a
+                // line that is no capture of content).
+                let read = reading.lines.read(line, chunk.source);
+                let digest = read.as_ref().ok().and_then(|r| r.digest.as_deref());
+                digest_print = digest.map_or(0, |d| reading.prints.short(d) | 1);
+                read.and_then(|read| {
+                    reading
+                        .lines
+                        .with_uri_of(&read, &mut column_scratch, |uri| {
+                            prepared.extend_from_slice(uri);
+                            Ok(())
+                        })
                 })
                 .map(|()| from..prepared.len())
-                .map_err(|e| e.kind().reason()),
+                .map_err(|e| e.kind().reason())
+            }
         };
         let line = line_bytes;
         if let Some(fraction) = options.sample {
@@ -1319,9 +1332,7 @@ fn print_chunk<'a>(
         }
         lines.push(at.start..at.start + at.len);
         if options.index.is_some() {
-            // 0 marks a line that is no capture of content.
-            let digest = reading.digest(line, chunk.source);
-            digests.push(digest.map_or(0, |d| reading.prints.short(&d) | 1));
+            digests.push(digest_print);
         }
         if plain {
             parsed.push(span.and_then(|_| parse(line)));
@@ -1426,8 +1437,6 @@ struct CaptureTable {
     not_content: u64,
     /// Captures of content the scheme rung rejects: not judged.
     rejected: u64,
-    /// Captures of content judged.
-    captures_judged: u64,
 }
 
 impl CaptureTable {
@@ -1443,7 +1452,6 @@ impl CaptureTable {
                 self.rejected += 1;
                 continue;
             }
-            self.captures_judged += 1;
             if let (_, true) = self.captures.add(string, digest) {
                 let line = chunk.line_at(i);
                 self.rungs.push([syntax, scheme]);

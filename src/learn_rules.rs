@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::crawl_index::IndexLines;
-use crate::evidence::{Captures, Contents};
+use crate::evidence::{Captures, Contents, pairs, share};
 use crate::ladder_report::learn_layout;
 use crate::mapper::ColumnScratch;
 use crate::normalize::protocol::{Preset, Protocol};
@@ -75,12 +75,12 @@ pub struct Trial {
 impl Trial {
     /// Right ÷ merged pairs; `None` when the rules merge none.
     pub fn precision(&self) -> Option<f64> {
-        (self.merged_pairs > 0).then(|| self.right_pairs as f64 / self.merged_pairs as f64)
+        share(self.right_pairs, self.merged_pairs)
     }
 
     /// Right pairs ÷ pairs of one content; `None` when there are none.
     pub fn recall(&self) -> Option<f64> {
-        (self.same_pairs > 0).then(|| self.right_pairs as f64 / self.same_pairs as f64)
+        share(self.right_pairs, self.same_pairs)
     }
 }
 
@@ -109,7 +109,6 @@ pub fn run(
     let mut forms: Vec<u8> = Vec::new();
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut totals = ChunkForms::default();
-    let mut judged = 0u64;
     let mut chunks = Chunks::new(inputs);
     let batch_len = options.threads * CHUNKS_PER_THREAD;
     loop {
@@ -137,7 +136,6 @@ pub fn run(
                     spans.push((forms.len(), forms.len() + form.len()));
                     forms.extend_from_slice(form);
                 }
-                judged += 1;
             }
         }
         progress.advance(bytes);
@@ -166,7 +164,7 @@ pub fn run(
     };
     Ok(Learning {
         lines: totals.lines,
-        captures: judged,
+        captures: contents.captures(),
         not_content: totals.not_content,
         rejected: totals.rejected,
         urls: contents.urls() as u64,
@@ -203,20 +201,23 @@ fn chunk_forms(
                 continue;
             }
         };
-        let Some(digest) = options.lines.digest(text, chunk.source) else {
+        // A line that is no record is no capture of content either.
+        let read = options.lines.read(text, chunk.source).ok();
+        let Some((read, digest)) = read.and_then(|read| {
+            let digest = prints.short(read.digest.as_deref()?);
+            Some((read, digest))
+        }) else {
             out.not_content += 1;
             continue;
         };
         let start = out.forms.len();
         let formed = options
             .lines
-            .with_uri(text, chunk.source, &mut column_scratch, |uri| {
+            .with_uri_of(&read, &mut column_scratch, |uri| {
                 base.normalize_into(uri, &mut out.forms, &mut scratch)
             });
         match formed {
-            Ok(_) => out
-                .captures
-                .push((start, out.forms.len(), prints.short(&digest))),
+            Ok(_) => out.captures.push((start, out.forms.len(), digest)),
             Err(_) => {
                 out.forms.truncate(start);
                 out.rejected += 1;
@@ -285,7 +286,6 @@ fn try_rules(urls: &[(&str, u32)], text: &str, base: &Normalizer) -> Trial {
             classes.entry(key).or_default().push(content);
         }
     }
-    let pairs = |n: u64| n * n.saturating_sub(1) / 2;
     let mut trial = Trial {
         urls: urls.len() as u64,
         same_pairs: sizes.values().map(|&n| pairs(n)).sum(),

@@ -355,13 +355,7 @@ fn each_key_twice(
 /// (written at once, both halves could reach the run as one batch, and
 /// whether the run forgot between them would be luck).
 fn twice_after_answers(args: &[&str], half: &str, lines: usize) -> crate::common::cli::Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the urinorm binary runs");
+    let mut child = crate::common::cli::spawn(args);
     let mut stdin = child.stdin.take().unwrap();
     let (go, second) = std::sync::mpsc::channel::<()>();
     let bytes = half.as_bytes().to_vec();

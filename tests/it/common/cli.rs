@@ -10,15 +10,20 @@ pub struct Run {
     pub stderr: String,
 }
 
-/// Runs `urinorm args…` with `stdin` on standard input.
-pub fn urinorm(args: &[&str], stdin: &[u8]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
+/// Starts `urinorm args…` with its three streams piped.
+pub fn spawn(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_urinorm"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("the urinorm binary runs");
+        .expect("the urinorm binary runs")
+}
+
+/// Runs `urinorm args…` with `stdin` on standard input.
+pub fn urinorm(args: &[&str], stdin: &[u8]) -> Run {
+    let mut child = spawn(args);
     let mut pipe = child.stdin.take().unwrap();
     let input = stdin.to_vec();
     // Feed standard input from a thread so a large input cannot deadlock.
