@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Value, json};
 use urinorm::pipeline::Format;
-use urinorm::pipeline::output::{Output, RejectSink, compression_named};
+use urinorm::pipeline::output::{Compression, Output, RejectSink, compression_named};
 use urinorm::pipeline::stats::Stats;
 use urinorm::pipeline::{
     self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError, SetAside, Sinks,
@@ -345,6 +345,9 @@ pub fn execute(
         name: output_name.clone(),
         source,
     };
+    // Compressed on as many threads as the run has: the compressing threads
+    // work beside the workers, which wait on the writer when it is behind.
+    let compression = compression.map(|format| Compression { format, threads });
     let mut out = Output::create(output, compression).map_err(write_error)?;
     let mut to_file = read
         .rejects

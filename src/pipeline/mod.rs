@@ -28,6 +28,7 @@
 
 mod caps;
 pub(crate) mod chunks;
+pub mod compress;
 mod dedup;
 pub(crate) mod hash;
 pub mod input;

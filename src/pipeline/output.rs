@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempPath;
 
+use super::compress::ParallelEncoder;
 use super::stream::Format;
 use crate::error::InvalidUri;
 use crate::os_error::{Reason, kind_words};
@@ -38,66 +39,42 @@ pub enum Output {
 /// A writer, buffered, its bytes compressed when asked.
 pub type Encoded<W> = BufWriter<Encoder<W>>;
 
-fn encoded<W: Write>(inner: W, compression: Option<Format>) -> io::Result<Encoded<W>> {
-    Ok(BufWriter::with_capacity(
-        BUFFER_BYTES,
-        Encoder::new(inner, compression)?,
-    ))
+/// How an output is compressed: its format, on how many threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Compression {
+    pub format: Format,
+    pub threads: usize,
 }
 
-/// Writes to `W` as they are, or compressed in a [`Format`].
+fn encoded<W: Write>(inner: W, compression: Option<Compression>) -> io::Result<Encoded<W>> {
+    let encoder = match compression {
+        None => Encoder::Plain(inner),
+        Some(Compression { format, threads }) => {
+            Encoder::Compressed(ParallelEncoder::new(inner, format, threads)?)
+        }
+    };
+    Ok(BufWriter::with_capacity(BUFFER_BYTES, encoder))
+}
+
+/// Writes to `W` as they are, or compressed.
 pub enum Encoder<W: Write> {
     Plain(W),
-    Gzip(flate2::write::GzEncoder<W>),
-    Zstd(zstd::stream::write::Encoder<'static, W>),
-    Bzip2(bzip2::write::BzEncoder<W>),
+    Compressed(ParallelEncoder<W>),
 }
 
-/// The compression levels written: each format's own default, as its
-/// command-line tool uses it (`gzip -6`, `zstd -3`, `bzip2 -9`), so that a
-/// file is what a user of that tool expects.
-const GZIP_LEVEL: u32 = 6;
-const ZSTD_LEVEL: i32 = 3;
-const BZIP2_LEVEL: u32 = 9;
-
 impl<W: Write> Encoder<W> {
-    fn new(inner: W, compression: Option<Format>) -> io::Result<Encoder<W>> {
-        Ok(match compression {
-            None => Encoder::Plain(inner),
-            Some(Format::Gzip) => Encoder::Gzip(flate2::write::GzEncoder::new(
-                inner,
-                flate2::Compression::new(GZIP_LEVEL),
-            )),
-            Some(Format::Zstd) => {
-                let mut encoder = zstd::stream::write::Encoder::new(inner, ZSTD_LEVEL)?;
-                // A checksum in every frame, as the zstd tool writes: damage
-                // is found when the file is read.
-                encoder.include_checksum(true)?;
-                Encoder::Zstd(encoder)
-            }
-            Some(Format::Bzip2) => Encoder::Bzip2(bzip2::write::BzEncoder::new(
-                inner,
-                bzip2::Compression::new(BZIP2_LEVEL),
-            )),
-        })
-    }
-
     /// Ends the compressed stream; returns the writer under it.
     fn finish(self) -> io::Result<W> {
         match self {
             Encoder::Plain(w) => Ok(w),
-            Encoder::Gzip(e) => e.finish(),
-            Encoder::Zstd(e) => e.finish(),
-            Encoder::Bzip2(e) => e.finish(),
+            Encoder::Compressed(e) => e.finish(),
         }
     }
 
     fn as_dyn(&mut self) -> &mut dyn Write {
         match self {
             Encoder::Plain(w) => w,
-            Encoder::Gzip(e) => e,
-            Encoder::Zstd(e) => e,
-            Encoder::Bzip2(e) => e,
+            Encoder::Compressed(e) => e,
         }
     }
 }
@@ -158,7 +135,7 @@ fn finish_encoded<W: Write>(writer: Encoded<W>) -> io::Result<W> {
 impl Output {
     /// Standard output, or a file at `path` that exists only once complete;
     /// compressed in `compression`'s format when it is one.
-    pub fn create(path: Option<&Path>, compression: Option<Format>) -> io::Result<Output> {
+    pub fn create(path: Option<&Path>, compression: Option<Compression>) -> io::Result<Output> {
         let Some(path) = path else {
             return Ok(Output::Stdout(encoded(io::stdout(), compression)?));
         };
@@ -183,7 +160,7 @@ impl Output {
     /// It gets the mode (and, where the process may, the owner) of the file
     /// it replaces, as `sort -o` and `sed -i` do; a new file gets mode 0666
     /// less the umask, as any file a command creates.
-    fn create_file(path: &Path, compression: Option<Format>) -> io::Result<Output> {
+    fn create_file(path: &Path, compression: Option<Compression>) -> io::Result<Output> {
         let dir = match path.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),

@@ -190,6 +190,43 @@ fn line_buffered_reads_compressed_standard_input() {
     assert!(got == expected);
 }
 
+/// An output of many compressed blocks (each a gzip member, zstd frame or
+/// bzip2 stream of its own, compressed on threads) is the plain output,
+/// to the format's own decoder and to urinorm, on any number of threads.
+#[test]
+fn an_output_of_many_blocks_is_the_plain_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = Vec::new();
+    for i in 0..150_000 {
+        writeln!(text, "HTTP://Host{}.Example.COM:80/a/./p{i}?q={i}", i % 300).unwrap();
+    }
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, &text).unwrap();
+    let input = input.to_str().unwrap();
+    let expected = run_ok(&["dedup", "-q", input], b"");
+    assert!(expected.len() > 5 << 20, "more than a few blocks");
+    for (extension, threads) in [("gz", "2"), ("gz", "1"), ("zst", "2")] {
+        let out = dir.path().join(format!("out.{extension}"));
+        let out = out.to_str().unwrap();
+        run_ok(&["dedup", "-q", "-j", threads, "-o", out, input], b"");
+        let written = std::fs::read(out).unwrap();
+        let decoded = match extension {
+            "gz" => {
+                let mut decoded = Vec::new();
+                std::io::Read::read_to_end(
+                    &mut flate2::read::MultiGzDecoder::new(&written[..]),
+                    &mut decoded,
+                )
+                .unwrap();
+                decoded
+            }
+            _ => zstd::decode_all(&written[..]).unwrap(),
+        };
+        assert!(decoded == expected.as_bytes(), ".{extension} on {threads}");
+        assert!(run_ok(&["dedup", "-q", out], b"") == expected, "read back");
+    }
+}
+
 #[test]
 fn the_output_is_compressed_by_its_name_or_by_the_flag() {
     let dir = tempfile::tempdir().unwrap();

@@ -188,6 +188,23 @@ fn an_endless_input_into_a_closed_pipe_ends() {
     feeder.join().unwrap();
 }
 
+#[test]
+fn a_pipe_closed_on_a_compressed_output_ends_quietly() {
+    // `urinorm dedup --compress gzip BIG | head -c 4096`: the blocks are
+    // compressed on threads of their own, which must not outlive the run.
+    let (_dir, input) = with_big_input();
+    for format in ["gzip", "zstd"] {
+        let args = ["dedup", "--compress", format, input.to_str().unwrap()];
+        let (mut child, stderr) = start_piped(&args, Stdio::null());
+        let mut start = [0; 4096];
+        child.stdout.take().unwrap().read_exact(&mut start).unwrap();
+        let status = wait_ending(&mut child, &args.join(" "));
+        let stderr = stderr.join().unwrap();
+        assert_eq!(status.code(), Some(0), "{format}: {stderr}");
+        assert!(!stderr.contains("urinorm: cannot"), "{format}: {stderr}");
+    }
+}
+
 /// Runs `urinorm args…` where files can grow to `limit` KiB at most, as on
 /// a full filesystem: a write past it fails with EFBIG (the signal that
 /// would kill the process is ignored, as `sh` passes on), which takes the
@@ -213,6 +230,8 @@ fn writing_commands<'a>(input: &'a str, store: &'a str) -> Vec<Vec<&'a str>> {
         vec!["dedup", input],
         vec!["dedup", "-j", "1", input],
         vec!["dedup", "--sort", input],
+        vec!["dedup", "--compress", "gzip", input],
+        vec!["dedup", "-j", "1", "--compress", "zstd", input],
         vec!["dedup", "--seen", store, input],
         vec!["resolve", "--base", "http://a/b/", input],
     ]
