@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Value, json};
 use urinorm::pipeline::Format;
-use urinorm::pipeline::output::{Compression, Output, RejectSink, compression_named};
+use urinorm::pipeline::compress::Compression;
+use urinorm::pipeline::output::{Output, RejectSink, compression_named};
 use urinorm::pipeline::stats::Stats;
 use urinorm::pipeline::{
     self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError, SetAside, Sinks,
@@ -35,6 +36,10 @@ pub struct RunArgs {
     /// .bz2; else none). Inputs need no flag: their first bytes tell.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub compress: Option<Compress>,
+    /// The output's compression level (default: the format's own, as
+    /// `gzip`, `zstd` and `bzip2` use it: 6, 3, 9). Lower is faster.
+    #[arg(long, value_name = "N")]
+    pub compress_level: Option<u32>,
 }
 
 /// The output's compression, as `--compress` names it.
@@ -48,9 +53,10 @@ pub enum Compress {
 
 impl RunArgs {
     /// The compression of the output: `--compress`, else as `-o`'s name
-    /// says (a format urinorm does not write is refused, before any work).
-    pub fn compression(&self) -> Result<Option<Format>, Error> {
-        Ok(match self.compress {
+    /// says (a format urinorm does not write is refused, before any work),
+    /// at `--compress-level`.
+    pub fn compression(&self) -> Result<Option<Compression>, Error> {
+        let format = match self.compress {
             Some(Compress::Gzip) => Some(Format::Gzip),
             Some(Compress::Zstd) => Some(Format::Zstd),
             Some(Compress::Bzip2) => Some(Format::Bzip2),
@@ -64,7 +70,18 @@ impl RunArgs {
                 })?,
                 None => None,
             },
-        })
+        };
+        match (format.map(Compression::new), self.compress_level) {
+            (compression, None) => Ok(compression),
+            (Some(compression), Some(level)) => compression
+                .with_level(level)
+                .map(Some)
+                .map_err(|e| Error::Usage(format!("--compress-level: {e}"))),
+            (None, Some(_)) => Err(Error::Usage(
+                "--compress-level needs a compressed output: -o with .gz, .zst or .bz2, or --compress"
+                    .into(),
+            )),
+        }
     }
 
     /// `-o`: a path, or `-` for standard output (as curl's and tar's).
@@ -308,7 +325,7 @@ impl SeenRequest<'_> {
 pub fn execute(
     read: &ReadArgs,
     output: Option<&Path>,
-    compression: Option<Format>,
+    compression: Option<Compression>,
     job: Job<'_>,
 ) -> Result<Outcome, Error> {
     for (flag, path) in [("--stats", &read.stats), ("--rejects", &read.rejects)] {
@@ -347,7 +364,7 @@ pub fn execute(
     };
     // Compressed on as many threads as the run has: the compressing threads
     // work beside the workers, which wait on the writer when it is behind.
-    let compression = compression.map(|format| Compression { format, threads });
+    let compression = compression.map(|compression| compression.on_threads(threads));
     let mut out = Output::create(output, compression).map_err(write_error)?;
     let mut to_file = read
         .rejects

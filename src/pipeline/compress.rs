@@ -20,26 +20,77 @@ use super::sniff::Format;
 /// and keeps the blocks in flight a few MiB.
 const BLOCK_BYTES: usize = 1 << 20;
 
-/// The compression levels written: each format's own default, as its
-/// command-line tool uses it (`gzip -6`, `zstd -3`, `bzip2 -9`), so that a
-/// file is what a user of that tool expects.
-const GZIP_LEVEL: u32 = 6;
-const ZSTD_LEVEL: i32 = 3;
-const BZIP2_LEVEL: u32 = 9;
+/// How an output is compressed: its format, level, and on how many threads.
+///
+/// ```
+/// use urinorm::pipeline::Format;
+/// use urinorm::pipeline::compress::Compression;
+///
+/// let gzip = Compression::new(Format::Gzip);
+/// assert_eq!(gzip.level, 6);
+/// assert_eq!(gzip.with_level(1).map(|c| c.level), Ok(1));
+/// assert!(Compression::new(Format::Zstd).with_level(20).is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Compression {
+    pub format: Format,
+    pub level: u32,
+    pub threads: usize,
+}
+
+impl Compression {
+    /// `format` at its own default level, as its command-line tool uses
+    /// it (`gzip -6`, `zstd -3`, `bzip2 -9`), so that a file is what a
+    /// user of that tool expects; on one thread.
+    pub fn new(format: Format) -> Compression {
+        let level = match format {
+            Format::Gzip => 6,
+            Format::Zstd => 3,
+            Format::Bzip2 => 9,
+        };
+        Compression {
+            format,
+            level,
+            threads: 1,
+        }
+    }
+
+    /// The same at `level`, if the format has it: gzip and bzip2 1 to 9,
+    /// zstd 1 to 19 (as their tools take them without further flags).
+    pub fn with_level(self, level: u32) -> Result<Compression, String> {
+        let most = match self.format {
+            Format::Gzip | Format::Bzip2 => 9,
+            Format::Zstd => 19,
+        };
+        match (1..=most).contains(&level) {
+            true => Ok(Compression { level, ..self }),
+            false => Err(format!(
+                "{} has levels 1 to {most}, not {level}",
+                self.format.name()
+            )),
+        }
+    }
+
+    /// The same on `threads` threads.
+    pub fn on_threads(self, threads: usize) -> Compression {
+        Compression { threads, ..self }
+    }
+}
 
 /// A block given to a compressing thread, and what it gives back: the
 /// block's buffer (to be filled again) and its compressed bytes.
 type Compressed = io::Result<(Vec<u8>, Vec<u8>)>;
 
-/// A writer that compresses what is written to it in `format`, block by
-/// block on `threads` threads of its own, into `inner`.
+/// A writer that compresses what is written to it as `compression` says,
+/// block by block on threads of its own, into `inner`.
 ///
 /// ```
 /// use std::io::{Read, Write};
 /// use urinorm::pipeline::Format;
-/// use urinorm::pipeline::compress::ParallelEncoder;
+/// use urinorm::pipeline::compress::{Compression, ParallelEncoder};
 ///
-/// let mut encoder = ParallelEncoder::new(Vec::new(), Format::Gzip, 2)?;
+/// let gzip = Compression::new(Format::Gzip).on_threads(2);
+/// let mut encoder = ParallelEncoder::new(Vec::new(), gzip)?;
 /// encoder.write_all(b"http://example.com/\n")?;
 /// let gzip = encoder.finish()?;
 /// let mut text = String::new();
@@ -49,7 +100,7 @@ type Compressed = io::Result<(Vec<u8>, Vec<u8>)>;
 /// ```
 pub struct ParallelEncoder<W: Write> {
     inner: W,
-    format: Format,
+    compression: Compression,
     /// Its own threads: the run's pool may be busy or waiting on the writer.
     pool: rayon::ThreadPool,
     /// The block being filled.
@@ -68,9 +119,9 @@ pub struct ParallelEncoder<W: Write> {
 }
 
 impl<W: Write> ParallelEncoder<W> {
-    /// An encoder writing `format` to `inner` on `threads` threads.
-    pub fn new(inner: W, format: Format, threads: usize) -> io::Result<ParallelEncoder<W>> {
-        let threads = threads.max(1);
+    /// An encoder writing to `inner` as `compression` says.
+    pub fn new(inner: W, compression: Compression) -> io::Result<ParallelEncoder<W>> {
+        let threads = compression.threads.max(1);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("urinorm-compress-{i}"))
@@ -81,7 +132,7 @@ impl<W: Write> ParallelEncoder<W> {
             .map_err(io::Error::other)?;
         Ok(ParallelEncoder {
             inner,
-            format,
+            compression,
             pool,
             block: Vec::with_capacity(BLOCK_BYTES),
             in_flight: VecDeque::new(),
@@ -114,10 +165,10 @@ impl<W: Write> ParallelEncoder<W> {
             .unwrap_or_else(|| Vec::with_capacity(BLOCK_BYTES));
         let block = std::mem::replace(&mut self.block, fresh);
         let output = self.spare_outputs.pop().unwrap_or_default();
-        let format = self.format;
+        let compression = self.compression;
         let (sender, receiver) = mpsc::sync_channel(1);
         self.pool.spawn(move || {
-            let compressed = compress(format, &block, output).map(|output| (block, output));
+            let compressed = compress(compression, &block, output).map(|output| (block, output));
             // The writer may have stopped on an error: the block just goes.
             let _ = sender.send(compressed);
         });
@@ -134,7 +185,7 @@ impl<W: Write> ParallelEncoder<W> {
         let (mut block, mut output) = receiver.recv().map_err(|_| {
             io::Error::other(format!(
                 "a thread compressing the {} output stopped",
-                self.format.name()
+                self.compression.format.name()
             ))
         })??;
         self.inner.write_all(&output)?;
@@ -174,18 +225,18 @@ impl<W: Write> Write for ParallelEncoder<W> {
     }
 }
 
-/// `block` as one complete member, frame or stream of `format`, appended
-/// to `output`.
-fn compress(format: Format, block: &[u8], output: Vec<u8>) -> io::Result<Vec<u8>> {
-    match format {
+/// `block` as one complete member, frame or stream, appended to `output`.
+fn compress(compression: Compression, block: &[u8], output: Vec<u8>) -> io::Result<Vec<u8>> {
+    let level = compression.level;
+    match compression.format {
         Format::Gzip => {
-            let level = flate2::Compression::new(GZIP_LEVEL);
+            let level = flate2::Compression::new(level);
             let mut encoder = flate2::write::GzEncoder::new(output, level);
             encoder.write_all(block)?;
             encoder.finish()
         }
         Format::Zstd => {
-            let mut encoder = zstd::stream::write::Encoder::new(output, ZSTD_LEVEL)?;
+            let mut encoder = zstd::stream::write::Encoder::new(output, level as i32)?;
             // A checksum in every frame, as the zstd tool writes: damage
             // is found when the file is read; and the frame's size, as the
             // tool writes it for a file.
@@ -195,7 +246,7 @@ fn compress(format: Format, block: &[u8], output: Vec<u8>) -> io::Result<Vec<u8>
             encoder.finish()
         }
         Format::Bzip2 => {
-            let level = bzip2::Compression::new(BZIP2_LEVEL);
+            let level = bzip2::Compression::new(level);
             let mut encoder = bzip2::write::BzEncoder::new(output, level);
             encoder.write_all(block)?;
             encoder.finish()
@@ -234,7 +285,8 @@ mod tests {
         assert!(text.len() > 3 * BLOCK_BYTES);
         for format in [Format::Gzip, Format::Zstd, Format::Bzip2] {
             for threads in [1, 3] {
-                let mut encoder = ParallelEncoder::new(Vec::new(), format, threads).unwrap();
+                let compression = Compression::new(format).on_threads(threads);
+                let mut encoder = ParallelEncoder::new(Vec::new(), compression).unwrap();
                 for piece in text.chunks(65_537) {
                     encoder.write_all(piece).unwrap();
                 }
@@ -250,7 +302,7 @@ mod tests {
     #[test]
     fn nothing_written_is_one_empty_member() {
         for format in [Format::Gzip, Format::Zstd, Format::Bzip2] {
-            let bytes = ParallelEncoder::new(Vec::new(), format, 2)
+            let bytes = ParallelEncoder::new(Vec::new(), Compression::new(format).on_threads(2))
                 .unwrap()
                 .finish()
                 .unwrap();
@@ -262,7 +314,8 @@ mod tests {
     #[test]
     fn a_flush_makes_what_was_written_readable() {
         let mut file = Vec::new();
-        let mut encoder = ParallelEncoder::new(&mut file, Format::Gzip, 2).unwrap();
+        let gzip = Compression::new(Format::Gzip).on_threads(2);
+        let mut encoder = ParallelEncoder::new(&mut file, gzip).unwrap();
         encoder.write_all(b"http://a.example/\n").unwrap();
         encoder.flush().unwrap();
         drop(encoder);
@@ -290,7 +343,8 @@ mod tests {
     #[test]
     fn a_write_error_under_it_ends_the_writing() {
         let text = lines(400_000);
-        let mut encoder = ParallelEncoder::new(Full { room: 100_000 }, Format::Zstd, 2).unwrap();
+        let zstd = Compression::new(Format::Zstd).on_threads(2);
+        let mut encoder = ParallelEncoder::new(Full { room: 100_000 }, zstd).unwrap();
         let written = text
             .chunks(4096)
             .try_for_each(|piece| encoder.write_all(piece))

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempPath;
 
-use super::compress::ParallelEncoder;
+use super::compress::{Compression, ParallelEncoder};
 use super::stream::Format;
 use crate::error::InvalidUri;
 use crate::os_error::{Reason, kind_words};
@@ -39,19 +39,10 @@ pub enum Output {
 /// A writer, buffered, its bytes compressed when asked.
 pub type Encoded<W> = BufWriter<Encoder<W>>;
 
-/// How an output is compressed: its format, on how many threads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Compression {
-    pub format: Format,
-    pub threads: usize,
-}
-
 fn encoded<W: Write>(inner: W, compression: Option<Compression>) -> io::Result<Encoded<W>> {
     let encoder = match compression {
         None => Encoder::Plain(inner),
-        Some(Compression { format, threads }) => {
-            Encoder::Compressed(ParallelEncoder::new(inner, format, threads)?)
-        }
+        Some(compression) => Encoder::Compressed(ParallelEncoder::new(inner, compression)?),
     };
     Ok(BufWriter::with_capacity(BUFFER_BYTES, encoder))
 }
