@@ -28,6 +28,7 @@ use super::set::{DedupSet, Key, SHARDS, prefetch, prefetch_bytes, shard_of};
 use super::spill::{Order, Spill, SpillError, SpillStats, Survivor};
 use super::store_join::{Classes, Live};
 use super::worker::{Accepted, Processed, Span};
+use super::writer::ClassLine;
 use super::{Emit, Mode, Options, RunError};
 use crate::seen::{Asked, Holding, StoreError};
 
@@ -488,7 +489,8 @@ impl Dedup {
     /// count`, every class of the set with its size; then the spilled
     /// classes, deduplicated partition by partition (they come after, their
     /// first lines being later). Sorting, every class, in byte order of the
-    /// keys. `write_class` gets each class's output and size. With
+    /// keys, their lines made by `class_line` on the pool. `write` gets
+    /// each class's output and size, or many classes' lines. With
     /// `classes` (a bulk join's, empty so far), the set's classes are taken
     /// into it ([`Classes::take_set`]), then the spill's survivors.
     pub(crate) fn finish<E>(
@@ -496,7 +498,8 @@ impl Dedup {
         pool: &rayon::ThreadPool,
         maps: &[&[u8]],
         mut classes: Option<&mut Classes>,
-        mut write_class: impl FnMut(&[u8], u64) -> Result<(), E>,
+        class_line: ClassLine,
+        mut write: impl FnMut(Owed<'_>) -> Result<(), E>,
         mut capped_class: impl FnMut(&[u8]) -> Result<(), E>,
     ) -> Result<Finished, FinishError<E>> {
         let spill_limit = self.spill_limit();
@@ -507,8 +510,10 @@ impl Dedup {
                 classes.is_none(),
                 "a sorting run consults a store batch by batch"
             );
-            self.write_sorted(pool, maps, spill.as_mut(), &mut write_class)?;
-        } else if self.emit == Emit::Count {
+            self.write_sorted(pool, maps, spill.as_mut(), class_line, &mut write)?;
+        }
+        let mut write_class = |output: &[u8], size| write(Owed::Class(output, size));
+        if !sorting && self.emit == Emit::Count {
             let classes = self.set.classes_in_order(&self.order, maps);
             for ((key, count), _) in classes.zip(&self.order).filter(|(_, o)| *o & LEFT_OUT == 0) {
                 write_class(key, count).map_err(FinishError::Write)?;
@@ -578,39 +583,67 @@ impl Dedup {
     }
 
     /// Sorting: the set's written classes in byte order of their keys, to
-    /// `write_class`, or, when the run spilled, to the spill as one more
-    /// run, to be merged with its survivors.
+    /// `write` (their lines made on the pool, piece by piece), or, when
+    /// the run spilled, to the spill as one more run, to be merged with
+    /// its survivors.
     fn write_sorted<E>(
         &self,
         pool: &rayon::ThreadPool,
         maps: &[&[u8]],
         spill: Option<&mut Spill>,
-        write_class: &mut impl FnMut(&[u8], u64) -> Result<(), E>,
+        class_line: ClassLine,
+        write: &mut impl FnMut(Owed<'_>) -> Result<(), E>,
     ) -> Result<(), FinishError<E>> {
         let (classes, sorted) = self.sorted_classes(pool, maps);
-        let outputs = self.outputs.as_ref();
-        let mut survivors = sorted.iter().enumerate().map(|(i, &n)| {
-            // The classes and their keys lie anywhere: ask for them early,
-            // the class far ahead, its key (which the class points to) nearer.
-            if let Some(&far) = sorted.get(i + 8 * PREFETCH_AHEAD) {
-                prefetch(&classes[far as usize] as *const (&[u8], u64) as *const u8);
+        let survivor = |sorted: &[u32], i| self.survivor(&classes, sorted, i);
+        if let Some(spill) = spill {
+            let survivors = (0..sorted.len()).map(|i| survivor(&sorted, i));
+            return spill.add_run(survivors).map_err(FinishError::Spill);
+        }
+        // The keys lie anywhere and each line is made from its key: the
+        // lines are made on every thread, then written in order.
+        let mut pieces = vec![Vec::new(); 4 * pool.current_num_threads()];
+        for window in sorted.chunks(SORTED_PIECE * pieces.len()) {
+            pool.install(|| {
+                let in_window = pieces.par_iter_mut().zip(window.par_chunks(SORTED_PIECE));
+                in_window.for_each(|(lines, piece)| {
+                    lines.clear();
+                    for i in 0..piece.len() {
+                        let class = survivor(piece, i);
+                        class_line.push(class.output, class.size, lines);
+                    }
+                });
+            });
+            for (lines, piece) in pieces.iter().zip(window.chunks(SORTED_PIECE)) {
+                write(Owed::Lines(lines, piece.len() as u64)).map_err(FinishError::Write)?;
             }
-            if let Some(&near) = sorted.get(i + 4 * PREFETCH_AHEAD) {
-                prefetch(classes[near as usize].0.as_ptr());
-            }
-            let (key, size) = classes[n as usize];
-            Survivor {
-                key,
-                output: outputs.and_then(|o| o.get(n as usize)).unwrap_or(key),
-                size,
-                tag: SET_CLASS,
-            }
-        });
-        match spill {
-            Some(spill) => spill.add_run(survivors).map_err(FinishError::Spill),
-            None => survivors
-                .try_for_each(|class| write_class(class.output, class.size))
-                .map_err(FinishError::Write),
+        }
+        Ok(())
+    }
+
+    /// The class `sorted[i]` of `classes`, the classes some places on
+    /// asked for early: they and their keys lie anywhere, so the class far
+    /// ahead is fetched, and the key of the one nearer (which the class
+    /// points to).
+    fn survivor<'c>(
+        &'c self,
+        classes: &[(&'c [u8], u64)],
+        sorted: &[u32],
+        i: usize,
+    ) -> Survivor<'c> {
+        if let Some(&far) = sorted.get(i + 8 * PREFETCH_AHEAD) {
+            prefetch(&classes[far as usize] as *const (&[u8], u64) as *const u8);
+        }
+        if let Some(&near) = sorted.get(i + 4 * PREFETCH_AHEAD) {
+            prefetch(classes[near as usize].0.as_ptr());
+        }
+        let n = sorted[i] as usize;
+        let (key, size) = classes[n];
+        Survivor {
+            key,
+            output: self.outputs.as_ref().and_then(|o| o.get(n)).unwrap_or(key),
+            size,
+            tag: SET_CLASS,
         }
     }
 
@@ -630,6 +663,16 @@ impl Dedup {
         })
     }
 }
+
+/// What the end of a run owes the writer: one class (its output and
+/// size), or the lines of many, made by a [`ClassLine`], and how many.
+pub(crate) enum Owed<'a> {
+    Class(&'a [u8], u64),
+    Lines(&'a [u8], u64),
+}
+
+/// Sorted classes whose lines one thread makes at a time: a few MB.
+const SORTED_PIECE: usize = 1 << 16;
 
 /// The tag of the set's classes in a sorted spill. A sorted run spills
 /// only without caps, so every spilled line's tag is then [`NO_SITE`].

@@ -63,7 +63,7 @@ use crate::seen::{Store, StoreError};
 use caps::SiteNumbers;
 use chunks::Chunks;
 pub use chunks::looks_binary;
-use dedup::{Decided, Dedup, FinishError, Finished};
+use dedup::{Decided, Dedup, FinishError, Finished, Owed};
 use hash::key_hasher;
 use input::{Input, InputError, total_bytes};
 use output::RejectSink;
@@ -645,6 +645,7 @@ impl<'r, 'i> Run<'r, 'i> {
         // dedup stage at its end.
         let mut classes = self.bulk.is_some().then(store_join::Classes::default);
         let target = target(&mut self.spool, &mut *self.out);
+        let class_line = self.writer.class_line();
         let (writer, capped) = (&mut self.writer, &mut self.set_aside.capped);
         // A spilled class past its cap is set aside as the output writes it.
         let capped_class = |output: &[u8]| match capped {
@@ -661,7 +662,13 @@ impl<'r, 'i> Run<'r, 'i> {
                         pool,
                         &self.maps,
                         classes.as_mut(),
-                        |output, count| writer.write_class(output, count, target),
+                        class_line,
+                        |owed| match owed {
+                            Owed::Class(output, count) => writer.write_class(output, count, target),
+                            Owed::Lines(lines, classes) => {
+                                writer.write_class_lines(lines, classes, target)
+                            }
+                        },
                         capped_class,
                     )
                     .map_err(|e| match e {

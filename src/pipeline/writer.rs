@@ -157,6 +157,35 @@ pub(crate) struct Writer<'i> {
     firsts: Firsts,
 }
 
+/// How a class written at the end becomes a line, as `--emit` says:
+/// shared by the threads that make a sorted run's lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ClassLine {
+    /// Its output (`canonical`, `first`).
+    Output,
+    /// Its size, a tab, its key (`count`).
+    Counted,
+    /// No line (`nothing`).
+    Nothing,
+}
+
+impl ClassLine {
+    /// Appends the line of the class whose output is `output` and size
+    /// `count` to `lines`.
+    pub(crate) fn push(self, output: &[u8], count: u64, lines: &mut Vec<u8>) {
+        match self {
+            ClassLine::Nothing => return,
+            ClassLine::Counted => {
+                lines.extend_from_slice(count.to_string().as_bytes());
+                lines.push(b'\t');
+            }
+            ClassLine::Output => {}
+        }
+        lines.extend_from_slice(output);
+        lines.push(b'\n');
+    }
+}
+
 impl<'i> Writer<'i> {
     /// A writer, keeping what a seen store used as `seen` needs.
     pub(crate) fn new(
@@ -411,12 +440,30 @@ impl<'i> Writer<'i> {
         out: &mut dyn Write,
     ) -> Result<(), RunError> {
         self.class_lines += 1;
+        self.class_line().push(output, count, &mut self.pending);
+        self.written(out)
+    }
+
+    /// The lines of `classes` classes written at the end, made by
+    /// [`Writer::class_line`] on other threads.
+    pub(crate) fn write_class_lines(
+        &mut self,
+        lines: &[u8],
+        classes: u64,
+        out: &mut dyn Write,
+    ) -> Result<(), RunError> {
+        self.class_lines += classes;
+        self.flush(out)?;
+        self.stats.bytes_out += lines.len() as u64;
+        out.write_all(lines).map_err(RunError::Output)
+    }
+
+    /// How a class written at the end becomes its line.
+    pub(crate) fn class_line(&self) -> ClassLine {
         match self.mode {
-            Mode::Dedup(Emit::Count) => {
-                self.emit(&[count.to_string().as_bytes(), b"\t", output], out)
-            }
-            Mode::Dedup(Emit::Nothing) => Ok(()),
-            _ => self.emit(&[output], out),
+            Mode::Dedup(Emit::Count) => ClassLine::Counted,
+            Mode::Dedup(Emit::Nothing) => ClassLine::Nothing,
+            _ => ClassLine::Output,
         }
     }
 

@@ -76,6 +76,24 @@ fn sorted_is_sort_u_of_the_unsorted_output_in_memory_and_spilled() {
     }
 }
 
+/// More classes than the lines made at once on every thread (pieces of
+/// 65,536 classes, four per thread): the pieces are written in order.
+#[test]
+fn many_classes_come_in_order_on_one_thread_and_on_several() {
+    let mut input = Vec::new();
+    for i in 0..1_200_000u64 {
+        let k = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 44;
+        writeln!(input, "http://h{}.example/{k}", k % 13).unwrap();
+    }
+    let unsorted = dedup(&["--emit", "count"], &input);
+    let expected = c_sort(&["-t", "\t", "-k", "2"], &unsorted);
+    assert!(unsorted.lines().count() > 600_000, "enough classes");
+    for threads in ["1", "2", "3"] {
+        let counts = dedup(&["--sort", "--emit", "count", "-j", threads], &input);
+        assert!(counts == expected, "-j {threads}");
+    }
+}
+
 #[test]
 fn first_lines_and_counts_come_in_their_keys_order() {
     let input = lines();
