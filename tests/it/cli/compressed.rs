@@ -228,6 +228,49 @@ fn an_output_of_many_blocks_is_the_plain_output() {
 }
 
 #[test]
+fn a_compression_level_is_the_formats_own_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = sample();
+    let expected = run_ok(&["dedup", "-q"], &text);
+    let size_at = |extension: &str, level: &str| {
+        let out = dir.path().join(format!("out-{level}.{extension}"));
+        let out = out.to_str().unwrap();
+        run_ok(
+            &["dedup", "-q", "--compress-level", level, "-o", out],
+            &text,
+        );
+        assert!(
+            run_ok(&["dedup", "-q", out], b"") == expected,
+            ".{extension} -{level}"
+        );
+        std::fs::metadata(out).unwrap().len()
+    };
+    assert!(size_at("gz", "1") > size_at("gz", "9"));
+    assert!(size_at("zst", "1") > size_at("zst", "19"));
+    assert!(size_at("bz2", "1") >= size_at("bz2", "9"));
+    let refused = [
+        (
+            &["--compress-level", "3"][..],
+            "--compress-level needs a compressed output",
+        ),
+        (
+            &["--compress", "gzip", "--compress-level", "10"],
+            "gzip has levels 1 to 9, not 10",
+        ),
+        (
+            &["--compress", "zstd", "--compress-level", "0"],
+            "zstd has levels 1 to 19, not 0",
+        ),
+    ];
+    for (args, sentence) in refused {
+        let run = urinorm(&[&["dedup", "-q"], args].concat(), b"http://a/\n");
+        assert_eq!(run.code, 2, "{args:?}");
+        assert!(run.stderr.contains(sentence), "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{args:?}: wrote before refusing");
+    }
+}
+
+#[test]
 fn the_output_is_compressed_by_its_name_or_by_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     let text = sample();
