@@ -190,21 +190,24 @@ fn line_buffered_reads_compressed_standard_input() {
     assert!(got == expected);
 }
 
-/// An output of many compressed blocks (each a gzip member, zstd frame or
-/// bzip2 stream of its own, compressed on threads) is the plain output,
+/// An output of many compressed blocks (each a gzip member or zstd frame
+/// of its own, compressed on threads) is the plain output,
 /// to the format's own decoder and to urinorm, on any number of threads.
 #[test]
 fn an_output_of_many_blocks_is_the_plain_output() {
     let dir = tempfile::tempdir().unwrap();
     let mut text = Vec::new();
-    for i in 0..150_000 {
+    for i in 0..450_000 {
         writeln!(text, "HTTP://Host{}.Example.COM:80/a/./p{i}?q={i}", i % 300).unwrap();
     }
     let input = dir.path().join("in.txt");
     std::fs::write(&input, &text).unwrap();
     let input = input.to_str().unwrap();
     let expected = run_ok(&["dedup", "-q", input], b"");
-    assert!(expected.len() > 5 << 20, "more than a few blocks");
+    assert!(
+        expected.len() > 16 << 20,
+        "more than two blocks of any format"
+    );
     for (extension, threads) in [("gz", "2"), ("gz", "1"), ("zst", "2")] {
         let out = dir.path().join(format!("out.{extension}"));
         let out = out.to_str().unwrap();
