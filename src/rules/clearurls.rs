@@ -20,9 +20,14 @@
 //! which reads the list's JavaScript expressions alike except look-around
 //! and back-references; an expression using those is refused with its place.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::Automaton;
+use aho_corasick::{
+    AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, Anchored, MatchKind, StartKind,
+};
 use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{Class, Hir, HirKind};
@@ -41,6 +46,67 @@ pub(super) struct Providers {
     prefilter: Option<Prefilter>,
     /// The [`RuleId`] of the first provider.
     first_id: u32,
+    /// Told apart from every other list compiled in the process, so that
+    /// a thread's [`Memo`] is never read for a list it was not made for.
+    id: u64,
+}
+
+/// What applying a list of providers remembers from one URI to the next,
+/// in the scratch of the thread: URIs repeat their hosts and, far more,
+/// their parameter names (`utm_source`, `fbclid`, `id`).
+#[derive(Default)]
+pub(super) struct Memo {
+    /// The [`Providers::id`] of the list the rest was made for; 0 is none.
+    owner: u64,
+    /// The last authority searched for the providers' literals, and the
+    /// providers whose literal it holds: a provider that changed the query
+    /// leaves the authority as it was, and the patterns are matched again.
+    authority: Vec<u8>,
+    authority_owners: Vec<usize>,
+    verdicts: Verdicts,
+}
+
+/// Whether a provider's whole-name expression matches a name, for the
+/// names asked about before, up to [`Verdicts::ENTRIES`] of them (then
+/// all are forgotten, and remembered again as they come).
+#[derive(Default)]
+struct Verdicts {
+    /// Keyed by the provider's index (4 bytes) and the name.
+    known: HashMap<Vec<u8>, bool, ahash::RandomState>,
+    /// The key being looked up, made here not to allocate one a name.
+    key: Vec<u8>,
+}
+
+impl Verdicts {
+    const ENTRIES: usize = 8192;
+    /// Longer names (rare, and seldom repeated) are not remembered, which
+    /// bounds the memory to about a megabyte a thread.
+    const NAME_BYTES: usize = 64;
+
+    /// `decide(name)` for the provider `provider`, remembered.
+    fn is_field(
+        &mut self,
+        provider: usize,
+        name: &[u8],
+        decide: impl FnOnce(&[u8]) -> bool,
+    ) -> bool {
+        if name.len() > Verdicts::NAME_BYTES {
+            return decide(name);
+        }
+        let provider = u32::try_from(provider).expect("fewer than 2^32 providers");
+        self.key.clear();
+        self.key.extend_from_slice(&provider.to_le_bytes());
+        self.key.extend_from_slice(name);
+        if let Some(&known) = self.known.get(self.key.as_slice()) {
+            return known;
+        }
+        let verdict = decide(name);
+        if self.known.len() >= Verdicts::ENTRIES {
+            self.known.clear();
+        }
+        self.known.insert(self.key.clone(), verdict);
+        verdict
+    }
 }
 
 /// The providers a URI may match: most patterns require a literal
@@ -48,9 +114,11 @@ pub(super) struct Providers {
 /// finds every such literal at once (without regard to ASCII case, as the
 /// patterns match); only the providers whose literal is there, and those
 /// whose pattern requires none (`.*`), are tried. A literal the pattern
-/// requires within the authority (`^https?:\/\/(?:[a-z0-9-]+\.)*?amazon…`,
-/// the form of nearly every provider) is looked for there only.
+/// requires within the authority is looked for there only; one it requires
+/// at the start of a label there (`^https?:\/\/(?:[a-z0-9-]+\.)*?amazon…`,
+/// the form of nearly every provider), at those starts only.
 struct Prefilter {
+    label_starts: LabelStarts,
     in_authority: Literals,
     anywhere: Literals,
     always: Vec<usize>,
@@ -95,12 +163,71 @@ impl Literals {
     }
 }
 
+/// Literals a match holds at the start of a label of the authority, and
+/// the provider each belongs to: an anchored walk of a full DFA from each
+/// start (the authority's, and after each `.`) ends within a byte or two
+/// of most labels, where an unanchored search takes a transition a byte,
+/// in a table too large to stay in the cache.
+struct LabelStarts {
+    /// None when there are none.
+    automaton: Option<aho_corasick::dfa::DFA>,
+    owners: Vec<usize>,
+}
+
+impl LabelStarts {
+    fn new(pairs: Vec<(Vec<u8>, usize)>) -> Result<LabelStarts, String> {
+        let (literals, owners): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+        let automaton = match literals.is_empty() {
+            true => None,
+            false => Some(
+                aho_corasick::dfa::DFA::builder()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .start_kind(StartKind::Anchored)
+                    .build(&literals)
+                    .map_err(|e| e.to_string())?,
+            ),
+        };
+        Ok(LabelStarts { automaton, owners })
+    }
+
+    /// The owners of the literals that start a label of `authority`,
+    /// appended to `owners`; perhaps others in it too (a match state also
+    /// holds the literals that end its own, `zon` in `amazon`), which the
+    /// patterns then turn away.
+    fn find(&self, authority: &[u8], owners: &mut Vec<usize>) {
+        let Some(dfa) = &self.automaton else {
+            return;
+        };
+        let label_starts =
+            std::iter::once(0).chain(memchr::memchr_iter(b'.', authority).map(|dot| dot + 1));
+        for at in label_starts {
+            let mut state = dfa.start_state(Anchored::Yes).expect("built anchored");
+            for &byte in &authority[at..] {
+                state = dfa.next_state(Anchored::Yes, state, byte);
+                if dfa.is_dead(state) {
+                    break;
+                }
+                if dfa.is_match(state) {
+                    owners.extend(
+                        (0..dfa.match_len(state))
+                            .map(|k| self.owners[dfa.match_pattern(state, k).as_usize()]),
+                    );
+                }
+            }
+        }
+    }
+}
+
 impl Prefilter {
     fn new(list: &[Provider]) -> Result<Prefilter, String> {
-        let (mut in_authority, mut anywhere, mut always) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut label_starts, mut in_authority) = (Vec::new(), Vec::new());
+        let (mut anywhere, mut always) = (Vec::new(), Vec::new());
         for (i, provider) in list.iter().enumerate() {
             let pattern = provider.pattern.as_str();
-            if let Some(literal) = authority_literal(pattern) {
+            if let Some(literal) = label_start_literal(pattern) {
+                label_starts.push((literal, i));
+            } else if let Some(literal) = authority_literal(pattern) {
                 in_authority.push((literal, i));
             } else if let Some(literal) = required_literal(pattern) {
                 anywhere.push((literal, i));
@@ -109,17 +236,36 @@ impl Prefilter {
             }
         }
         Ok(Prefilter {
+            label_starts: LabelStarts::new(label_starts)?,
             in_authority: Literals::new(in_authority)?,
             anywhere: Literals::new(anywhere)?,
             always,
         })
     }
 
-    /// The providers that may match `uri`, in order, into `candidates`.
-    fn candidates(&self, uri: &[u8], authority: &[u8], candidates: &mut Vec<usize>) {
+    /// The providers that may match `uri`, in order, into `candidates`;
+    /// the authority searched again only when it is not `memo`'s last.
+    fn candidates(
+        &self,
+        uri: &[u8],
+        authority: &[u8],
+        memo: &mut Memo,
+        candidates: &mut Vec<usize>,
+    ) {
+        // The memo starts with no authority and no owners, which is right:
+        // the literals are not empty, so none is in an empty authority.
+        if memo.authority != authority {
+            memo.authority.clear();
+            memo.authority.extend_from_slice(authority);
+            memo.authority_owners.clear();
+            self.label_starts
+                .find(authority, &mut memo.authority_owners);
+            self.in_authority
+                .find(authority, &mut memo.authority_owners);
+        }
         candidates.clear();
         candidates.extend_from_slice(&self.always);
-        self.in_authority.find(authority, candidates);
+        candidates.extend_from_slice(&memo.authority_owners);
         self.anywhere.find(uri, candidates);
         candidates.sort_unstable();
         candidates.dedup();
@@ -149,6 +295,54 @@ fn authority_literal(pattern: &str) -> Option<Vec<u8>> {
         }
     }
     best
+}
+
+/// The first literal (three bytes or more) of a pattern of the form
+/// `^https?:\/\/…` that every match holds within the authority at the
+/// start of a label: a piece of the top-level concatenation after the
+/// scheme, with only pieces before it that end with a `.` or match
+/// nothing (`(?:[a-z0-9-]+\.)*?`).
+fn label_start_literal(pattern: &str) -> Option<Vec<u8>> {
+    let hir = parse_pattern(pattern.strip_prefix(r"^https?:\/\/")?)?;
+    for piece in top_level_pieces(&hir) {
+        if let HirKind::Literal(literal) = piece.kind()
+            && literal.0.len() >= 3
+            && !may_end_authority(piece)
+        {
+            return Some(literal.0.to_vec());
+        }
+        if may_end_authority(piece) || !empty_or_ends_with_dot(piece) {
+            return None;
+        }
+    }
+    None
+}
+
+/// Whether every match of `hir` is empty or ends with a `.`: what follows
+/// it in an authority starts a label.
+fn empty_or_ends_with_dot(hir: &Hir) -> bool {
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => true,
+        HirKind::Repetition(repetition) => empty_or_ends_with_dot(&repetition.sub),
+        HirKind::Capture(capture) => empty_or_ends_with_dot(&capture.sub),
+        HirKind::Concat(pieces) => {
+            pieces.last().is_some_and(ends_with_dot) || pieces.iter().all(empty_or_ends_with_dot)
+        }
+        HirKind::Alternation(alternatives) => alternatives.iter().all(empty_or_ends_with_dot),
+        HirKind::Literal(_) | HirKind::Class(_) => ends_with_dot(hir),
+    }
+}
+
+/// Whether every match of `hir` ends with a `.` (and so is not empty).
+fn ends_with_dot(hir: &Hir) -> bool {
+    match hir.kind() {
+        HirKind::Literal(literal) => literal.0.last() == Some(&b'.'),
+        HirKind::Repetition(repetition) => repetition.min > 0 && ends_with_dot(&repetition.sub),
+        HirKind::Capture(capture) => ends_with_dot(&capture.sub),
+        HirKind::Concat(pieces) => pieces.last().is_some_and(ends_with_dot),
+        HirKind::Alternation(alternatives) => alternatives.iter().all(ends_with_dot),
+        HirKind::Empty | HirKind::Look(_) | HirKind::Class(_) => false,
+    }
 }
 
 /// Whether `hir` can match a byte that ends an authority.
@@ -377,7 +571,9 @@ impl Providers {
     /// Numbers the providers from `first_id` and builds the set of their
     /// patterns; called once every file is read.
     pub(super) fn finish(&mut self, first_id: u32) -> Result<(), RulesError> {
+        static LISTS: AtomicU64 = AtomicU64::new(1);
         self.first_id = first_id;
+        self.id = LISTS.fetch_add(1, Ordering::Relaxed);
         if self.list.is_empty() {
             return Ok(());
         }
@@ -408,15 +604,22 @@ impl Providers {
         let Scratch {
             candidates,
             decoded,
+            providers: memo,
             ..
         } = scratch;
+        if memo.owner != self.id {
+            *memo = Memo {
+                owner: self.id,
+                ..Memo::default()
+            };
+        }
         let mut next = 0;
         // After a provider changes the URI, the patterns are matched
         // again against the new one, as the add-on does, from the next
         // provider on.
         'matching: while next < self.list.len() {
             let uri = &out[start..];
-            prefilter.candidates(uri, &uri[parts.authority.clone()], candidates);
+            prefilter.candidates(uri, &uri[parts.authority.clone()], memo, candidates);
             let from = next;
             for &i in candidates.iter().filter(|&&i| i >= from) {
                 next = i + 1;
@@ -424,7 +627,10 @@ impl Providers {
                 if !provider.matches_every_uri && !provider.pattern.is_match(&out[start..]) {
                     continue;
                 }
-                let (changed, happened) = provider.apply(out, start, &parts, decoded);
+                let (changed, happened) =
+                    provider.apply(out, start, &parts, decoded, &mut |name| {
+                        provider.is_field(i, name, &mut memo.verdicts)
+                    });
                 events.add(happened);
                 if changed {
                     fired(RuleId::new(self.first_id + i as u32));
@@ -491,15 +697,27 @@ impl Provider {
         })
     }
 
+    /// Whether `name` is one of the fields (`rules` and `referralMarketing`)
+    /// of the provider, the `index`th: the expression runs only for a name
+    /// that starts as a field may, and once a name (`verdicts`).
+    fn is_field(&self, index: usize, name: &[u8], verdicts: &mut Verdicts) -> bool {
+        let Some(fields) = &self.fields else {
+            return false;
+        };
+        self.field_starts.as_ref().is_none_or(|s| s.may_match(name))
+            && verdicts.is_field(index, name, |name| fields.is_match(name))
+    }
+
     /// Applies the provider to the URI at `out[start..]`, which its pattern
-    /// matches: whether it changed it, and what else happened.
-    /// `decoded` is scratch.
+    /// matches: whether it changed it, and what else happened. `is_field`
+    /// is [`Provider::is_field`]; `decoded` is scratch.
     fn apply(
         &self,
         out: &mut Vec<u8>,
         start: usize,
         parts: &WebParts,
         decoded: &mut Vec<u8>,
+        is_field: &mut dyn FnMut(&[u8]) -> bool,
     ) -> (bool, Events) {
         let uri = &out[start..];
         if self.exceptions.as_ref().is_some_and(|e| e.is_match(uri)) {
@@ -519,12 +737,9 @@ impl Provider {
                 changed = true;
             }
         }
-        let Some(fields) = &self.fields else {
+        if self.fields.is_none() {
             return (changed, Events::default());
-        };
-        let is_field = |name: &[u8]| {
-            self.field_starts.as_ref().is_none_or(|s| s.may_match(name)) && fields.is_match(name)
-        };
+        }
         // The fragment first: removing it leaves the query where it was.
         let moved;
         let parts = match changed {
@@ -683,6 +898,9 @@ mod tests {
 
     /// The benchmark list on the sample's lines, and on each with a
     /// parameter of every rule name appended: the shortcuts change nothing.
+    /// The fast list keeps one scratch through the lines, as a thread does,
+    /// so that what it remembers of a line serves the next; the naive one
+    /// starts each line afresh.
     #[test]
     fn shortcuts_agree_with_trying_every_provider() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
@@ -697,6 +915,7 @@ mod tests {
         let (fast, mut slow) = (compile(), compile());
         naive(&mut slow);
         let scheme = crate::normalize::Normalizer::new(crate::normalize::Rung::Scheme);
+        let mut kept = Scratch::default();
         let mut checked = 0;
         for line in sample.lines() {
             let Ok(uri) = scheme.normalize(line) else {
@@ -710,19 +929,20 @@ mod tests {
                 let Some(parts) = WebParts::of(uri.as_bytes()) else {
                     continue;
                 };
-                let run = |providers: &Providers| {
+                let run = |providers: &Providers, scratch: &mut Scratch| {
                     let mut out = uri.as_bytes().to_vec();
                     let mut fired = Vec::new();
-                    let (events, _) = providers.apply(
-                        &mut out,
-                        0,
-                        parts.clone(),
-                        &mut Scratch::default(),
-                        &mut |id| fired.push(id),
-                    );
+                    let (events, _) =
+                        providers.apply(&mut out, 0, parts.clone(), scratch, &mut |id| {
+                            fired.push(id)
+                        });
                     (out, fired, events)
                 };
-                assert_eq!(run(&fast), run(&slow), "{uri}");
+                assert_eq!(
+                    run(&fast, &mut kept),
+                    run(&slow, &mut Scratch::default()),
+                    "{uri}"
+                );
                 checked += 1;
             }
         }
@@ -771,6 +991,57 @@ mod tests {
         let authority = |uri: &'static [u8]| &uri[WebParts::of(uri).unwrap().authority];
         assert_eq!(authority(b"https://u@a.example:80/p?q"), b"u@a.example:80");
         assert_eq!(authority(b"http://a?q/"), b"a");
+    }
+
+    #[test]
+    fn label_start_literals_start_a_label_in_every_match() {
+        let literal = |p: &str| label_start_literal(p).map(|l| String::from_utf8(l).unwrap());
+        let amazon = r"^https?:\/\/(?:[a-z0-9-]+\.)*?amazon(?:\.[a-z]{2,}){1,}";
+        assert_eq!(literal(amazon).as_deref(), Some("amazon"));
+        assert_eq!(
+            literal(r"^https?:\/\/spa\.example").as_deref(),
+            Some("spa.example")
+        );
+        assert_eq!(
+            literal(r"^https?:\/\/(?:www\.)?(?:m\.|[a-z]+\.)*google\.com").as_deref(),
+            Some("google.com")
+        );
+        // Pieces before it that may end elsewhere than after a `.`.
+        assert_eq!(literal(r"^https?:\/\/[a-z0-9-]*amazon\.com"), None);
+        assert_eq!(literal(r"^https?:\/\/(?:[a-z]+\.|x)*amazon\.com"), None);
+        assert_eq!(literal(r"^https?:\/\/(?:www)?amazon\.com"), None);
+        // Past the authority, or not in it at all.
+        assert_eq!(literal(r"^https?:\/\/google\.com\/url"), None);
+        assert_eq!(literal(r"amazon\.com"), None);
+    }
+
+    /// Literals in and out of the start of labels, for the providers
+    /// tried: every provider whose literal starts a label is found.
+    #[test]
+    fn label_starts_find_the_literals_that_start_a_label() {
+        let starts = LabelStarts::new(vec![
+            (b"amazon".to_vec(), 0),
+            (b"zon".to_vec(), 1),
+            (b"ex.co".to_vec(), 2),
+        ])
+        .unwrap();
+        let found = |authority: &[u8]| {
+            let mut owners = Vec::new();
+            starts.find(authority, &mut owners);
+            owners.sort_unstable();
+            owners.dedup();
+            owners
+        };
+        assert_eq!(found(b"www.AMAZON.de"), [0, 1]);
+        assert_eq!(found(b"amazon"), [0, 1]);
+        assert_eq!(found(b"zon.de"), [1]);
+        assert_eq!(found(b"notamazon.de"), Vec::<usize>::new());
+        assert_eq!(found(b"u.x.ex.com:80"), [2]);
+        // After the userinfo is no label start: a pattern whose literal
+        // follows only a `.` or the `//` does not match there.
+        assert_eq!(found(b"u@ex.com"), Vec::<usize>::new());
+        assert_eq!(found(b""), Vec::<usize>::new());
+        assert_eq!(found(b"a..ex.co."), [2]);
     }
 
     /// The name starts never turn away a name the expression matches: the
@@ -823,5 +1094,92 @@ mod tests {
         }
         // An alternative that starts with a class of many letters: unknown.
         assert!(NameStarts::of(&["[a-z]+_id"]).is_none());
+    }
+
+    /// One scratch kept through two lists whose first provider is the same
+    /// (index 0) but not its fields, taken in turns: each list's verdicts
+    /// and candidates are its own.
+    #[test]
+    fn the_memo_serves_only_the_list_it_was_made_for() {
+        let compile = |field: &str| {
+            let text = format!(
+                r#"{{"providers":{{"g":{{"urlPattern":".*","rules":["{field}"]}},
+                "h":{{"urlPattern":"^https?:\\/\\/(?:[a-z0-9-]+\\.)*?{field}site\\.example","rules":["x"]}}}}}}"#
+            );
+            let mut providers = Providers::default();
+            providers.add("list", &text).unwrap();
+            providers.finish(0).unwrap();
+            providers
+        };
+        let (a, b) = (compile("a"), compile("b"));
+        let mut scratch = Scratch::default();
+        for _ in 0..3 {
+            for (providers, expected) in [
+                (&a, "https://asite.example/?b=2"),
+                (&b, "https://asite.example/?a=1&x=3"),
+            ] {
+                let uri = b"https://asite.example/?a=1&b=2&x=3";
+                let mut out = uri.to_vec();
+                let parts = WebParts::of(uri).unwrap();
+                providers.apply(&mut out, 0, parts, &mut scratch, &mut |_| {});
+                assert_eq!(String::from_utf8(out).unwrap(), expected);
+            }
+        }
+    }
+
+    /// A name's verdict is the expression's, whether remembered, forgotten
+    /// (past [`Verdicts::ENTRIES`]) or too long to remember.
+    #[test]
+    fn verdicts_are_the_expressions() {
+        let fields = any_of("rules", &["utm_[a-z]+", "ref_?", "x"], true)
+            .unwrap()
+            .unwrap();
+        let mut verdicts = Verdicts::default();
+        let long = "utm_".to_string() + &"a".repeat(Verdicts::NAME_BYTES);
+        for round in 0..3 {
+            for i in 0..Verdicts::ENTRIES + 10 {
+                for name in [
+                    format!("utm_{i}"),
+                    format!("{i}"),
+                    "ref".into(),
+                    long.clone(),
+                ] {
+                    // Provider 1 has no field: the same name, another verdict.
+                    for (provider, expected) in [(0, fields.is_match(name.as_bytes())), (1, false)]
+                    {
+                        let got = verdicts.is_field(provider, name.as_bytes(), |n| {
+                            provider == 0 && fields.is_match(n)
+                        });
+                        assert_eq!(got, expected, "{name} {provider} {round}");
+                    }
+                }
+            }
+            assert!(verdicts.known.len() <= Verdicts::ENTRIES);
+        }
+    }
+
+    proptest::proptest! {
+        /// Any names, in any order, with repeats: the remembered verdicts
+        /// are the expression's.
+        #[test]
+        fn verdicts_agree_with_the_expression(
+            names in proptest::collection::vec(
+                ("[0-2]", "(?:[uUtTmM_%+]|utm_|ref){0,4}"),
+                0..200,
+            ),
+        ) {
+            let fields = [
+                any_of("rules", &["utm_[a-z]+", "ref_?"], true).unwrap().unwrap(),
+                any_of("rules", &["m", "u%"], true).unwrap().unwrap(),
+                any_of("rules", &["[a-z_]+"], true).unwrap().unwrap(),
+            ];
+            let mut verdicts = Verdicts::default();
+            for (provider, name) in &names {
+                let provider: usize = provider.parse().unwrap();
+                let expected = fields[provider].is_match(name.as_bytes());
+                let got = verdicts.is_field(provider, name.as_bytes(), |n| fields[provider].is_match(n));
+                proptest::prop_assert_eq!(got, expected);
+            }
+        }
     }
 }
