@@ -24,10 +24,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use aho_corasick::automaton::Automaton;
-use aho_corasick::{
-    AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, Anchored, MatchKind, StartKind,
-};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{Class, Hir, HirKind};
@@ -164,58 +161,57 @@ impl Literals {
 }
 
 /// Literals a match holds at the start of a label of the authority, and
-/// the provider each belongs to: an anchored walk of a full DFA from each
-/// start (the authority's, and after each `.`) ends within a byte or two
-/// of most labels, where an unanchored search takes a transition a byte,
-/// in a table too large to stay in the cache.
+/// the provider each belongs to, by their first three bytes: one lookup a
+/// label start (the authority's, and after each `.`) in a table small
+/// enough to stay in the cache, where a search through every literal takes
+/// a transition a byte, in a table that does not.
 struct LabelStarts {
-    /// None when there are none.
-    automaton: Option<aho_corasick::dfa::DFA>,
-    owners: Vec<usize>,
+    /// The literals, lower-cased, and their owners.
+    by_start: HashMap<[u8; 3], Vec<Owned>, ahash::RandomState>,
 }
 
+/// A literal and the provider it belongs to.
+type Owned = (Vec<u8>, usize);
+
 impl LabelStarts {
-    fn new(pairs: Vec<(Vec<u8>, usize)>) -> Result<LabelStarts, String> {
-        let (literals, owners): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
-        let automaton = match literals.is_empty() {
-            true => None,
-            false => Some(
-                aho_corasick::dfa::DFA::builder()
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::Standard)
-                    .start_kind(StartKind::Anchored)
-                    .build(&literals)
-                    .map_err(|e| e.to_string())?,
-            ),
-        };
-        Ok(LabelStarts { automaton, owners })
+    /// `pairs`' literals are three bytes long or more.
+    fn new(pairs: Vec<Owned>) -> LabelStarts {
+        let mut by_start: HashMap<_, Vec<_>, _> = HashMap::default();
+        for (literal, owner) in pairs {
+            let literal = literal.to_ascii_lowercase();
+            by_start
+                .entry(start_of(&literal).expect("three bytes or more"))
+                .or_default()
+                .push((literal, owner));
+        }
+        LabelStarts { by_start }
     }
 
     /// The owners of the literals that start a label of `authority`,
-    /// appended to `owners`; perhaps others in it too (a match state also
-    /// holds the literals that end its own, `zon` in `amazon`), which the
-    /// patterns then turn away.
+    /// appended to `owners`.
     fn find(&self, authority: &[u8], owners: &mut Vec<usize>) {
-        let Some(dfa) = &self.automaton else {
+        if self.by_start.is_empty() {
             return;
-        };
-        let label_starts =
-            std::iter::once(0).chain(memchr::memchr_iter(b'.', authority).map(|dot| dot + 1));
-        for at in label_starts {
-            let mut state = dfa.start_state(Anchored::Yes).expect("built anchored");
-            for &byte in &authority[at..] {
-                state = dfa.next_state(Anchored::Yes, state, byte);
-                if dfa.is_dead(state) {
-                    break;
-                }
-                if dfa.is_match(state) {
-                    owners.extend(
-                        (0..dfa.match_len(state))
-                            .map(|k| self.owners[dfa.match_pattern(state, k).as_usize()]),
-                    );
-                }
-            }
         }
+        let dots = authority.iter().enumerate().filter(|&(_, &b)| b == b'.');
+        for at in std::iter::once(0).chain(dots.map(|(dot, _)| dot + 1)) {
+            let label = &authority[at..];
+            let Some(literals) = start_of(label).and_then(|start| self.by_start.get(&start)) else {
+                continue;
+            };
+            owners.extend(literals.iter().filter_map(|(literal, owner)| {
+                let here = label.get(..literal.len())?;
+                here.eq_ignore_ascii_case(literal).then_some(*owner)
+            }));
+        }
+    }
+}
+
+/// The first three bytes of `text`, lower-cased.
+fn start_of(text: &[u8]) -> Option<[u8; 3]> {
+    match *text {
+        [a, b, c, ..] => Some([a, b, c].map(|x| x.to_ascii_lowercase())),
+        _ => None,
     }
 }
 
@@ -236,7 +232,7 @@ impl Prefilter {
             }
         }
         Ok(Prefilter {
-            label_starts: LabelStarts::new(label_starts)?,
+            label_starts: LabelStarts::new(label_starts),
             in_authority: Literals::new(in_authority)?,
             anywhere: Literals::new(anywhere)?,
             always,
@@ -459,8 +455,8 @@ struct Provider {
     /// `data.min.json provider amazon`.
     label: String,
     pattern: Regex,
-    /// Whether the pattern is `.*` or empty (`globalRules`): no need to run it.
-    matches_every_uri: bool,
+    /// How the pattern is matched.
+    shape: Shape,
     exceptions: Option<Guarded>,
     redirections: Option<Guarded>,
     complete: bool,
@@ -624,7 +620,7 @@ impl Providers {
             for &i in candidates.iter().filter(|&&i| i >= from) {
                 next = i + 1;
                 let provider = &self.list[i];
-                if !provider.matches_every_uri && !provider.pattern.is_match(&out[start..]) {
+                if !provider.matches(&out[start..]) {
                     continue;
                 }
                 let (changed, happened) =
@@ -647,7 +643,89 @@ impl Providers {
     }
 }
 
+/// The two forms of pattern nearly every provider has, matched without
+/// running the expression.
+enum Shape {
+    /// `.*` or empty (`globalRules`): every URI.
+    EveryUri,
+    /// ClearURLs' form for a site, `^https?:\/\/(?:[a-z0-9-]+\.)*?`, a
+    /// literal, `(?:\.[a-z]{2,}){1,}` ([`Shape::TEMPLATE`]): the literal.
+    Site(Vec<u8>),
+    /// Any other: the expression.
+    Expression,
+}
+
+impl Shape {
+    const TEMPLATE: [&str; 2] = [r"^https?:\/\/(?:[a-z0-9-]+\.)*?", r"(?:\.[a-z]{2,}){1,}"];
+
+    fn of(pattern: &str) -> Shape {
+        if matches!(pattern, "" | ".*") {
+            return Shape::EveryUri;
+        }
+        let [before, after] = Shape::TEMPLATE;
+        let middle = pattern
+            .strip_prefix(before)
+            .and_then(|p| p.strip_suffix(after));
+        match middle.and_then(parse_pattern).as_ref().map(Hir::kind) {
+            Some(HirKind::Literal(literal)) => Shape::Site(literal.0.to_vec()),
+            _ => Shape::Expression,
+        }
+    }
+}
+
+/// Whether `uri` matches [`Shape::TEMPLATE`] around `literal`, as the
+/// expression would (ASCII case ignored): after `http://` or `https://`,
+/// labels of letters, digits and `-` each ended by a `.`, any number of
+/// them, then `literal`, a `.` and two letters.
+fn site_matches(literal: &[u8], uri: &[u8]) -> bool {
+    let scheme_end = match uri.get(..8) {
+        Some(s) if s.eq_ignore_ascii_case(b"https://") => 8,
+        _ if uri
+            .get(..7)
+            .is_some_and(|s| s.eq_ignore_ascii_case(b"http://")) =>
+        {
+            7
+        }
+        _ => return false,
+    };
+    let rest = &uri[scheme_end..];
+    let mut label_start = 0;
+    loop {
+        if site_here(literal, &rest[label_start..]) {
+            return true;
+        }
+        // The next label, if this one is letters, digits and `-`, then `.`.
+        let label = rest[label_start..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-')
+            .count();
+        if label == 0 || rest.get(label_start + label) != Some(&b'.') {
+            return false;
+        }
+        label_start += label + 1;
+    }
+}
+
+/// Whether `text` starts with `literal` (ASCII case ignored), a `.` and two
+/// letters.
+fn site_here(literal: &[u8], text: &[u8]) -> bool {
+    let Some((here, after)) = text.split_at_checked(literal.len()) else {
+        return false;
+    };
+    here.eq_ignore_ascii_case(literal)
+        && matches!(after, [b'.', a, b, ..] if a.is_ascii_alphabetic() && b.is_ascii_alphabetic())
+}
+
 impl Provider {
+    /// Whether the provider's pattern matches `uri`.
+    fn matches(&self, uri: &[u8]) -> bool {
+        match &self.shape {
+            Shape::EveryUri => true,
+            Shape::Site(literal) => site_matches(literal, uri),
+            Shape::Expression => self.pattern.is_match(uri),
+        }
+    }
+
     fn compile(file_name: &str, name: &str, value: &Value) -> Result<Provider, String> {
         let Value::Object(fields) = value else {
             return Err("is not an object".into());
@@ -672,7 +750,7 @@ impl Provider {
             Some(_) => return Err("'urlPattern' is not a string".into()),
         };
         let pattern = expression("urlPattern", pattern_text)?;
-        let matches_every_uri = matches!(pattern_text, "" | ".*");
+        let shape = Shape::of(pattern_text);
         let complete = match fields.get("completeProvider") {
             None | Some(Value::Null) => false,
             Some(Value::Bool(complete)) => *complete,
@@ -683,7 +761,7 @@ impl Provider {
         Ok(Provider {
             label: format!("{file_name} provider {name}"),
             pattern,
-            matches_every_uri,
+            shape,
             exceptions: Guarded::any_of("exceptions", &strings("exceptions")?, pattern_text)?,
             redirections: Guarded::any_of("redirections", &strings("redirections")?, pattern_text)?,
             complete,
@@ -877,15 +955,17 @@ mod tests {
     use super::*;
 
     /// The same providers with every shortcut off: each provider tried,
-    /// its pattern run, every name and URI given to the expressions.
+    /// its pattern run, every name and URI given to the expressions (and,
+    /// given a fresh scratch, nothing remembered from another URI).
     fn naive(providers: &mut Providers) {
         let every = providers.list.len();
         let prefilter = providers.prefilter.as_mut().unwrap();
         prefilter.always = (0..every).collect();
+        prefilter.label_starts = LabelStarts::new(Vec::new());
         prefilter.in_authority = Literals::new(Vec::new()).unwrap();
         prefilter.anywhere = Literals::new(Vec::new()).unwrap();
         for provider in &mut providers.list {
-            provider.matches_every_uri = false;
+            provider.shape = Shape::Expression;
             provider.field_starts = None;
             for guarded in [&mut provider.exceptions, &mut provider.redirections]
                 .into_iter()
@@ -1015,6 +1095,70 @@ mod tests {
         assert_eq!(literal(r"amazon\.com"), None);
     }
 
+    /// The site form's patterns match as their expressions do.
+    #[test]
+    fn site_shapes_match_as_their_expressions() {
+        let pattern = |literal: &str| {
+            let [before, after] = Shape::TEMPLATE;
+            format!("{before}{literal}{after}")
+        };
+        let amazon = pattern("amazon");
+        assert!(matches!(Shape::of(&amazon), Shape::Site(l) if l == b"amazon"));
+        assert!(
+            matches!(Shape::of(&pattern(r"e\-passport")), Shape::Site(l) if l == b"e-passport")
+        );
+        assert!(matches!(Shape::of(".*"), Shape::EveryUri));
+        assert!(matches!(Shape::of(""), Shape::EveryUri));
+        assert!(matches!(Shape::of(&pattern("a|b")), Shape::Expression));
+        assert!(matches!(Shape::of(&pattern("[ab]c")), Shape::Expression));
+        assert!(matches!(
+            Shape::of(&format!("{amazon}x")),
+            Shape::Expression
+        ));
+        let expression = expression("urlPattern", &amazon).unwrap();
+        for uri in [
+            "https://amazon.de",
+            "HTTP://www.AMAZON.co.uk/x",
+            "https://a-b.c1.amazon.de?q",
+            "https://amazon.d",
+            "https://amazon.d1",
+            "https://xamazon.de",
+            "https://a..amazon.de",
+            "https://.amazon.de",
+            "https://a_b.amazon.de",
+            "https://u@amazon.de",
+            "https://amazon.amazon.de",
+            "https://amazon",
+            "ftp://amazon.de",
+            "https:/amazon.de",
+            "https://x/amazon.de",
+            "wss://amazon.de",
+            "",
+        ] {
+            assert_eq!(
+                site_matches(b"amazon", uri.as_bytes()),
+                expression.is_match(uri.as_bytes()),
+                "{uri}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Any URI of the bytes that matter to the site form: it matches
+        /// as the expression does.
+        #[test]
+        fn site_form_agrees_with_the_expression(
+            uri in "(?:[hH][tT][tT][pP][sS]?:)?(?://)?(?:[aA.zZ0_/@-]|ab|AB){0,12}",
+        ) {
+            let [before, after] = Shape::TEMPLATE;
+            let expression = expression("urlPattern", &format!("{before}ab{after}")).unwrap();
+            proptest::prop_assert_eq!(
+                site_matches(b"ab", uri.as_bytes()),
+                expression.is_match(uri.as_bytes())
+            );
+        }
+    }
+
     /// Literals in and out of the start of labels, for the providers
     /// tried: every provider whose literal starts a label is found.
     #[test]
@@ -1023,8 +1167,7 @@ mod tests {
             (b"amazon".to_vec(), 0),
             (b"zon".to_vec(), 1),
             (b"ex.co".to_vec(), 2),
-        ])
-        .unwrap();
+        ]);
         let found = |authority: &[u8]| {
             let mut owners = Vec::new();
             starts.find(authority, &mut owners);
@@ -1032,8 +1175,9 @@ mod tests {
             owners.dedup();
             owners
         };
-        assert_eq!(found(b"www.AMAZON.de"), [0, 1]);
-        assert_eq!(found(b"amazon"), [0, 1]);
+        assert_eq!(found(b"www.AMAZON.de"), [0]);
+        assert_eq!(found(b"amazon"), [0]);
+        assert_eq!(found(b"amazo"), Vec::<usize>::new());
         assert_eq!(found(b"zon.de"), [1]);
         assert_eq!(found(b"notamazon.de"), Vec::<usize>::new());
         assert_eq!(found(b"u.x.ex.com:80"), [2]);
