@@ -412,36 +412,37 @@ fn in_every_web_uri(literal: &[u8]) -> bool {
 
 /// Expressions on the whole URI behind a cheaper test: when each requires a
 /// literal (other than its provider's pattern's, which the URI has), one
-/// Aho-Corasick search for those literals comes first, and most URIs stop
-/// there (`\/login`, `.cgi`).
+/// search for those literals comes first, and most URIs stop there
+/// (`\/login`, `.cgi`). The search is an expression of the literals alone,
+/// which the `regex` crate runs as a SIMD literal search (Teddy): an
+/// Aho-Corasick search stopped at every byte that starts a literal (every
+/// `.` of the URI for `.cgi`), a fifth of the rules' instructions.
 struct Guarded {
     expression: Regex,
-    literals: Option<AhoCorasick>,
+    literals: Option<Regex>,
 }
 
 impl Guarded {
     /// Any of `texts`, guarded when every one requires a literal other
-    /// than the provider's `pattern`'s.
+    /// than the provider's `pattern`'s (in UTF-8, to be escaped).
     fn any_of(field: &str, texts: &[&str], pattern: &str) -> Result<Option<Guarded>, String> {
-        let Some(expression) = any_of(field, texts, false)? else {
+        let Some(whole) = any_of(field, texts, false)? else {
             return Ok(None);
         };
         let known = required_literal(pattern);
-        let literals: Option<Vec<Vec<u8>>> = texts
+        let literals: Option<Vec<String>> = texts
             .iter()
-            .map(|text| required_literal_besides(text, known.as_deref()))
+            .map(|text| {
+                let literal = required_literal_besides(text, known.as_deref())?;
+                String::from_utf8(literal).ok().map(|l| regex::escape(&l))
+            })
             .collect();
         let literals = match literals {
-            Some(literals) => Some(
-                AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .build(&literals)
-                    .map_err(|e| e.to_string())?,
-            ),
+            Some(literals) => Some(expression(field, &literals.join("|"))?),
             None => None,
         };
         Ok(Some(Guarded {
-            expression,
+            expression: whole,
             literals,
         }))
     }
