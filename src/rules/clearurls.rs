@@ -20,7 +20,9 @@
 //! which reads the list's JavaScript expressions alike except look-around
 //! and back-references; an expression using those is refused with its place.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
@@ -41,6 +43,67 @@ pub(super) struct Providers {
     prefilter: Option<Prefilter>,
     /// The [`RuleId`] of the first provider.
     first_id: u32,
+    /// Told apart from every other list compiled in the process, so that
+    /// a thread's [`Memo`] is never read for a list it was not made for.
+    id: u64,
+}
+
+/// What applying a list of providers remembers from one URI to the next,
+/// in the scratch of the thread: URIs repeat their hosts and, far more,
+/// their parameter names (`utm_source`, `fbclid`, `id`).
+#[derive(Default)]
+pub(super) struct Memo {
+    /// The [`Providers::id`] of the list the rest was made for; 0 is none.
+    owner: u64,
+    /// The last authority searched for the providers' literals, and the
+    /// providers whose literal it holds: a provider that changed the query
+    /// leaves the authority as it was, and the patterns are matched again.
+    authority: Vec<u8>,
+    authority_owners: Vec<usize>,
+    verdicts: Verdicts,
+}
+
+/// Whether a provider's whole-name expression matches a name, for the
+/// names asked about before, up to [`Verdicts::ENTRIES`] of them (then
+/// all are forgotten, and remembered again as they come).
+#[derive(Default)]
+struct Verdicts {
+    /// Keyed by the provider's index (4 bytes) and the name.
+    known: HashMap<Vec<u8>, bool, ahash::RandomState>,
+    /// The key being looked up, made here not to allocate one a name.
+    key: Vec<u8>,
+}
+
+impl Verdicts {
+    const ENTRIES: usize = 8192;
+    /// Longer names (rare, and seldom repeated) are not remembered, which
+    /// bounds the memory to about a megabyte a thread.
+    const NAME_BYTES: usize = 64;
+
+    /// `decide(name)` for the provider `provider`, remembered.
+    fn is_field(
+        &mut self,
+        provider: usize,
+        name: &[u8],
+        decide: impl FnOnce(&[u8]) -> bool,
+    ) -> bool {
+        if name.len() > Verdicts::NAME_BYTES {
+            return decide(name);
+        }
+        let provider = u32::try_from(provider).expect("fewer than 2^32 providers");
+        self.key.clear();
+        self.key.extend_from_slice(&provider.to_le_bytes());
+        self.key.extend_from_slice(name);
+        if let Some(&known) = self.known.get(self.key.as_slice()) {
+            return known;
+        }
+        let verdict = decide(name);
+        if self.known.len() >= Verdicts::ENTRIES {
+            self.known.clear();
+        }
+        self.known.insert(self.key.clone(), verdict);
+        verdict
+    }
 }
 
 /// The providers a URI may match: most patterns require a literal
@@ -48,9 +111,11 @@ pub(super) struct Providers {
 /// finds every such literal at once (without regard to ASCII case, as the
 /// patterns match); only the providers whose literal is there, and those
 /// whose pattern requires none (`.*`), are tried. A literal the pattern
-/// requires within the authority (`^https?:\/\/(?:[a-z0-9-]+\.)*?amazon…`,
-/// the form of nearly every provider) is looked for there only.
+/// requires within the authority is looked for there only; one it requires
+/// at the start of a label there (`^https?:\/\/(?:[a-z0-9-]+\.)*?amazon…`,
+/// the form of nearly every provider), at those starts only.
 struct Prefilter {
+    label_starts: LabelStarts,
     in_authority: Literals,
     anywhere: Literals,
     always: Vec<usize>,
@@ -95,12 +160,70 @@ impl Literals {
     }
 }
 
+/// Literals a match holds at the start of a label of the authority, and
+/// the provider each belongs to, by their first three bytes: one lookup a
+/// label start (the authority's, and after each `.`) in a table small
+/// enough to stay in the cache, where a search through every literal takes
+/// a transition a byte, in a table that does not.
+struct LabelStarts {
+    /// The literals, lower-cased, and their owners.
+    by_start: HashMap<[u8; 3], Vec<Owned>, ahash::RandomState>,
+}
+
+/// A literal and the provider it belongs to.
+type Owned = (Vec<u8>, usize);
+
+impl LabelStarts {
+    /// `pairs`' literals are three bytes long or more.
+    fn new(pairs: Vec<Owned>) -> LabelStarts {
+        let mut by_start: HashMap<_, Vec<_>, _> = HashMap::default();
+        for (literal, owner) in pairs {
+            let literal = literal.to_ascii_lowercase();
+            by_start
+                .entry(start_of(&literal).expect("three bytes or more"))
+                .or_default()
+                .push((literal, owner));
+        }
+        LabelStarts { by_start }
+    }
+
+    /// The owners of the literals that start a label of `authority`,
+    /// appended to `owners`.
+    fn find(&self, authority: &[u8], owners: &mut Vec<usize>) {
+        if self.by_start.is_empty() {
+            return;
+        }
+        let dots = authority.iter().enumerate().filter(|&(_, &b)| b == b'.');
+        for at in std::iter::once(0).chain(dots.map(|(dot, _)| dot + 1)) {
+            let label = &authority[at..];
+            let Some(literals) = start_of(label).and_then(|start| self.by_start.get(&start)) else {
+                continue;
+            };
+            owners.extend(literals.iter().filter_map(|(literal, owner)| {
+                let here = label.get(..literal.len())?;
+                here.eq_ignore_ascii_case(literal).then_some(*owner)
+            }));
+        }
+    }
+}
+
+/// The first three bytes of `text`, lower-cased.
+fn start_of(text: &[u8]) -> Option<[u8; 3]> {
+    match *text {
+        [a, b, c, ..] => Some([a, b, c].map(|x| x.to_ascii_lowercase())),
+        _ => None,
+    }
+}
+
 impl Prefilter {
     fn new(list: &[Provider]) -> Result<Prefilter, String> {
-        let (mut in_authority, mut anywhere, mut always) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut label_starts, mut in_authority) = (Vec::new(), Vec::new());
+        let (mut anywhere, mut always) = (Vec::new(), Vec::new());
         for (i, provider) in list.iter().enumerate() {
             let pattern = provider.pattern.as_str();
-            if let Some(literal) = authority_literal(pattern) {
+            if let Some(literal) = label_start_literal(pattern) {
+                label_starts.push((literal, i));
+            } else if let Some(literal) = authority_literal(pattern) {
                 in_authority.push((literal, i));
             } else if let Some(literal) = required_literal(pattern) {
                 anywhere.push((literal, i));
@@ -109,17 +232,36 @@ impl Prefilter {
             }
         }
         Ok(Prefilter {
+            label_starts: LabelStarts::new(label_starts),
             in_authority: Literals::new(in_authority)?,
             anywhere: Literals::new(anywhere)?,
             always,
         })
     }
 
-    /// The providers that may match `uri`, in order, into `candidates`.
-    fn candidates(&self, uri: &[u8], authority: &[u8], candidates: &mut Vec<usize>) {
+    /// The providers that may match `uri`, in order, into `candidates`;
+    /// the authority searched again only when it is not `memo`'s last.
+    fn candidates(
+        &self,
+        uri: &[u8],
+        authority: &[u8],
+        memo: &mut Memo,
+        candidates: &mut Vec<usize>,
+    ) {
+        // The memo starts with no authority and no owners, which is right:
+        // the literals are not empty, so none is in an empty authority.
+        if memo.authority != authority {
+            memo.authority.clear();
+            memo.authority.extend_from_slice(authority);
+            memo.authority_owners.clear();
+            self.label_starts
+                .find(authority, &mut memo.authority_owners);
+            self.in_authority
+                .find(authority, &mut memo.authority_owners);
+        }
         candidates.clear();
         candidates.extend_from_slice(&self.always);
-        self.in_authority.find(authority, candidates);
+        candidates.extend_from_slice(&memo.authority_owners);
         self.anywhere.find(uri, candidates);
         candidates.sort_unstable();
         candidates.dedup();
@@ -149,6 +291,54 @@ fn authority_literal(pattern: &str) -> Option<Vec<u8>> {
         }
     }
     best
+}
+
+/// The first literal (three bytes or more) of a pattern of the form
+/// `^https?:\/\/…` that every match holds within the authority at the
+/// start of a label: a piece of the top-level concatenation after the
+/// scheme, with only pieces before it that end with a `.` or match
+/// nothing (`(?:[a-z0-9-]+\.)*?`).
+fn label_start_literal(pattern: &str) -> Option<Vec<u8>> {
+    let hir = parse_pattern(pattern.strip_prefix(r"^https?:\/\/")?)?;
+    for piece in top_level_pieces(&hir) {
+        if let HirKind::Literal(literal) = piece.kind()
+            && literal.0.len() >= 3
+            && !may_end_authority(piece)
+        {
+            return Some(literal.0.to_vec());
+        }
+        if may_end_authority(piece) || !empty_or_ends_with_dot(piece) {
+            return None;
+        }
+    }
+    None
+}
+
+/// Whether every match of `hir` is empty or ends with a `.`: what follows
+/// it in an authority starts a label.
+fn empty_or_ends_with_dot(hir: &Hir) -> bool {
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => true,
+        HirKind::Repetition(repetition) => empty_or_ends_with_dot(&repetition.sub),
+        HirKind::Capture(capture) => empty_or_ends_with_dot(&capture.sub),
+        HirKind::Concat(pieces) => {
+            pieces.last().is_some_and(ends_with_dot) || pieces.iter().all(empty_or_ends_with_dot)
+        }
+        HirKind::Alternation(alternatives) => alternatives.iter().all(empty_or_ends_with_dot),
+        HirKind::Literal(_) | HirKind::Class(_) => ends_with_dot(hir),
+    }
+}
+
+/// Whether every match of `hir` ends with a `.` (and so is not empty).
+fn ends_with_dot(hir: &Hir) -> bool {
+    match hir.kind() {
+        HirKind::Literal(literal) => literal.0.last() == Some(&b'.'),
+        HirKind::Repetition(repetition) => repetition.min > 0 && ends_with_dot(&repetition.sub),
+        HirKind::Capture(capture) => ends_with_dot(&capture.sub),
+        HirKind::Concat(pieces) => pieces.last().is_some_and(ends_with_dot),
+        HirKind::Alternation(alternatives) => alternatives.iter().all(ends_with_dot),
+        HirKind::Empty | HirKind::Look(_) | HirKind::Class(_) => false,
+    }
 }
 
 /// Whether `hir` can match a byte that ends an authority.
@@ -222,36 +412,37 @@ fn in_every_web_uri(literal: &[u8]) -> bool {
 
 /// Expressions on the whole URI behind a cheaper test: when each requires a
 /// literal (other than its provider's pattern's, which the URI has), one
-/// Aho-Corasick search for those literals comes first, and most URIs stop
-/// there (`\/login`, `.cgi`).
+/// search for those literals comes first, and most URIs stop there
+/// (`\/login`, `.cgi`). The search is an expression of the literals alone,
+/// which the `regex` crate runs as a SIMD literal search (Teddy): an
+/// Aho-Corasick search stopped at every byte that starts a literal (every
+/// `.` of the URI for `.cgi`), a fifth of the rules' instructions.
 struct Guarded {
     expression: Regex,
-    literals: Option<AhoCorasick>,
+    literals: Option<Regex>,
 }
 
 impl Guarded {
     /// Any of `texts`, guarded when every one requires a literal other
-    /// than the provider's `pattern`'s.
+    /// than the provider's `pattern`'s (in UTF-8, to be escaped).
     fn any_of(field: &str, texts: &[&str], pattern: &str) -> Result<Option<Guarded>, String> {
-        let Some(expression) = any_of(field, texts, false)? else {
+        let Some(whole) = any_of(field, texts, false)? else {
             return Ok(None);
         };
         let known = required_literal(pattern);
-        let literals: Option<Vec<Vec<u8>>> = texts
+        let literals: Option<Vec<String>> = texts
             .iter()
-            .map(|text| required_literal_besides(text, known.as_deref()))
+            .map(|text| {
+                let literal = required_literal_besides(text, known.as_deref())?;
+                String::from_utf8(literal).ok().map(|l| regex::escape(&l))
+            })
             .collect();
         let literals = match literals {
-            Some(literals) => Some(
-                AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .build(&literals)
-                    .map_err(|e| e.to_string())?,
-            ),
+            Some(literals) => Some(expression(field, &literals.join("|"))?),
             None => None,
         };
         Ok(Some(Guarded {
-            expression,
+            expression: whole,
             literals,
         }))
     }
@@ -265,8 +456,8 @@ struct Provider {
     /// `data.min.json provider amazon`.
     label: String,
     pattern: Regex,
-    /// Whether the pattern is `.*` or empty (`globalRules`): no need to run it.
-    matches_every_uri: bool,
+    /// How the pattern is matched.
+    shape: Shape,
     exceptions: Option<Guarded>,
     redirections: Option<Guarded>,
     complete: bool,
@@ -377,7 +568,9 @@ impl Providers {
     /// Numbers the providers from `first_id` and builds the set of their
     /// patterns; called once every file is read.
     pub(super) fn finish(&mut self, first_id: u32) -> Result<(), RulesError> {
+        static LISTS: AtomicU64 = AtomicU64::new(1);
         self.first_id = first_id;
+        self.id = LISTS.fetch_add(1, Ordering::Relaxed);
         if self.list.is_empty() {
             return Ok(());
         }
@@ -408,23 +601,33 @@ impl Providers {
         let Scratch {
             candidates,
             decoded,
+            providers: memo,
             ..
         } = scratch;
+        if memo.owner != self.id {
+            *memo = Memo {
+                owner: self.id,
+                ..Memo::default()
+            };
+        }
         let mut next = 0;
         // After a provider changes the URI, the patterns are matched
         // again against the new one, as the add-on does, from the next
         // provider on.
         'matching: while next < self.list.len() {
             let uri = &out[start..];
-            prefilter.candidates(uri, &uri[parts.authority.clone()], candidates);
+            prefilter.candidates(uri, &uri[parts.authority.clone()], memo, candidates);
             let from = next;
             for &i in candidates.iter().filter(|&&i| i >= from) {
                 next = i + 1;
                 let provider = &self.list[i];
-                if !provider.matches_every_uri && !provider.pattern.is_match(&out[start..]) {
+                if !provider.matches(&out[start..]) {
                     continue;
                 }
-                let (changed, happened) = provider.apply(out, start, &parts, decoded);
+                let (changed, happened) =
+                    provider.apply(out, start, &parts, decoded, &mut |name| {
+                        provider.is_field(i, name, &mut memo.verdicts)
+                    });
                 events.add(happened);
                 if changed {
                     fired(RuleId::new(self.first_id + i as u32));
@@ -441,7 +644,89 @@ impl Providers {
     }
 }
 
+/// The two forms of pattern nearly every provider has, matched without
+/// running the expression.
+enum Shape {
+    /// `.*` or empty (`globalRules`): every URI.
+    EveryUri,
+    /// ClearURLs' form for a site, `^https?:\/\/(?:[a-z0-9-]+\.)*?`, a
+    /// literal, `(?:\.[a-z]{2,}){1,}` ([`Shape::TEMPLATE`]): the literal.
+    Site(Vec<u8>),
+    /// Any other: the expression.
+    Expression,
+}
+
+impl Shape {
+    const TEMPLATE: [&str; 2] = [r"^https?:\/\/(?:[a-z0-9-]+\.)*?", r"(?:\.[a-z]{2,}){1,}"];
+
+    fn of(pattern: &str) -> Shape {
+        if matches!(pattern, "" | ".*") {
+            return Shape::EveryUri;
+        }
+        let [before, after] = Shape::TEMPLATE;
+        let middle = pattern
+            .strip_prefix(before)
+            .and_then(|p| p.strip_suffix(after));
+        match middle.and_then(parse_pattern).as_ref().map(Hir::kind) {
+            Some(HirKind::Literal(literal)) => Shape::Site(literal.0.to_vec()),
+            _ => Shape::Expression,
+        }
+    }
+}
+
+/// Whether `uri` matches [`Shape::TEMPLATE`] around `literal`, as the
+/// expression would (ASCII case ignored): after `http://` or `https://`,
+/// labels of letters, digits and `-` each ended by a `.`, any number of
+/// them, then `literal`, a `.` and two letters.
+fn site_matches(literal: &[u8], uri: &[u8]) -> bool {
+    let scheme_end = match uri.get(..8) {
+        Some(s) if s.eq_ignore_ascii_case(b"https://") => 8,
+        _ if uri
+            .get(..7)
+            .is_some_and(|s| s.eq_ignore_ascii_case(b"http://")) =>
+        {
+            7
+        }
+        _ => return false,
+    };
+    let rest = &uri[scheme_end..];
+    let mut label_start = 0;
+    loop {
+        if site_here(literal, &rest[label_start..]) {
+            return true;
+        }
+        // The next label, if this one is letters, digits and `-`, then `.`.
+        let label = rest[label_start..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-')
+            .count();
+        if label == 0 || rest.get(label_start + label) != Some(&b'.') {
+            return false;
+        }
+        label_start += label + 1;
+    }
+}
+
+/// Whether `text` starts with `literal` (ASCII case ignored), a `.` and two
+/// letters.
+fn site_here(literal: &[u8], text: &[u8]) -> bool {
+    let Some((here, after)) = text.split_at_checked(literal.len()) else {
+        return false;
+    };
+    here.eq_ignore_ascii_case(literal)
+        && matches!(after, [b'.', a, b, ..] if a.is_ascii_alphabetic() && b.is_ascii_alphabetic())
+}
+
 impl Provider {
+    /// Whether the provider's pattern matches `uri`.
+    fn matches(&self, uri: &[u8]) -> bool {
+        match &self.shape {
+            Shape::EveryUri => true,
+            Shape::Site(literal) => site_matches(literal, uri),
+            Shape::Expression => self.pattern.is_match(uri),
+        }
+    }
+
     fn compile(file_name: &str, name: &str, value: &Value) -> Result<Provider, String> {
         let Value::Object(fields) = value else {
             return Err("is not an object".into());
@@ -466,7 +751,7 @@ impl Provider {
             Some(_) => return Err("'urlPattern' is not a string".into()),
         };
         let pattern = expression("urlPattern", pattern_text)?;
-        let matches_every_uri = matches!(pattern_text, "" | ".*");
+        let shape = Shape::of(pattern_text);
         let complete = match fields.get("completeProvider") {
             None | Some(Value::Null) => false,
             Some(Value::Bool(complete)) => *complete,
@@ -477,7 +762,7 @@ impl Provider {
         Ok(Provider {
             label: format!("{file_name} provider {name}"),
             pattern,
-            matches_every_uri,
+            shape,
             exceptions: Guarded::any_of("exceptions", &strings("exceptions")?, pattern_text)?,
             redirections: Guarded::any_of("redirections", &strings("redirections")?, pattern_text)?,
             complete,
@@ -491,15 +776,27 @@ impl Provider {
         })
     }
 
+    /// Whether `name` is one of the fields (`rules` and `referralMarketing`)
+    /// of the provider, the `index`th: the expression runs only for a name
+    /// that starts as a field may, and once a name (`verdicts`).
+    fn is_field(&self, index: usize, name: &[u8], verdicts: &mut Verdicts) -> bool {
+        let Some(fields) = &self.fields else {
+            return false;
+        };
+        self.field_starts.as_ref().is_none_or(|s| s.may_match(name))
+            && verdicts.is_field(index, name, |name| fields.is_match(name))
+    }
+
     /// Applies the provider to the URI at `out[start..]`, which its pattern
-    /// matches: whether it changed it, and what else happened.
-    /// `decoded` is scratch.
+    /// matches: whether it changed it, and what else happened. `is_field`
+    /// is [`Provider::is_field`]; `decoded` is scratch.
     fn apply(
         &self,
         out: &mut Vec<u8>,
         start: usize,
         parts: &WebParts,
         decoded: &mut Vec<u8>,
+        is_field: &mut dyn FnMut(&[u8]) -> bool,
     ) -> (bool, Events) {
         let uri = &out[start..];
         if self.exceptions.as_ref().is_some_and(|e| e.is_match(uri)) {
@@ -519,12 +816,9 @@ impl Provider {
                 changed = true;
             }
         }
-        let Some(fields) = &self.fields else {
+        if self.fields.is_none() {
             return (changed, Events::default());
-        };
-        let is_field = |name: &[u8]| {
-            self.field_starts.as_ref().is_none_or(|s| s.may_match(name)) && fields.is_match(name)
-        };
+        }
         // The fragment first: removing it leaves the query where it was.
         let moved;
         let parts = match changed {
@@ -662,15 +956,17 @@ mod tests {
     use super::*;
 
     /// The same providers with every shortcut off: each provider tried,
-    /// its pattern run, every name and URI given to the expressions.
+    /// its pattern run, every name and URI given to the expressions (and,
+    /// given a fresh scratch, nothing remembered from another URI).
     fn naive(providers: &mut Providers) {
         let every = providers.list.len();
         let prefilter = providers.prefilter.as_mut().unwrap();
         prefilter.always = (0..every).collect();
+        prefilter.label_starts = LabelStarts::new(Vec::new());
         prefilter.in_authority = Literals::new(Vec::new()).unwrap();
         prefilter.anywhere = Literals::new(Vec::new()).unwrap();
         for provider in &mut providers.list {
-            provider.matches_every_uri = false;
+            provider.shape = Shape::Expression;
             provider.field_starts = None;
             for guarded in [&mut provider.exceptions, &mut provider.redirections]
                 .into_iter()
@@ -683,6 +979,9 @@ mod tests {
 
     /// The benchmark list on the sample's lines, and on each with a
     /// parameter of every rule name appended: the shortcuts change nothing.
+    /// The fast list keeps one scratch through the lines, as a thread does,
+    /// so that what it remembers of a line serves the next; the naive one
+    /// starts each line afresh.
     #[test]
     fn shortcuts_agree_with_trying_every_provider() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
@@ -697,6 +996,7 @@ mod tests {
         let (fast, mut slow) = (compile(), compile());
         naive(&mut slow);
         let scheme = crate::normalize::Normalizer::new(crate::normalize::Rung::Scheme);
+        let mut kept = Scratch::default();
         let mut checked = 0;
         for line in sample.lines() {
             let Ok(uri) = scheme.normalize(line) else {
@@ -710,19 +1010,20 @@ mod tests {
                 let Some(parts) = WebParts::of(uri.as_bytes()) else {
                     continue;
                 };
-                let run = |providers: &Providers| {
+                let run = |providers: &Providers, scratch: &mut Scratch| {
                     let mut out = uri.as_bytes().to_vec();
                     let mut fired = Vec::new();
-                    let (events, _) = providers.apply(
-                        &mut out,
-                        0,
-                        parts.clone(),
-                        &mut Scratch::default(),
-                        &mut |id| fired.push(id),
-                    );
+                    let (events, _) =
+                        providers.apply(&mut out, 0, parts.clone(), scratch, &mut |id| {
+                            fired.push(id)
+                        });
                     (out, fired, events)
                 };
-                assert_eq!(run(&fast), run(&slow), "{uri}");
+                assert_eq!(
+                    run(&fast, &mut kept),
+                    run(&slow, &mut Scratch::default()),
+                    "{uri}"
+                );
                 checked += 1;
             }
         }
@@ -771,6 +1072,121 @@ mod tests {
         let authority = |uri: &'static [u8]| &uri[WebParts::of(uri).unwrap().authority];
         assert_eq!(authority(b"https://u@a.example:80/p?q"), b"u@a.example:80");
         assert_eq!(authority(b"http://a?q/"), b"a");
+    }
+
+    #[test]
+    fn label_start_literals_start_a_label_in_every_match() {
+        let literal = |p: &str| label_start_literal(p).map(|l| String::from_utf8(l).unwrap());
+        let amazon = r"^https?:\/\/(?:[a-z0-9-]+\.)*?amazon(?:\.[a-z]{2,}){1,}";
+        assert_eq!(literal(amazon).as_deref(), Some("amazon"));
+        assert_eq!(
+            literal(r"^https?:\/\/spa\.example").as_deref(),
+            Some("spa.example")
+        );
+        assert_eq!(
+            literal(r"^https?:\/\/(?:www\.)?(?:m\.|[a-z]+\.)*google\.com").as_deref(),
+            Some("google.com")
+        );
+        // Pieces before it that may end elsewhere than after a `.`.
+        assert_eq!(literal(r"^https?:\/\/[a-z0-9-]*amazon\.com"), None);
+        assert_eq!(literal(r"^https?:\/\/(?:[a-z]+\.|x)*amazon\.com"), None);
+        assert_eq!(literal(r"^https?:\/\/(?:www)?amazon\.com"), None);
+        // Past the authority, or not in it at all.
+        assert_eq!(literal(r"^https?:\/\/google\.com\/url"), None);
+        assert_eq!(literal(r"amazon\.com"), None);
+    }
+
+    /// The site form's patterns match as their expressions do.
+    #[test]
+    fn site_shapes_match_as_their_expressions() {
+        let pattern = |literal: &str| {
+            let [before, after] = Shape::TEMPLATE;
+            format!("{before}{literal}{after}")
+        };
+        let amazon = pattern("amazon");
+        assert!(matches!(Shape::of(&amazon), Shape::Site(l) if l == b"amazon"));
+        assert!(
+            matches!(Shape::of(&pattern(r"e\-passport")), Shape::Site(l) if l == b"e-passport")
+        );
+        assert!(matches!(Shape::of(".*"), Shape::EveryUri));
+        assert!(matches!(Shape::of(""), Shape::EveryUri));
+        assert!(matches!(Shape::of(&pattern("a|b")), Shape::Expression));
+        assert!(matches!(Shape::of(&pattern("[ab]c")), Shape::Expression));
+        assert!(matches!(
+            Shape::of(&format!("{amazon}x")),
+            Shape::Expression
+        ));
+        let expression = expression("urlPattern", &amazon).unwrap();
+        for uri in [
+            "https://amazon.de",
+            "HTTP://www.AMAZON.co.uk/x",
+            "https://a-b.c1.amazon.de?q",
+            "https://amazon.d",
+            "https://amazon.d1",
+            "https://xamazon.de",
+            "https://a..amazon.de",
+            "https://.amazon.de",
+            "https://a_b.amazon.de",
+            "https://u@amazon.de",
+            "https://amazon.amazon.de",
+            "https://amazon",
+            "ftp://amazon.de",
+            "https:/amazon.de",
+            "https://x/amazon.de",
+            "wss://amazon.de",
+            "",
+        ] {
+            assert_eq!(
+                site_matches(b"amazon", uri.as_bytes()),
+                expression.is_match(uri.as_bytes()),
+                "{uri}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Any URI of the bytes that matter to the site form: it matches
+        /// as the expression does.
+        #[test]
+        fn site_form_agrees_with_the_expression(
+            uri in "(?:[hH][tT][tT][pP][sS]?:)?(?://)?(?:[aA.zZ0_/@-]|ab|AB){0,12}",
+        ) {
+            let [before, after] = Shape::TEMPLATE;
+            let expression = expression("urlPattern", &format!("{before}ab{after}")).unwrap();
+            proptest::prop_assert_eq!(
+                site_matches(b"ab", uri.as_bytes()),
+                expression.is_match(uri.as_bytes())
+            );
+        }
+    }
+
+    /// Literals in and out of the start of labels, for the providers
+    /// tried: every provider whose literal starts a label is found.
+    #[test]
+    fn label_starts_find_the_literals_that_start_a_label() {
+        let starts = LabelStarts::new(vec![
+            (b"amazon".to_vec(), 0),
+            (b"zon".to_vec(), 1),
+            (b"ex.co".to_vec(), 2),
+        ]);
+        let found = |authority: &[u8]| {
+            let mut owners = Vec::new();
+            starts.find(authority, &mut owners);
+            owners.sort_unstable();
+            owners.dedup();
+            owners
+        };
+        assert_eq!(found(b"www.AMAZON.de"), [0]);
+        assert_eq!(found(b"amazon"), [0]);
+        assert_eq!(found(b"amazo"), Vec::<usize>::new());
+        assert_eq!(found(b"zon.de"), [1]);
+        assert_eq!(found(b"notamazon.de"), Vec::<usize>::new());
+        assert_eq!(found(b"u.x.ex.com:80"), [2]);
+        // After the userinfo is no label start: a pattern whose literal
+        // follows only a `.` or the `//` does not match there.
+        assert_eq!(found(b"u@ex.com"), Vec::<usize>::new());
+        assert_eq!(found(b""), Vec::<usize>::new());
+        assert_eq!(found(b"a..ex.co."), [2]);
     }
 
     /// The name starts never turn away a name the expression matches: the
@@ -823,5 +1239,92 @@ mod tests {
         }
         // An alternative that starts with a class of many letters: unknown.
         assert!(NameStarts::of(&["[a-z]+_id"]).is_none());
+    }
+
+    /// One scratch kept through two lists whose first provider is the same
+    /// (index 0) but not its fields, taken in turns: each list's verdicts
+    /// and candidates are its own.
+    #[test]
+    fn the_memo_serves_only_the_list_it_was_made_for() {
+        let compile = |field: &str| {
+            let text = format!(
+                r#"{{"providers":{{"g":{{"urlPattern":".*","rules":["{field}"]}},
+                "h":{{"urlPattern":"^https?:\\/\\/(?:[a-z0-9-]+\\.)*?{field}site\\.example","rules":["x"]}}}}}}"#
+            );
+            let mut providers = Providers::default();
+            providers.add("list", &text).unwrap();
+            providers.finish(0).unwrap();
+            providers
+        };
+        let (a, b) = (compile("a"), compile("b"));
+        let mut scratch = Scratch::default();
+        for _ in 0..3 {
+            for (providers, expected) in [
+                (&a, "https://asite.example/?b=2"),
+                (&b, "https://asite.example/?a=1&x=3"),
+            ] {
+                let uri = b"https://asite.example/?a=1&b=2&x=3";
+                let mut out = uri.to_vec();
+                let parts = WebParts::of(uri).unwrap();
+                providers.apply(&mut out, 0, parts, &mut scratch, &mut |_| {});
+                assert_eq!(String::from_utf8(out).unwrap(), expected);
+            }
+        }
+    }
+
+    /// A name's verdict is the expression's, whether remembered, forgotten
+    /// (past [`Verdicts::ENTRIES`]) or too long to remember.
+    #[test]
+    fn verdicts_are_the_expressions() {
+        let fields = any_of("rules", &["utm_[a-z]+", "ref_?", "x"], true)
+            .unwrap()
+            .unwrap();
+        let mut verdicts = Verdicts::default();
+        let long = "utm_".to_string() + &"a".repeat(Verdicts::NAME_BYTES);
+        for round in 0..3 {
+            for i in 0..Verdicts::ENTRIES + 10 {
+                for name in [
+                    format!("utm_{i}"),
+                    format!("{i}"),
+                    "ref".into(),
+                    long.clone(),
+                ] {
+                    // Provider 1 has no field: the same name, another verdict.
+                    for (provider, expected) in [(0, fields.is_match(name.as_bytes())), (1, false)]
+                    {
+                        let got = verdicts.is_field(provider, name.as_bytes(), |n| {
+                            provider == 0 && fields.is_match(n)
+                        });
+                        assert_eq!(got, expected, "{name} {provider} {round}");
+                    }
+                }
+            }
+            assert!(verdicts.known.len() <= Verdicts::ENTRIES);
+        }
+    }
+
+    proptest::proptest! {
+        /// Any names, in any order, with repeats: the remembered verdicts
+        /// are the expression's.
+        #[test]
+        fn verdicts_agree_with_the_expression(
+            names in proptest::collection::vec(
+                ("[0-2]", "(?:[uUtTmM_%+]|utm_|ref){0,4}"),
+                0..200,
+            ),
+        ) {
+            let fields = [
+                any_of("rules", &["utm_[a-z]+", "ref_?"], true).unwrap().unwrap(),
+                any_of("rules", &["m", "u%"], true).unwrap().unwrap(),
+                any_of("rules", &["[a-z_]+"], true).unwrap().unwrap(),
+            ];
+            let mut verdicts = Verdicts::default();
+            for (provider, name) in &names {
+                let provider: usize = provider.parse().unwrap();
+                let expected = fields[provider].is_match(name.as_bytes());
+                let got = verdicts.is_field(provider, name.as_bytes(), |n| fields[provider].is_match(n));
+                proptest::prop_assert_eq!(got, expected);
+            }
+        }
     }
 }

@@ -317,6 +317,8 @@ struct Scratch {
     matched: Vec<u32>,
     /// The ClearURLs providers the URI may match.
     candidates: Vec<usize>,
+    /// What the ClearURLs providers remember from one URI to the next.
+    providers: clearurls::Memo,
     /// A query parameter's name, decoded.
     decoded: Vec<u8>,
 }
