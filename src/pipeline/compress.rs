@@ -18,7 +18,7 @@ use super::sniff::Format;
 /// empty history, so the larger the block beside the format's window, the
 /// less the cut costs in size. gzip's window is 32 KiB: 1 MiB blocks cost
 /// 0.2 %. zstd's at level 3 is 2 MiB or more: 1 MiB frames cost 6 %, 8 MiB
-/// ones 0.4 % (measured on the benchmark corpus's output; what `zstd -T`
+/// ones 0.6 % (measured on the benchmark corpus's output; what `zstd -T`
 /// does, a job of 4 windows, is close to the latter). bzip2 compresses
 /// 900 kB blocks on its own anyway.
 fn block_bytes(format: Format) -> usize {
