@@ -135,19 +135,24 @@ fn merge(base: &UriRef<'_>, reference_path: &str, out: &mut Vec<u8>) {
 /// assert_eq!(buf, b"mid/6");
 /// ```
 pub fn remove_dot_segments(buf: &mut Vec<u8>, start: usize) {
-    let end = buf.len();
+    let kept = remove_dot_segments_within(&mut buf[start..]);
+    buf.truncate(start + kept);
+}
+
+/// [`remove_dot_segments`] on a path standing anywhere, with bytes after
+/// it: the path without its dot segments is left at the front of `path`,
+/// and its length returned.
+pub(crate) fn remove_dot_segments_within(path: &mut [u8]) -> usize {
+    let end = path.len();
     // Segments before the first `/.` are not dot segments and stay where
     // they are, unless the path starts with a dot (rules 2A and 2D).
-    let untouched = match buf.get(start) {
+    let untouched = match path.first() {
         Some(b'.') => 0,
-        _ => buf[start..]
-            .windows(2)
-            .position(|w| w == b"/.")
-            .unwrap_or(end - start),
+        _ => crate::swar::find_pair(path, b'/', b'.').unwrap_or(end),
     };
-    let (mut read, mut write) = (start + untouched, start + untouched);
+    let (mut read, mut write) = (untouched, untouched);
     while read < end {
-        let input = &buf[read..end];
+        let input = &path[read..end];
         if input.starts_with(b"../") {
             // 2A
             read += 3;
@@ -157,39 +162,35 @@ pub fn remove_dot_segments(buf: &mut Vec<u8>, start: usize) {
         } else if input == b"/." {
             // 2B at the end: the input becomes "/"
             read += 1;
-            buf[read] = b'/';
+            path[read] = b'/';
         } else if input.starts_with(b"/../") || input == b"/.." {
             // 2C: the input becomes "/…"; the output loses its last segment
             if input.len() == 3 {
                 read += 2;
-                buf[read] = b'/';
+                path[read] = b'/';
             } else {
                 read += 3;
             }
-            write = start
-                + buf[start..write]
-                    .iter()
-                    .rposition(|&b| b == b'/')
-                    .unwrap_or(0);
+            write = path[..write].iter().rposition(|&b| b == b'/').unwrap_or(0);
         } else if input == b"." || input == b".." {
             // 2D
             read = end;
         } else {
             // 2E: move the first segment, with its leading `/` if any
             let from = read + usize::from(input[0] == b'/');
-            let segment_end = buf[from..end]
+            let segment_end = path[from..end]
                 .iter()
                 .position(|&b| b == b'/')
                 .map_or(end, |n| from + n);
             if write != read {
-                buf.copy_within(read..segment_end, write);
+                path.copy_within(read..segment_end, write);
             }
             write += segment_end - read;
             read = segment_end;
         }
     }
     debug_assert!(write <= end);
-    buf.truncate(write);
+    write
 }
 
 #[cfg(test)]

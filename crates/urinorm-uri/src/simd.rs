@@ -45,7 +45,7 @@ impl Class {
     }
 
     /// How many bytes from the start of `bytes` are in the class.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn run_len(&self, bytes: &[u8]) -> usize {
         #[cfg(target_arch = "x86_64")]
         if bytes.len() >= 16 && std::arch::is_x86_feature_detected!("ssse3") {
@@ -80,6 +80,7 @@ impl Class {
     /// ones already passed, whose bits are shifted out.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "ssse3")]
+    #[inline]
     unsafe fn run_len_ssse3(&self, bytes: &[u8]) -> usize {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128};
         debug_assert!(bytes.len() >= 16);

@@ -2,11 +2,13 @@
 //! that writes the canonical form of one reference into a reused buffer.
 //!
 //! Rungs are cumulative: each applies every rule of the rungs below it. The
-//! normalizer walks the components once, in §5.3 order, writing each in its
-//! canonical form; it knows nothing of files or threads.
+//! syntax and scheme rungs copy the reference once and fix its bytes in
+//! place (`rewrite.rs`); the protocol rung's transforms and site rules start
+//! from that form. It knows nothing of files or threads.
 
 mod ia;
 pub mod protocol;
+mod rewrite;
 pub mod scheme;
 pub mod site;
 pub mod syntax;
@@ -16,8 +18,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::error::{ErrorKind, InvalidUri};
-use crate::offsets::{AuthorityPos, Offsets};
-use crate::resolve::remove_dot_segments;
+use crate::offsets::Offsets;
 use crate::scratch::Slot;
 use crate::swar;
 use crate::uri::{HostKind, UriRef};
@@ -707,108 +708,7 @@ impl Normalizer {
         uri: &UriRef<'_>,
         out: &mut Vec<u8>,
     ) -> Result<(Changes, Offsets), InvalidUri> {
-        let mut changes = Changes::default();
-        let by_scheme = self.rung >= Rung::Scheme;
-        let pct = uri.has_percent_encoding();
-        let start = out.len();
-        let mut layout = Offsets::default();
-
-        let mut scheme = None;
-        if let Some(name) = uri.scheme() {
-            syntax::push_scheme(out, name, &mut changes);
-            scheme = by_scheme.then(|| scheme::lookup(&out[start..])).flatten();
-            layout.scheme_end = Some(out.len() - start);
-            out.push(b':');
-        }
-
-        if let (Some(authority), Some(host), Some(host_kind)) =
-            (uri.offsets.authority, uri.host(), uri.host_kind())
-        {
-            out.extend_from_slice(b"//");
-            let authority_start = out.len();
-            let mut userinfo_end = None;
-            if let Some(userinfo) = uri.userinfo() {
-                syntax::push_component(out, userinfo.as_bytes(), pct, &mut changes);
-                userinfo_end = Some(out.len() - start);
-                out.push(b'@');
-            }
-            let host_start = out.len();
-            syntax::push_host(out, host, host_kind, pct, &mut changes);
-            if let Some(scheme) = scheme {
-                scheme::canonical_host(out, host_start, scheme, pct, &mut changes)
-                    .map_err(|kind| InvalidUri::new(authority.host.0, kind))?;
-            }
-            let host_end = out.len();
-            match uri.port() {
-                None => {}
-                Some("") => changes.add(Rule::DropEmptyPort),
-                Some(port) if by_scheme => scheme::push_port(out, port, scheme, &mut changes)
-                    .map_err(|kind| InvalidUri::new(authority.port_start.unwrap_or(0), kind))?,
-                Some(port) => {
-                    out.push(b':');
-                    out.extend_from_slice(port.as_bytes());
-                }
-            }
-            layout.authority = Some(AuthorityPos {
-                start: authority_start - start,
-                userinfo_end,
-                host: (host_start - start, host_end - start),
-                port_start: (out.len() > host_end).then_some(host_end + 1 - start),
-                host_kind: match host_kind {
-                    // Decoding can make a name read as an address (`%31.2.3.4`).
-                    HostKind::RegName => crate::parse::reg_name_kind(&out[host_start..host_end]),
-                    literal => literal,
-                },
-            });
-        }
-
-        let path_start = out.len();
-        syntax::push_component(out, uri.path().as_bytes(), pct, &mut changes);
-        // §6.2.2.3: dot segments are removed from the paths of URIs; in a
-        // relative reference they still mean something to resolution. A
-        // rootless path (`urn:a:b/../c`, `mailto:…`) is opaque: it has no
-        // hierarchy for `..` to climb, and §5.2.4 would turn it into an
-        // absolute path, so it is left as written (as fluent-uri does).
-        if uri.scheme().is_some()
-            && uri.path().starts_with('/')
-            && swar::has_slash_dot(&out[path_start..])
-        {
-            let before = out.len();
-            remove_dot_segments(out, path_start);
-            if out.len() != before {
-                changes.add(Rule::RemoveDotSegments);
-            }
-        }
-        if let Some(scheme) = scheme {
-            scheme::normalize_path(
-                out,
-                path_start,
-                scheme,
-                uri.offsets.authority.is_some(),
-                &mut changes,
-            );
-        }
-        // Without an authority, a path that now starts with `//` would read
-        // as one (§3.3): `/.` in front keeps it a path, with the same meaning.
-        if uri.offsets.authority.is_none() && out[path_start..].starts_with(b"//") {
-            changes.add(Rule::KeepPathFromReadingAsAuthority);
-            out.splice(path_start..path_start, *b"/.");
-        }
-        layout.path = (path_start - start, out.len() - start);
-
-        if let Some(query) = uri.query() {
-            out.push(b'?');
-            layout.query_start = Some(out.len() - start);
-            syntax::push_component(out, query.as_bytes(), pct, &mut changes);
-        }
-        if let Some(fragment) = uri.fragment() {
-            out.push(b'#');
-            layout.fragment_start = Some(out.len() - start);
-            syntax::push_component(out, fragment.as_bytes(), pct, &mut changes);
-        }
-        // No rule writes a `%` the input lacked; decoding can take them all.
-        layout.has_percent = pct && memchr::memchr(b'%', &out[start..]).is_some();
-        Ok((changes, layout))
+        rewrite::rewrite(uri, self.rung >= Rung::Scheme, out)
     }
 }
 

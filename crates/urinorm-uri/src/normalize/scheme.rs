@@ -167,43 +167,35 @@ fn decode_non_ascii(host: &[u8]) -> Vec<u8> {
     decoded
 }
 
-/// Appends `:port` unless it is the scheme's default (§6.2.3); a port of a
-/// scheme in the table is a number, so its leading zeros go too.
-pub fn push_port(
-    out: &mut Vec<u8>,
-    port: &str,
-    scheme: Option<&Scheme>,
+/// The port as §6.2.3 writes it for a scheme whose default port is
+/// `default`: `None` when it is the default (dropped with its `:`), else
+/// its digits without leading zeros (a port of a scheme in the table is a
+/// number), a suffix of `port`.
+pub fn canonical_port<'a>(
+    port: &'a str,
+    default: u16,
     changes: &mut Changes,
-) -> Result<(), ErrorKind> {
-    let Some(default) = scheme.and_then(|s| s.default_port) else {
-        out.push(b':');
-        out.extend_from_slice(port.as_bytes());
-        return Ok(());
-    };
+) -> Result<Option<&'a str>, ErrorKind> {
     let digits = port.trim_start_matches('0');
-    let digits = if digits.is_empty() { "0" } else { digits };
+    let digits = if digits.is_empty() {
+        &port[port.len() - 1..]
+    } else {
+        digits
+    };
     if digits.len() != port.len() {
         changes.add(Rule::PortLeadingZeros);
     }
     let value: u16 = digits.parse().map_err(|_| ErrorKind::PortOutOfRange)?;
     if value == default {
         changes.add(Rule::DropDefaultPort);
-    } else {
-        out.push(b':');
-        out.extend_from_slice(digits.as_bytes());
+        return Ok(None);
     }
-    Ok(())
+    Ok(Some(digits))
 }
 
-/// Applies the scheme's path rules to `out[path_start..]`.
-pub fn normalize_path(
-    out: &mut Vec<u8>,
-    path_start: usize,
-    scheme: &Scheme,
-    has_authority: bool,
-    changes: &mut Changes,
-) {
-    let path = &mut out[path_start..];
+/// Applies the scheme's own case rules to its path (they keep its length):
+/// the domain of each `mailto:` address, the `urn:` namespace identifier.
+pub fn lowercase_path_parts(path: &mut [u8], scheme: &Scheme, changes: &mut Changes) {
     match scheme.special {
         Special::Mailto => {
             for address in path.split_mut(|&b| b == b',') {
@@ -221,10 +213,6 @@ pub fn normalize_path(
             }
         }
         Special::File | Special::None => {}
-    }
-    if scheme.empty_path_is_root && has_authority && out.len() == path_start {
-        changes.add(Rule::EmptyPathIsRoot);
-        out.push(b'/');
     }
 }
 

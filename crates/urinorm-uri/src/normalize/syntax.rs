@@ -27,35 +27,74 @@ pub fn push_percent_normalized(
         if run_end == rest.len() {
             return;
         }
-        let triplet = &rest[run_end..run_end + 3];
-        let (hi, lo) = (hex_digit(triplet[1]), hex_digit(triplet[2]));
-        let value = hi << 4 | lo;
-        if UNRESERVED.allows(value) {
-            changes.add(Rule::DecodeUnreserved);
-            out.push(if lowercase {
-                value.to_ascii_lowercase()
-            } else {
-                value
-            });
-        } else {
-            let upper = [b'%', HEX_UPPER[usize::from(hi)], HEX_UPPER[usize::from(lo)]];
-            if upper != triplet {
-                changes.add(Rule::UppercasePercentHex);
-            }
-            out.extend_from_slice(&upper);
+        match Triplet::normalized(&rest[run_end..run_end + 3], changes) {
+            Triplet::Decoded(value) if lowercase => out.push(value.to_ascii_lowercase()),
+            Triplet::Decoded(value) => out.push(value),
+            Triplet::Kept(upper) => out.extend_from_slice(&upper),
         }
         rest = &rest[run_end + 3..];
     }
 }
 
-/// Appends a component: percent-normalized when the reference holds any
-/// `%XX` (the parser knows), copied as is otherwise.
-#[inline]
-pub fn push_component(out: &mut Vec<u8>, bytes: &[u8], has_percent: bool, changes: &mut Changes) {
-    if has_percent {
-        push_percent_normalized(out, bytes, false, changes);
-    } else {
-        out.extend_from_slice(bytes);
+/// [`push_percent_normalized`] in place: the component at `buf[read..end]`
+/// is written from `write` on (`write <= read`, so nothing is read after
+/// it is overwritten: a triplet is read whole before its 1 or 3 bytes are
+/// written); returns where it ends.
+pub fn percent_normalize_within(
+    buf: &mut [u8],
+    mut read: usize,
+    end: usize,
+    mut write: usize,
+    changes: &mut Changes,
+) -> usize {
+    debug_assert!(write <= read && read <= end);
+    while let Some(n) = memchr(b'%', &buf[read..end]) {
+        if write != read {
+            buf.copy_within(read..read + n, write);
+        }
+        write += n;
+        read += n;
+        let triplet: [u8; 3] = buf[read..read + 3].try_into().expect("a triplet");
+        match Triplet::normalized(&triplet, changes) {
+            Triplet::Decoded(value) => {
+                buf[write] = value;
+                write += 1;
+            }
+            Triplet::Kept(upper) => {
+                buf[write..write + 3].copy_from_slice(&upper);
+                write += 3;
+            }
+        }
+        read += 3;
+    }
+    if write != read {
+        buf.copy_within(read..end, write);
+    }
+    write + (end - read)
+}
+
+/// A `%XX` triplet as §6.2.2.1 and §6.2.2.2 write it.
+enum Triplet {
+    /// It encodes an unreserved character (§2.3): the character.
+    Decoded(u8),
+    /// Any other octet stays encoded, its hex digits upper case.
+    Kept([u8; 3]),
+}
+
+impl Triplet {
+    /// The triplet's normal form, noting the rule that changed it.
+    fn normalized(triplet: &[u8], changes: &mut Changes) -> Triplet {
+        let (hi, lo) = (hex_digit(triplet[1]), hex_digit(triplet[2]));
+        let value = hi << 4 | lo;
+        if UNRESERVED.allows(value) {
+            changes.add(Rule::DecodeUnreserved);
+            return Triplet::Decoded(value);
+        }
+        let upper = [b'%', HEX_UPPER[usize::from(hi)], HEX_UPPER[usize::from(lo)]];
+        if upper != triplet {
+            changes.add(Rule::UppercasePercentHex);
+        }
+        Triplet::Kept(upper)
     }
 }
 
@@ -102,16 +141,6 @@ fn push_run(out: &mut Vec<u8>, run: &[u8], lowercase: bool, changes: &mut Change
     out.extend_from_slice(run);
     if lowercase && crate::swar::has_ascii_uppercase(run) {
         changes.add(Rule::LowercaseHost);
-        out[start..].make_ascii_lowercase();
-    }
-}
-
-/// Appends the scheme lower-cased (§6.2.2.1: schemes are case-insensitive, §3.1).
-pub fn push_scheme(out: &mut Vec<u8>, scheme: &str, changes: &mut Changes) {
-    let start = out.len();
-    out.extend_from_slice(scheme.as_bytes());
-    if scheme.bytes().any(|b| b.is_ascii_uppercase()) {
-        changes.add(Rule::LowercaseScheme);
         out[start..].make_ascii_lowercase();
     }
 }
