@@ -142,7 +142,8 @@ mod tests {
         let extra: &[&[u8]] = &[b"", b"a", b"//", b"?#", b"s://u@[::1]:80/p?q#f", b"s:/./a?"];
         let mut parsed = 0;
         for line in sample.split(|&b| b == b'\n').chain(extra.iter().copied()) {
-            if let Ok((text, offsets)) = crate::parse::parse(line) {
+            if let Ok(uri) = crate::parse::parse(line) {
+                let (text, offsets) = (uri.text, uri.offsets);
                 assert_eq!(
                     offsets.check(text.as_bytes()),
                     Ok(()),
@@ -156,8 +157,8 @@ mod tests {
 
     #[test]
     fn a_broken_offset_is_caught() {
-        let (text, offsets) = crate::parse::parse(b"http://u@h:80/p?q#f").unwrap();
-        let text = text.as_bytes();
+        let uri = crate::parse::parse(b"http://u@h:80/p?q#f").unwrap();
+        let (text, offsets) = (uri.text.as_bytes(), uri.offsets);
         let moved = |change: fn(&mut Offsets)| {
             let mut broken = offsets;
             change(&mut broken);

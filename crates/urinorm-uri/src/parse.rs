@@ -1,4 +1,5 @@
-//! The RFC 3986 `URI-reference` parser: bytes in, offsets out, one pass, no allocation.
+//! The RFC 3986 `URI-reference` parser: bytes in, a [`UriRef`] (the text and
+//! its offsets) out, one pass, no allocation.
 //!
 //! The grammar of Appendix A is applied component by component (§3): scheme,
 //! then `//` authority, then path, query and fragment. Each component is one
@@ -15,6 +16,7 @@ use crate::host::{is_ipvfuture, parse_ipv4, parse_ipv6};
 use crate::offsets::{AuthorityPos, HostKind, Offsets};
 use crate::simd::Class;
 use crate::table::{ALPHA, PATH, QUERY, REG_NAME, SCHEME, USERINFO, hex_value};
+use crate::uri::UriRef;
 
 /// The component classes, as the scans read them.
 static PATH_CLASS: Class = Class::new(PATH);
@@ -24,7 +26,7 @@ static USERINFO_CLASS: Class = Class::new(USERINFO);
 
 /// Parses `bytes` as a `URI-reference` (§4.1): the text (ASCII, so UTF-8)
 /// and where its components stand.
-pub(crate) fn parse(bytes: &[u8]) -> Result<(&str, Offsets), InvalidUri> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("ssse3") {
         // SAFETY: the CPU has SSSE3, as just checked.
@@ -37,13 +39,13 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<(&str, Offsets), InvalidUri> {
 /// ([`Class::run_len`]) is then inlined into them, not called once a scan.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "ssse3")]
-unsafe fn parse_ssse3(bytes: &[u8]) -> Result<(&str, Offsets), InvalidUri> {
+unsafe fn parse_ssse3(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
     parse_any(bytes)
 }
 
 /// The parse itself, for any CPU.
 #[inline(always)]
-fn parse_any(bytes: &[u8]) -> Result<(&str, Offsets), InvalidUri> {
+fn parse_any(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
     // §3.1: a scheme is a letter, then scheme bytes, then `:`. Anything else
     // makes this a relative reference (§4.2).
     let scheme_end = match bytes.first() {
@@ -102,7 +104,7 @@ fn parse_any(bytes: &[u8]) -> Result<(&str, Offsets), InvalidUri> {
         fragment_start,
         has_percent: saw_percent,
     };
-    Ok((text, offsets))
+    Ok(UriRef::from_offsets(text, offsets))
 }
 
 /// Parses `authority = [ userinfo "@" ] host [ ":" port ]` (§3.2) from

@@ -45,7 +45,7 @@ impl<'a> UriRef<'a> {
 
     /// Parses bytes that may not be UTF-8; any non-ASCII byte is an error.
     pub fn parse_bytes(bytes: &'a [u8]) -> Result<UriRef<'a>, InvalidUri> {
-        crate::parse::parse(bytes).map(|(text, offsets)| UriRef::from_offsets(text, offsets))
+        crate::parse::parse(bytes)
     }
 
     /// The reference `text` whose components stand at `offsets`: the one

@@ -35,7 +35,7 @@ pub(super) fn rewrite(
     let start = out.len();
     out.extend_from_slice(uri.as_str().as_bytes());
     let mut changes = Changes::default();
-    let input = uri.offsets;
+    let input = &uri.offsets;
 
     // §6.2.2.1, §3.1: the scheme is case-insensitive; lower case keeps its length.
     let mut scheme = None;
@@ -105,7 +105,7 @@ impl Form<'_> {
 
     /// The path, query and fragment in their canonical form.
     fn path_query_fragment(&mut self, uri: &UriRef<'_>, scheme: Option<&scheme::Scheme>) -> Tail {
-        let input = uri.offsets;
+        let input = &uri.offsets;
         let path_start = self.at(input.path.0);
         let query_end = input.fragment_start.map_or(uri.as_str().len(), |f| f - 1);
         let mut path_end = self.at(input.path.1);
