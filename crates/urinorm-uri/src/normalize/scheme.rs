@@ -171,7 +171,7 @@ fn decode_non_ascii(host: &[u8]) -> Vec<u8> {
 /// `default`: `None` when it is the default (dropped with its `:`), else
 /// its digits without leading zeros (a port of a scheme in the table is a
 /// number), a suffix of `port`.
-pub fn canonical_port<'a>(
+pub(crate) fn canonical_port<'a>(
     port: &'a str,
     default: u16,
     changes: &mut Changes,
@@ -195,7 +195,7 @@ pub fn canonical_port<'a>(
 
 /// Applies the scheme's own case rules to its path (they keep its length):
 /// the domain of each `mailto:` address, the `urn:` namespace identifier.
-pub fn lowercase_path_parts(path: &mut [u8], scheme: &Scheme, changes: &mut Changes) {
+pub(crate) fn lowercase_path_parts(path: &mut [u8], scheme: &Scheme, changes: &mut Changes) {
     match scheme.special {
         Special::Mailto => {
             for address in path.split_mut(|&b| b == b',') {

@@ -40,7 +40,7 @@ pub fn push_percent_normalized(
 /// is written from `write` on (`write <= read`, so nothing is read after
 /// it is overwritten: a triplet is read whole before its 1 or 3 bytes are
 /// written); returns where it ends.
-pub fn percent_normalize_within(
+pub(crate) fn percent_normalize_within(
     buf: &mut [u8],
     mut read: usize,
     end: usize,
