@@ -12,17 +12,19 @@
 
 use std::ffi::{CStr, c_char, c_void};
 use std::fmt;
+use std::ops::Range;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
-use rayon::prelude::*;
 
 use urinorm::fingerprint::{Fingerprint, fingerprint};
 use urinorm::key::KeyFormat;
 use urinorm::mapper::{ColumnScratch, Columns};
 use urinorm::normalize::{Normalizer, Scratch};
 use urinorm::{InvalidUri, UriRef};
+
+mod threads;
 
 /// `struct ArrowSchema` of the C data interface.
 #[repr(C)]
@@ -154,6 +156,15 @@ impl<'a> StringArray<'a> {
         self.length
     }
 
+    /// The bytes of its values (of a slice, of the slice's values only).
+    pub fn value_bytes(&self) -> usize {
+        let (first, last) = (self.offset, self.offset + self.length);
+        match self.offsets {
+            Offsets::Small(o) => (o[last] - o[first]) as usize,
+            Offsets::Large(o) => (o[last] - o[first]) as usize,
+        }
+    }
+
     /// Whether its offsets are 64-bit.
     pub fn large(&self) -> bool {
         matches!(self.offsets, Offsets::Large(_))
@@ -268,7 +279,7 @@ impl OneUri for StringArray<'_> {
     }
 
     fn bytes(&self) -> usize {
-        self.data.len()
+        self.value_bytes()
     }
 }
 
@@ -318,7 +329,7 @@ impl Rows for Joined<'_> {
     }
 
     fn bytes(&self) -> usize {
-        self.columns.iter().map(|c| c.data.len()).sum()
+        self.columns.iter().map(StringArray::value_bytes).sum()
     }
 
     fn write(
@@ -369,7 +380,7 @@ impl OneUri for Resolving<'_> {
     }
 
     fn bytes(&self) -> usize {
-        self.references.data.len() + self.bases.data.len()
+        self.references.value_bytes() + self.bases.value_bytes()
     }
 }
 
@@ -428,12 +439,11 @@ pub(crate) struct Scratches {
 }
 
 /// The fewest values a thread is given: below it, a thread costs more than
-/// it saves. A multiple of 8, so that pieces join byte by byte.
+/// it saves. A multiple of 8, so that pieces' validity bits are whole bytes.
 const PIECE_AT_LEAST: usize = 1 << 12;
 
 /// Makes `made` of every value on `pool` (`None`: the calling thread
-/// alone): cut into pieces, each made into its own batch, the batches then
-/// joined in order, so that the result is the same whatever the threads.
+/// alone), the same whatever the threads.
 pub fn make(
     maker: &Maker<'_>,
     made: Made,
@@ -441,65 +451,18 @@ pub fn make(
     pool: Option<&rayon::ThreadPool>,
 ) -> Batch {
     let len = rows.len();
-    // Reckoned once: a list's bytes are a pass over all its values.
-    let bytes_a_row = rows.bytes() / len.max(1);
-    let piece_of = |range: std::ops::Range<usize>| {
-        let bytes = bytes_a_row * range.len();
-        let mut batch = Batch::made(made, range.len(), bytes);
-        if maker.reasons {
-            let reasons = Batch::made(Made::Keys { large: true }, range.len(), 0);
-            batch.reasons = Some(Box::new(reasons));
-        }
-        for i in range {
-            batch.push(maker, rows, i);
-        }
-        batch
+    let Some(pool) = pool.filter(|pool| pool.current_num_threads() > 1 && len > PIECE_AT_LEAST)
+    else {
+        let mut batch = Batch::made(made, len, rows.bytes(), maker.reasons);
+        batch.fill(maker, rows, 0..len);
+        return batch;
     };
-    let Some(pool) = pool.filter(|pool| pool.current_num_threads() > 1) else {
-        return piece_of(0..len);
-    };
-    // A few pieces a thread, so that one slow piece does not hold the rest.
+    // Several pieces a thread, so that one slow piece does not hold the rest.
     let piece = len
         .div_ceil(pool.current_num_threads() * 4)
         .next_multiple_of(8)
-        .max(PIECE_AT_LEAST);
-    pool.install(|| {
-        let pieces: Vec<Batch> = (0..len.div_ceil(piece))
-            .into_par_iter()
-            .map(|n| piece_of(n * piece..((n + 1) * piece).min(len)))
-            .collect();
-        Batch::join(pieces, made)
-    })
-}
-
-/// `head`, then `parts` one after the other, in a new vector: each part
-/// copied by a thread of the current pool, and changed by `shift` with
-/// where its part's data starts (`starts`).
-fn concatenate<T: Copy + Default + Send + Sync>(
-    head: &[T],
-    parts: &[&[T]],
-    starts: &[usize],
-    shift: impl Fn(T, usize) -> T + Sync,
-) -> Vec<T> {
-    let mut joined = vec![T::default(); head.len() + parts.iter().map(|p| p.len()).sum::<usize>()];
-    joined[..head.len()].copy_from_slice(head);
-    let mut rest = &mut joined[head.len()..];
-    let mut places = Vec::with_capacity(parts.len());
-    for part in parts {
-        let (place, after) = rest.split_at_mut(part.len());
-        places.push(place);
-        rest = after;
-    }
-    places
-        .into_par_iter()
-        .zip(parts)
-        .zip(starts)
-        .for_each(|((place, part), &start)| {
-            for (to, &from) in place.iter_mut().zip(part.iter()) {
-                *to = shift(from, start);
-            }
-        });
-    joined
+        .clamp(PIECE_AT_LEAST, threads::PIECE_AT_MOST);
+    threads::make_on(pool, maker, made, rows, piece)
 }
 
 /// What a batch's values are, with the buffers their kind needs.
@@ -530,21 +493,73 @@ pub struct Batch {
 
 impl Batch {
     /// An empty batch of `made` for `capacity` values of about `bytes`
-    /// bytes in all (canonical forms are about as long as their inputs).
-    fn made(made: Made, capacity: usize, bytes: usize) -> Batch {
-        match made {
+    /// bytes in all (canonical forms are about as long as their inputs),
+    /// with a batch of reasons beside it when `reasons`.
+    fn made(made: Made, capacity: usize, bytes: usize, reasons: bool) -> Batch {
+        let (shape, bytes) = match made {
             Made::Keys { large: true } => {
                 let offsets = OffsetsOut::Large(Vec::with_capacity(capacity + 1));
-                Batch::new(Shape::Keys(offsets), capacity, bytes)
+                (Shape::Keys(offsets), bytes)
             }
             Made::Keys { large: false } => {
                 let offsets = OffsetsOut::Small(Vec::with_capacity(capacity + 1));
-                Batch::new(Shape::Keys(offsets), capacity, bytes)
+                (Shape::Keys(offsets), bytes)
             }
             Made::Fingerprints => {
                 let shape = Shape::Fingerprints { key: Vec::new() };
-                Batch::new(shape, capacity, capacity * size_of::<Fingerprint>())
+                (shape, capacity * size_of::<Fingerprint>())
             }
+        };
+        let mut batch = Batch::new(shape, capacity, bytes);
+        if reasons {
+            let reasons = Batch::made(Made::Keys { large: true }, capacity, 0, false);
+            batch.reasons = Some(Box::new(reasons));
+        }
+        batch
+    }
+
+    /// A batch of `made` of `len` values, all null, with `bytes` zero bytes:
+    /// the buffers a threaded batch is copied into, at their full size.
+    fn sized(made: Made, len: usize, bytes: usize) -> Batch {
+        let shape = match made {
+            Made::Keys { large: true } => Shape::Keys(OffsetsOut::Large(vec![0; len + 1])),
+            Made::Keys { large: false } => Shape::Keys(OffsetsOut::Small(vec![0; len + 1])),
+            Made::Fingerprints => Shape::Fingerprints { key: Vec::new() },
+        };
+        Batch {
+            shape,
+            data: vec![0; bytes],
+            validity: vec![0; len.div_ceil(8)],
+            nulls: len,
+            length: len,
+            scratch: Scratches::default(),
+            reasons: None,
+        }
+    }
+
+    /// Makes the values of `range` of `rows` into this batch, in place of
+    /// what it held (its buffers kept).
+    fn fill(&mut self, maker: &Maker<'_>, rows: &(impl Rows + ?Sized), range: Range<usize>) {
+        self.clear();
+        for i in range {
+            self.push(maker, rows, i);
+        }
+    }
+
+    /// Empties the batch (and its reasons), keeping its buffers.
+    fn clear(&mut self) {
+        self.data.clear();
+        self.validity.clear();
+        self.nulls = 0;
+        self.length = 0;
+        match &mut self.shape {
+            Shape::Keys(OffsetsOut::Large(offsets)) => offsets.clear(),
+            Shape::Keys(OffsetsOut::Small(offsets)) => offsets.clear(),
+            Shape::Fingerprints { .. } => {}
+        }
+        self.push_offset();
+        if let Some(reasons) = &mut self.reasons {
+            reasons.clear();
         }
     }
 
@@ -626,64 +641,6 @@ impl Batch {
         }
     }
 
-    /// The batches of `pieces`, made of consecutive values, as one: their
-    /// bytes and offsets copied on the current pool. Each piece but the
-    /// last holds a multiple of 8 values, so that the validity bitmaps join
-    /// byte by byte.
-    fn join(mut pieces: Vec<Batch>, made: Made) -> Batch {
-        debug_assert!(
-            pieces.iter().rev().skip(1).all(|p| p.length % 8 == 0),
-            "a piece ends on a byte of the bitmap"
-        );
-        let reasons = match !pieces.is_empty() && pieces.iter().all(|p| p.reasons.is_some()) {
-            true => {
-                let reasons = pieces.iter_mut().filter_map(|p| p.reasons.take());
-                let reasons = reasons.map(|r| *r).collect();
-                Some(Box::new(Batch::join(reasons, Made::Keys { large: true })))
-            }
-            false => None,
-        };
-        let starts: Vec<usize> = pieces
-            .iter()
-            .scan(0, |start, piece| {
-                let this = *start;
-                *start += piece.data.len();
-                Some(this)
-            })
-            .collect();
-        let datas: Vec<&[u8]> = pieces.iter().map(|p| &p.data[..]).collect();
-        let data = concatenate(&[], &datas, &starts, |byte, _| byte);
-        let shape = match made {
-            Made::Keys { large: true } => {
-                let offsets = join_offsets(&pieces, &starts, |o| match o {
-                    OffsetsOut::Large(o) => Some(o),
-                    OffsetsOut::Small(_) => None,
-                });
-                Shape::Keys(OffsetsOut::Large(offsets))
-            }
-            Made::Keys { large: false } => {
-                let offsets = join_offsets(&pieces, &starts, |o| match o {
-                    OffsetsOut::Small(o) => Some(o),
-                    OffsetsOut::Large(_) => None,
-                });
-                Shape::Keys(OffsetsOut::Small(offsets))
-            }
-            Made::Fingerprints => Shape::Fingerprints { key: Vec::new() },
-        };
-        Batch {
-            shape,
-            data,
-            validity: pieces
-                .iter()
-                .flat_map(|p| p.validity.iter().copied())
-                .collect(),
-            nulls: pieces.iter().map(|p| p.nulls).sum(),
-            length: pieces.iter().map(|p| p.length).sum(),
-            scratch: Scratches::default(),
-            reasons,
-        }
-    }
-
     /// The finished array, and its reasons if asked for; unless 32-bit
     /// offsets overflowed.
     pub fn finish(mut self) -> Result<(Keys, Option<Keys>), TooLarge> {
@@ -694,23 +651,6 @@ impl Batch {
         let reasons = self.reasons.take().map(|reasons| Keys(*reasons));
         Ok((Keys(self), reasons))
     }
-}
-
-/// The offsets of `pieces` (those `of` picks from each) as one array: a
-/// leading 0, then each piece's offsets but its first (the previous
-/// piece's last), moved by where its data starts in the joined data.
-fn join_offsets<T: Offset>(
-    pieces: &[Batch],
-    starts: &[usize],
-    of: impl Fn(&OffsetsOut) -> Option<&Vec<T>>,
-) -> Vec<T> {
-    let parts: Vec<&[T]> = (pieces.iter())
-        .filter_map(|p| match &p.shape {
-            Shape::Keys(offsets) => of(offsets).map(|o| &o[1..]),
-            Shape::Fingerprints { .. } => None,
-        })
-        .collect();
-    concatenate(&[T::default()], &parts, starts, T::moved)
 }
 
 /// An Arrow offset, 32- or 64-bit.

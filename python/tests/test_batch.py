@@ -375,3 +375,18 @@ def test_reasons_name_a_base_at_fault():
     assert why[2].as_py().startswith("the base: base URI has no scheme")
     assert why[3].as_py() is None
     assert why[4].as_py() is None
+
+
+def test_threads_give_the_same_result_when_keys_and_reasons_outgrow_the_room_guessed():
+    # Lenient reading percent-encodes each "ü" (2 bytes) as %C3%BC (6): the
+    # keys are about 3 times their input, past what a threaded batch
+    # reserves for them; every fifth row is refused, with a sentence longer
+    # than the few bytes a row reserved for its reason.
+    values = [f"http://h{i % 13}.example/{'ü' * (i % 97)}" if i % 5 else f"http://[{i}/" for i in range(30_011)]
+    for source in (pa.array(values), pa.array(values, type=pa.large_string()), pa.array(values)[3:]):
+        one = urinorm.normalize_batch(source, lenient=True, reasons=True, threads=1)
+        assert one[2].null_count == len(source) - one[0].null_count
+        assert sum(len(key) for key in one[0].to_pylist() if key) > 3 * 30_011 * 48
+        for threads in (2, 3):
+            many = urinorm.normalize_batch(source, lenient=True, reasons=True, threads=threads)
+            assert all(a.equals(b) for a, b in zip(many, one, strict=True))
