@@ -75,10 +75,11 @@ impl Captures {
 
     /// The URLs grouped into contents.
     pub fn contents(self) -> Contents {
+        // The index served `add`; a level finds keys by its own order.
         let Captures {
             own,
             lines,
-            index,
+            index: _,
             mut served,
         } = self;
         let urls = own.len();
@@ -125,7 +126,6 @@ impl Captures {
         Contents {
             own,
             lines,
-            index,
             content,
             digests,
             size,
@@ -182,7 +182,6 @@ impl UnionFind {
 pub struct Contents {
     own: Vec<Key>,
     lines: Vec<u64>,
-    index: HashMap<Key, UrlId, PrintHasher>,
     content: Vec<u32>,
     digests: Vec<u32>,
     /// URLs per content.
@@ -342,9 +341,12 @@ pub struct Level {
     members: Vec<UrlId>,
     /// Each unit's key.
     own: Vec<Key>,
-    /// The unit of each key; `None` at the level of URLs, whose index is
-    /// the contents' own.
-    index: Option<HashMap<Key, u32, PrintHasher>>,
+    /// Each unit's key and the unit, in key order: a step's changed keys
+    /// come in key order too, so their units are found by a merge, not by
+    /// random reads of a table larger than the caches.
+    by_key: Vec<(Key, u32)>,
+    /// Whether each unit is a URL (the unit's number is the URL's).
+    of_urls: bool,
     /// The level's own judgement (no examples).
     counts: Judgement,
     /// Units per content.
@@ -364,7 +366,7 @@ impl Level {
             (0..=n).collect(),
             (0..n).collect(),
             contents.own.clone(),
-            None,
+            true,
         )
     }
 
@@ -384,12 +386,7 @@ impl Level {
             members[fill[unit as usize] as usize] = u as UrlId;
             fill[unit as usize] += 1;
         }
-        let index = own
-            .iter()
-            .enumerate()
-            .map(|(unit, &key)| (key, unit as u32))
-            .collect();
-        Level::new(contents, starts, members, own, Some(index))
+        Level::new(contents, starts, members, own, false)
     }
 
     fn new(
@@ -397,8 +394,12 @@ impl Level {
         starts: Vec<u32>,
         members: Vec<UrlId>,
         own: Vec<Key>,
-        index: Option<HashMap<Key, u32, PrintHasher>>,
+        of_urls: bool,
     ) -> Level {
+        let mut by_key: Vec<(Key, u32)> = (own.iter().enumerate())
+            .map(|(unit, &key)| (key, unit as u32))
+            .collect();
+        by_key.par_sort_unstable();
         let mut counts = Judgement {
             same_pairs: contents.same_pairs,
             ..Judgement::default()
@@ -456,7 +457,8 @@ impl Level {
             starts,
             members,
             own,
-            index,
+            by_key,
+            of_urls,
             counts,
             keys,
             false_units,
@@ -468,10 +470,22 @@ impl Level {
         &self.members[self.starts[unit as usize] as usize..self.starts[unit as usize + 1] as usize]
     }
 
-    fn unit_of(&self, contents: &Contents, key: Key) -> Option<u32> {
-        match &self.index {
-            Some(index) => index.get(&key).copied(),
-            None => contents.index.get(&key).copied(),
+    /// The unit whose key is `key`, looked for from `from` on, which it
+    /// moves past the keys below `key`: keys asked in increasing order are
+    /// found in one pass over the level's.
+    fn unit_of(&self, key: Key, from: &mut usize) -> Option<u32> {
+        let rest = &self.by_key[*from..];
+        // Galloping: the next key is usually near the last.
+        let (mut below, mut step) = (0, 1);
+        while step < rest.len() && rest[step].0 < key {
+            below = step;
+            step *= 2;
+        }
+        let end = (step + 1).min(rest.len());
+        *from += below + rest[below..end].partition_point(|&(k, _)| k < key);
+        match self.by_key.get(*from) {
+            Some(&(k, unit)) if k == key => Some(unit),
+            _ => None,
         }
     }
 
@@ -509,6 +523,7 @@ impl Level {
         // (content, unit, URL) of a class's URLs.
         let mut held: Vec<(u32, u32, UrlId)> = Vec::new();
         let mut units: Vec<u32> = Vec::new();
+        let mut from = 0;
         for class in changed.chunk_by(|a, b| a.0 == b.0) {
             let key = class[0].0;
             held.clear();
@@ -516,7 +531,7 @@ impl Level {
             units.extend(class.iter().map(|&(_, unit)| unit));
             // The unit whose own key the class takes, if the step leaves it be.
             if key != REJECTED
-                && let Some(unit) = self.unit_of(contents, key)
+                && let Some(unit) = self.unit_of(key, &mut from)
                 && !touched[unit as usize]
             {
                 touched[unit as usize] = true;
@@ -527,10 +542,10 @@ impl Level {
                 continue;
             }
             for &unit in &units {
-                match self.index {
+                match self.of_urls {
                     // A unit of the level of URLs is its URL.
-                    None => held.push((contents.content[unit as usize], unit, unit)),
-                    Some(_) => {
+                    true => held.push((contents.content[unit as usize], unit, unit)),
+                    false => {
                         let urls = self.urls_of(unit);
                         held.extend(
                             urls.iter()
