@@ -849,43 +849,6 @@ struct UrlKeys<'w> {
     unit: Vec<u32>,
 }
 
-/// Each URL's scheme class (its place in `classes`), from the URLs'
-/// fingerprints at each rung: the URLs and the classes each sorted by
-/// scheme fingerprint, then merged. Two sorts on the pool instead of a hash
-/// table of every class, larger than the caches and read at random.
-fn scheme_classes_of(rungs: &[[Print; 2]], classes: &[SchemeClass]) -> Vec<u32> {
-    let (urls, by_print) = rayon::join(
-        || {
-            let mut urls: Vec<(Print, u32)> = (rungs.par_iter().enumerate())
-                .map(|(u, &[_, scheme])| (scheme, u as u32))
-                .collect();
-            urls.par_sort_unstable();
-            urls
-        },
-        || {
-            let mut by_print: Vec<(Print, u32)> = (classes.par_iter().enumerate())
-                .map(|(c, class)| (class.print, c as u32))
-                .collect();
-            by_print.par_sort_unstable();
-            by_print
-        },
-    );
-    let mut class = vec![0; urls.len()];
-    let mut next = by_print.iter();
-    let mut at = next.next();
-    for (print, u) in urls {
-        while let Some(&(p, _)) = at
-            && p < print
-        {
-            at = next.next();
-        }
-        let &(p, c) = at.expect("a captured URL's scheme class was counted");
-        debug_assert_eq!(p, print, "a captured URL's scheme class was counted");
-        class[u as usize] = c;
-    }
-    class
-}
-
 /// A scheme class that holds no captured URL.
 const NO_UNIT: u32 = u32::MAX;
 
@@ -897,7 +860,19 @@ impl<'w> UrlKeys<'w> {
     ) -> UrlKeys<'w> {
         let captures = std::mem::take(&mut table.captures);
         let (class, contents) = rayon::join(
-            || scheme_classes_of(&table.rungs, classes),
+            || {
+                let index: HashMap<Print, u32, PrintHasher> = classes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (c.print, i as u32))
+                    .collect();
+                let class: Vec<u32> = table
+                    .rungs
+                    .iter()
+                    .map(|[_, scheme]| index[scheme])
+                    .collect();
+                class
+            },
             || captures.contents(),
         );
         let mut unit = vec![NO_UNIT; classes.len()];

@@ -33,13 +33,15 @@ pub(super) fn make_on(
 ) -> Batch {
     debug_assert!(piece % 8 == 0, "a piece's validity is whole bytes");
     let len = rows.len();
-    let (keys, reasons) = room(made, rows);
+    // Reckoned once: a list's bytes are a pass over all its values.
+    let bytes = rows.bytes();
+    let (keys, reasons) = room(made, len, bytes);
     let mut result = Batch::sized(made, len, keys);
     if maker.reasons {
         let reasons = Batch::sized(Made::Keys { large: true }, len, reasons);
         result.reasons = Some(Box::new(reasons));
     }
-    let bytes_a_row = rows.bytes() / len.max(1);
+    let bytes_a_row = bytes / len.max(1);
     let late = Mutex::new(Vec::new());
     let lanes = {
         let order = Order::new(lanes(&mut result, piece), len.div_ceil(piece));
@@ -80,15 +82,16 @@ pub(super) fn make_on(
     result
 }
 
-/// Room for the result's bytes, and for its reasons': keys are about as
-/// long as their inputs, reasons are sentences for the few rows without a
-/// key. Room, not memory: pages never written are never taken.
-fn room(made: Made, rows: &(impl Rows + ?Sized)) -> (usize, usize) {
+/// Room for the result's bytes (for `len` values of `bytes` in all), and
+/// for its reasons': keys are about as long as their inputs, reasons are
+/// sentences for the few rows without a key. Room, not memory: pages never
+/// written are never taken.
+fn room(made: Made, len: usize, bytes: usize) -> (usize, usize) {
     let keys = match made {
-        Made::Keys { .. } => rows.bytes() + rows.bytes() / 8 + (1 << 16),
-        Made::Fingerprints => rows.len() * size_of::<Fingerprint>(),
+        Made::Keys { .. } => bytes + bytes / 8 + (1 << 16),
+        Made::Fingerprints => len * size_of::<Fingerprint>(),
     };
-    (keys, rows.len() * 8)
+    (keys, len * 8)
 }
 
 /// The batches of the result a piece is copied into: the keys, then their
