@@ -54,6 +54,12 @@ impl Captures {
     /// served content with digest hash `digest`. Returns the URL's number
     /// and whether this is its first capture.
     pub fn add(&mut self, own: Key, digest: u64) -> (UrlId, bool) {
+        self.add_lines(own, digest, 1)
+    }
+
+    /// Records `lines` captures of one URL that served one digest (as
+    /// [`Captures::add`] does each).
+    pub fn add_lines(&mut self, own: Key, digest: u64, lines: u64) -> (UrlId, bool) {
         let next = self.own.len() as UrlId;
         let id = *self.index.entry(own).or_insert(next);
         let first = id == next;
@@ -61,7 +67,7 @@ impl Captures {
             self.own.push(own);
             self.lines.push(0);
         }
-        self.lines[id as usize] += 1;
+        self.lines[id as usize] += lines;
         if self.served.last() != Some(&(id, digest)) {
             self.served.push((id, digest));
         }

@@ -11,6 +11,7 @@
 //! [`Learning`].
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use rayon::prelude::*;
 
@@ -22,10 +23,12 @@ use crate::normalize::protocol::{Preset, Protocol};
 use crate::normalize::{Normalizer, Scratch};
 use crate::pipeline::chunks::{Chunk, Chunks, Line, LineRules};
 use crate::pipeline::hash::InMemoryPrints;
-use crate::pipeline::input::Input;
+use crate::pipeline::input::{Input, total_size};
+use crate::pipeline::spill::{Spill, SpillError, Survivor};
 use crate::pipeline::{CHUNKS_PER_THREAD, Progress, RunError, thread_pool};
 use crate::rules::learn::{LearnedRule, Support, learn};
 use crate::rules::{RulesFormat, RulesText, SiteRules};
+use crate::uri::UriRef;
 
 /// What to learn from, and how.
 pub struct LearnOptions {
@@ -40,6 +43,10 @@ pub struct LearnOptions {
     pub max_line_bytes: usize,
     /// The first line of each input is a header, not read.
     pub header: bool,
+    /// The memory the hosts' parts are learned within, together.
+    pub memory_limit: u64,
+    /// Where the captures are spilled by host.
+    pub temp_dir: PathBuf,
 }
 
 /// What was learned, and from what.
@@ -62,7 +69,7 @@ pub struct Learning {
 }
 
 /// The rules applied to URLs they were not learned from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Trial {
     pub urls: u64,
     /// Pairs of URLs that are one content.
@@ -73,6 +80,15 @@ pub struct Trial {
 }
 
 impl Trial {
+    /// Adds the figures of a trial on other URLs (other hosts: no pair
+    /// spans the two).
+    fn add(&mut self, other: Trial) {
+        self.urls += other.urls;
+        self.same_pairs += other.same_pairs;
+        self.merged_pairs += other.merged_pairs;
+        self.right_pairs += other.right_pairs;
+    }
+
     /// Right ÷ merged pairs; `None` when the rules merge none.
     pub fn precision(&self) -> Option<f64> {
         share(self.right_pairs, self.merged_pairs)
@@ -87,15 +103,37 @@ impl Trial {
 /// One chunk's captures of content in their base forms.
 #[derive(Default)]
 struct ChunkForms {
-    forms: Vec<u8>,
-    /// Each capture: its form's span in `forms`, its digest's hash.
+    /// Each capture's form followed by its digest's hash (8 bytes, little
+    /// endian): the record a host's part of the spill holds.
+    records: Vec<u8>,
+    /// Each capture: its record's span in `records`, its host's hash.
     captures: Vec<(usize, usize, u64)>,
     lines: u64,
     not_content: u64,
     rejected: u64,
 }
 
+/// The memory a host's part takes while its rules are learned, per byte of
+/// its spilled records: the records, the captures and contents over them,
+/// each URL parsed and grouped by host (measured: about 560 bytes a URL,
+/// against about 110 bytes a record).
+const LEARN_MEMORY_PER_BYTE: u64 = 8;
+
+/// What one part of the hosts gave.
+struct Part {
+    captures: u64,
+    urls: u64,
+    contents: u64,
+    rules: Vec<LearnedRule>,
+    held_out: Option<Trial>,
+}
+
 /// Learns rules from `inputs`, telling `progress` the bytes read.
+///
+/// The captures are read in one pass and spilled by their host (at the
+/// base step) to partition files under the temporary directory; then each
+/// part of the hosts is learned from on its own, within the memory limit:
+/// a run holds at most a part's URLs, however large the index.
 pub fn run(
     inputs: &[Input],
     options: &LearnOptions,
@@ -104,10 +142,14 @@ pub fn run(
     let pool = thread_pool(options.threads)?;
     let base = Normalizer::with_protocol(Protocol::from(*options.preset));
     let prints = InMemoryPrints::new();
-    let mut captures = Captures::default();
-    // Each URL's base form, by number.
-    let mut forms: Vec<u8> = Vec::new();
-    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let expected = total_size(inputs).unwrap_or(0);
+    let mut spill = Spill::create(
+        &options.temp_dir,
+        expected,
+        options.memory_limit,
+        LEARN_MEMORY_PER_BYTE,
+    )
+    .map_err(|e| RunError::Spill(SpillError::creating(&options.temp_dir, e)))?;
     let mut totals = ChunkForms::default();
     let mut chunks = Chunks::new(inputs);
     let batch_len = options.threads * CHUNKS_PER_THREAD;
@@ -130,52 +172,91 @@ pub fn run(
             totals.lines += chunk.lines;
             totals.not_content += chunk.not_content;
             totals.rejected += chunk.rejected;
-            for (start, end, digest) in chunk.captures {
-                let form = &chunk.forms[start..end];
-                if let (_, true) = captures.add(prints.of(form), digest) {
-                    spans.push((forms.len(), forms.len() + form.len()));
-                    forms.extend_from_slice(form);
-                }
+            for (start, end, host) in chunk.captures {
+                spill
+                    .push(host, &chunk.records[start..end], None, 0)
+                    .map_err(RunError::Spill)?;
             }
         }
         progress.advance(bytes);
     }
+    let (parts, _) = spill
+        .finish_groups(&pool, options.memory_limit, |records| {
+            learn_part(records, options, &base, &prints)
+        })
+        .map_err(RunError::Spill)?;
+    let mut learning = Learning {
+        lines: totals.lines,
+        captures: 0,
+        not_content: totals.not_content,
+        rejected: totals.rejected,
+        urls: 0,
+        contents: 0,
+        rules: Vec::new(),
+        text: String::new(),
+        held_out: options.holdout.map(|_| Trial::default()),
+    };
+    for part in parts {
+        learning.captures += part.captures;
+        learning.urls += part.urls;
+        learning.contents += part.contents;
+        learning.rules.extend(part.rules);
+        if let (Some(all), Some(trial)) = (&mut learning.held_out, part.held_out) {
+            all.add(trial);
+        }
+    }
+    // Each host is in one part, its rules in their order: a stable sort
+    // puts the hosts in order as one part would.
+    learning.rules.sort_by(|a, b| a.host.cmp(&b.host));
+    learning.text = rules_text(&learning.rules, options);
+    Ok(learning)
+}
+
+/// Learns from the records of one part of the hosts (each distinct
+/// (form, digest) once, with its lines), and tries the rules on its
+/// held-out share. Contents are found within the part: a host's URLs are
+/// one content when they served one digest, or are joined through URLs
+/// of the same host (see the README).
+fn learn_part(
+    records: &[Survivor<'_>],
+    options: &LearnOptions,
+    base: &Normalizer,
+    prints: &InMemoryPrints,
+) -> Part {
+    let mut captures = Captures::default();
+    let mut texts: Vec<&str> = Vec::new();
+    for record in records {
+        let (form, digest) = record.key.split_at(record.key.len() - 8);
+        let digest = u64::from_le_bytes(digest.try_into().expect("8 bytes"));
+        if let (_, true) = captures.add_lines(prints.of(form), digest, record.size) {
+            texts.push(std::str::from_utf8(form).expect("forms are ASCII"));
+        }
+    }
     let contents = captures.contents();
-    let texts: Vec<&str> = spans
-        .iter()
-        .map(|&(start, end)| std::str::from_utf8(&forms[start..end]).expect("forms are ASCII"))
-        .collect();
-    let held = held_out(&contents, &texts, options.holdout, &prints);
+    let held = held_out(&contents, &texts, options.holdout, prints);
     let (learn_from, learn_contents): (Vec<&str>, Vec<u32>) = (0..texts.len())
         .filter(|&u| !held[u])
         .map(|u| (texts[u], contents.content(u as u32)))
         .unzip();
     let rules = learn(&learn_from, &learn_contents, options.support);
-    let text = rules_text(&rules, options);
-    let held_out = match options.holdout {
-        Some(_) => {
-            let trial: Vec<(&str, u32)> = (0..texts.len())
-                .filter(|&u| held[u])
-                .map(|u| (texts[u], contents.content(u as u32)))
-                .collect();
-            Some(try_rules(&trial, &text, &base))
-        }
-        None => None,
-    };
-    Ok(Learning {
-        lines: totals.lines,
+    let held_out = options.holdout.map(|_| {
+        let trial: Vec<(&str, u32)> = (0..texts.len())
+            .filter(|&u| held[u])
+            .map(|u| (texts[u], contents.content(u as u32)))
+            .collect();
+        try_rules(&trial, &rules_text(&rules, options), base)
+    });
+    Part {
         captures: contents.captures(),
-        not_content: totals.not_content,
-        rejected: totals.rejected,
         urls: contents.urls() as u64,
         contents: contents.len() as u64,
         rules,
-        text,
         held_out,
-    })
+    }
 }
 
-/// One chunk's lines read: each capture of content brought to its base form.
+/// One chunk's lines read: each capture of content brought to its base
+/// form, with its digest and its host's hash.
 fn chunk_forms(
     chunk: &Chunk<'_>,
     options: &LearnOptions,
@@ -210,21 +291,35 @@ fn chunk_forms(
             out.not_content += 1;
             continue;
         };
-        let start = out.forms.len();
+        let start = out.records.len();
         let formed = options
             .lines
             .with_uri_of(&read, &mut column_scratch, |uri| {
-                base.normalize_into(uri, &mut out.forms, &mut scratch)
+                base.normalize_into(uri, &mut out.records, &mut scratch)
             });
         match formed {
-            Ok(_) => out.captures.push((start, out.forms.len(), digest)),
+            Ok(_) => {
+                let host = prints.short(host_of(&out.records[start..]));
+                out.records.extend_from_slice(&digest.to_le_bytes());
+                out.captures.push((start, out.records.len(), host));
+            }
             Err(_) => {
-                out.forms.truncate(start);
+                out.records.truncate(start);
                 out.rejected += 1;
             }
         }
     }
     out
+}
+
+/// The host of a base form (empty where it has none), which chooses its
+/// part: rules are per host, so a host's URLs are learned from together.
+fn host_of(form: &[u8]) -> &[u8] {
+    let text = std::str::from_utf8(form).expect("forms are ASCII");
+    UriRef::parse(text)
+        .ok()
+        .and_then(|uri| uri.host())
+        .map_or(&[], str::as_bytes)
 }
 
 /// Which URLs are held out: those of the contents whose first URL's hash

@@ -149,7 +149,7 @@ impl MemoryArgs {
 
 /// Half the physical memory (from /proc/meminfo), or 4 GiB where that
 /// cannot be read: room for the rest of the run and for other programs.
-fn default_memory_limit() -> u64 {
+pub(crate) fn default_memory_limit() -> u64 {
     let total_kib = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|text| {
@@ -557,9 +557,8 @@ pub(crate) fn report_store(dir: &Path, keys: u64, runs: usize, committed: Option
     };
 }
 
-/// An error writing the file at `path`, named as the user gave it.
 /// The directory a file named `path` is made in.
-fn directory_of(path: &Path) -> PathBuf {
+pub(crate) fn directory_of(path: &Path) -> PathBuf {
     match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
@@ -588,7 +587,8 @@ pub fn sweep_leftovers(dirs: impl IntoIterator<Item = PathBuf>, quiet: bool) {
     }
 }
 
-fn path_error(path: &Path, source: io::Error) -> Error {
+/// An error writing the file at `path`, named as the user gave it.
+pub(crate) fn path_error(path: &Path, source: io::Error) -> Error {
     Error::Output {
         name: path.display().to_string(),
         source,

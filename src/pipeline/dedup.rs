@@ -25,7 +25,7 @@ use super::hash::key_hasher;
 use super::place::Place;
 use super::plan::Plan;
 use super::set::{DedupSet, Key, SHARDS, prefetch, prefetch_bytes, shard_of};
-use super::spill::{Order, Spill, SpillError, SpillStats, Survivor};
+use super::spill::{DEDUP_MEMORY_PER_BYTE, Order, Spill, SpillError, SpillStats, Survivor};
 use super::store_join::{Classes, Live};
 use super::worker::{Accepted, Processed, Span};
 use super::writer::ClassLine;
@@ -448,8 +448,13 @@ impl Dedup {
             let rest = self
                 .total_bytes
                 .map_or(0, |t| t.saturating_sub(self.bytes_in));
-            let spill = Spill::create(&self.temp_dir, rest, self.spill_limit())
-                .map_err(|error| SpillError::creating(&self.temp_dir, error))?;
+            let spill = Spill::create(
+                &self.temp_dir,
+                rest,
+                self.spill_limit(),
+                DEDUP_MEMORY_PER_BYTE,
+            )
+            .map_err(|error| SpillError::creating(&self.temp_dir, error))?;
             self.spill = Some(spill);
         }
         Ok(self.spill.as_mut().expect("made above"))

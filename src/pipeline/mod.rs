@@ -39,7 +39,7 @@ mod plan;
 mod set;
 mod sniff;
 mod sort;
-mod spill;
+pub(crate) mod spill;
 pub mod stats;
 mod store_join;
 mod stream;

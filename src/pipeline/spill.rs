@@ -6,6 +6,10 @@
 //! order of their keys ([`Order::Key`]): each partition's survivors sorted,
 //! then merged by key.
 //!
+//! The same partitions serve a caller that needs every record of one hash
+//! together rather than one stream ([`Spill::finish_groups`]): each part is
+//! handed over whole, its keys deduplicated, on the pool.
+//!
 //! It knows records, not URIs: a record is a sequence number (input order), a
 //! hash, a key, and the bytes to write when the key is the first of its class.
 
@@ -73,6 +77,8 @@ pub struct Spill {
     partitions: Vec<BufWriter<File>>,
     /// How many top bits of the hash choose a partition.
     bits: u32,
+    /// The memory a partition takes in the finish, per byte of its file.
+    memory_per_byte: u64,
     next_sequence: u64,
     /// Runs of survivors given whole ([`Spill::add_run`]), to merge too.
     added_runs: Vec<PathBuf>,
@@ -128,9 +134,16 @@ impl std::error::Error for SpillError {}
 
 impl Spill {
     /// A new spill in a fresh directory under `temp_dir`, with about
-    /// `expected_bytes / memory_limit` partitions, so that each one fits the
-    /// limit when deduplicated.
-    pub fn create(temp_dir: &Path, expected_bytes: u64, memory_limit: u64) -> io::Result<Spill> {
+    /// `expected_bytes * memory_per_byte / memory_limit` partitions, so that
+    /// each one fits the limit when finished, a partition taking
+    /// `memory_per_byte` bytes of memory a byte of its file
+    /// ([`DEDUP_MEMORY_PER_BYTE`] in [`Spill::finish`]).
+    pub fn create(
+        temp_dir: &Path,
+        expected_bytes: u64,
+        memory_limit: u64,
+        memory_per_byte: u64,
+    ) -> io::Result<Spill> {
         let (dir, registered) = crate::cleanup::create(
             || {
                 tempfile::Builder::new()
@@ -140,7 +153,8 @@ impl Spill {
             |dir| dir.path(),
         )?;
         let held = crate::cleanup::hold(dir.path())?;
-        let wanted = (expected_bytes / memory_limit.max(1)).saturating_mul(2) as usize;
+        let wanted =
+            (expected_bytes / memory_limit.max(1)).saturating_mul(memory_per_byte) as usize;
         let count = wanted
             .next_power_of_two()
             .clamp(MIN_PARTITIONS, MAX_PARTITIONS);
@@ -159,6 +173,7 @@ impl Spill {
             dir,
             partitions,
             bits: count.trailing_zeros(),
+            memory_per_byte,
             next_sequence: 0,
             added_runs: Vec::new(),
             _registered: registered,
@@ -235,6 +250,69 @@ impl Spill {
         order: Order,
         mut emit: impl FnMut(Survivor<'_>) -> io::Result<()>,
     ) -> Result<SpillStats, SpillError> {
+        let done = self.each_part(pool, memory_limit, |path, mut survivors| {
+            if order == Order::Key {
+                // Keys are distinct here: any sort is the sort.
+                survivors.sort_unstable_by(|(a, _), (b, _)| a.key.cmp(b.key));
+            }
+            let run = suffixed(path, ".run");
+            let mut out = BufWriter::with_capacity(BUFFER_BYTES, File::create(&run)?);
+            for (record, size) in survivors {
+                // A survivor record carries its class's size where the hash was.
+                write_record(
+                    &mut out,
+                    &Record {
+                        hash: size,
+                        ..record
+                    },
+                )?;
+            }
+            out.flush()?;
+            Ok(run)
+        });
+        let mut runs = std::mem::take(&mut self.added_runs);
+        runs.extend(done?);
+        merge(&runs, order, &mut emit).map_err(|e| self.error(e))?;
+        Ok(self.stats)
+    }
+
+    /// Hands each part of the spill to `each` on `pool`, as many at a time
+    /// as it has threads, within `memory_limit` together (a part taking the
+    /// spill's memory per byte of its file): the first record of every key
+    /// in the part, in the order pushed, with its class's size. Every record
+    /// of one hash is in one part, so a caller groups by the hash it pushes
+    /// with (a part larger than its share is split by further bits of the
+    /// hash while that still separates records). Returns what `each` made
+    /// of every part, in no particular order. Removes the files.
+    pub fn finish_groups<T: Send>(
+        mut self,
+        pool: &rayon::ThreadPool,
+        memory_limit: u64,
+        each: impl Fn(&[Survivor<'_>]) -> T + Sync,
+    ) -> Result<(Vec<T>, SpillStats), SpillError> {
+        let made = self.each_part(pool, memory_limit, |_, survivors| {
+            let survivors: Vec<Survivor<'_>> = survivors
+                .into_iter()
+                .map(|(record, size)| Survivor {
+                    key: record.key,
+                    output: record.output.unwrap_or(record.key),
+                    size,
+                    tag: record.tag,
+                })
+                .collect();
+            Ok(each(&survivors))
+        })?;
+        Ok((made, self.stats))
+    }
+
+    /// Flushes the partitions, then calls `visit` on `pool` with each part
+    /// and its survivors (see [`Spill::finish_groups`]), counting the splits.
+    fn each_part<T: Send>(
+        &mut self,
+        pool: &rayon::ThreadPool,
+        memory_limit: u64,
+        visit: impl Fn(&Path, Vec<(Record<&[u8]>, u64)>) -> io::Result<T> + Sync,
+    ) -> Result<Vec<T>, SpillError> {
         let flushed: io::Result<()> = self.partitions.iter_mut().try_for_each(Write::flush);
         flushed.map_err(|e| self.error(e))?;
         let paths: Vec<PathBuf> = (0..self.partitions.len())
@@ -242,22 +320,36 @@ impl Spill {
             .collect();
         self.partitions.clear();
         let per_partition = (memory_limit / pool.current_num_threads().max(1) as u64).max(1);
+        let part_limit = Room {
+            bytes: per_partition,
+            per_byte: self.memory_per_byte,
+        };
         let bits = self.bits;
-        let done: Vec<io::Result<(Vec<PathBuf>, u64)>> = pool.install(|| {
+        let done: Vec<io::Result<(Vec<T>, u64)>> = pool.install(|| {
             paths
                 .par_iter()
-                .map(|path| deduplicate(path, bits, per_partition, order))
+                .map(|path| visit_parts(path, bits, part_limit, true, &visit))
                 .collect()
         });
-        let mut runs = std::mem::take(&mut self.added_runs);
+        let mut made = Vec::new();
         for result in done {
-            let (survivors, splits) = result.map_err(|e| self.error(e))?;
-            runs.extend(survivors);
+            let (visited, splits) = result.map_err(|e| self.error(e))?;
+            made.extend(visited);
             self.stats.partitions += splits;
         }
-        merge(&runs, order, &mut emit).map_err(|e| self.error(e))?;
-        Ok(self.stats)
+        Ok(made)
     }
+}
+
+/// The memory a dedup partition takes, per byte of its file: its bytes,
+/// and the table over them.
+pub const DEDUP_MEMORY_PER_BYTE: u64 = 2;
+
+/// The memory a part may take, and what it takes per byte of its file.
+#[derive(Clone, Copy)]
+struct Room {
+    bytes: u64,
+    per_byte: u64,
 }
 
 /// The partition of `hash` among `2^bits` (never fewer than 16), from the
@@ -347,25 +439,27 @@ fn records(bytes: &[u8]) -> impl Iterator<Item = io::Result<Record<&[u8]>>> {
     })
 }
 
-/// Deduplicates one partition file into survivor runs (each in `order`),
-/// splitting it by further hash bits first when it is larger than `limit`.
-/// Returns the runs and how many split files were made. Removes the
-/// partition file.
-fn deduplicate(
+/// Calls `visit` with each part of the partition file at `path` (the
+/// whole file if it fits `room`, else the parts of a split by the hash's
+/// next bits), and the first record of each key in the part, in file
+/// order, with the number of records of its key. Returns what `visit`
+/// made and how many split files were made. Removes the partition file.
+fn visit_parts<T>(
     path: &Path,
     used: u32,
-    limit: u64,
-    order: Order,
-) -> io::Result<(Vec<PathBuf>, u64)> {
+    room: Room,
+    splittable: bool,
+    visit: &impl Fn(&Path, Vec<(Record<&[u8]>, u64)>) -> io::Result<T>,
+) -> io::Result<(Vec<T>, u64)> {
     let size = std::fs::metadata(path)?.len();
     if size == 0 {
         std::fs::remove_file(path)?;
         return Ok((Vec::new(), 0));
     }
-    // Twice the file: its bytes, and the table over them. Past 64 bits used
-    // the keys cannot be told apart by hash: keep them together.
-    if size.saturating_mul(2) > limit && used < 64 - SPLIT_BITS {
-        return split(path, used, limit, order);
+    // Past 64 bits used the keys cannot be told apart by hash: keep them
+    // together.
+    if splittable && size.saturating_mul(room.per_byte) > room.bytes && used < 64 - SPLIT_BITS {
+        return split(path, size, used, room, visit);
     }
     let bytes = std::fs::read(path)?;
     let mut classes: HashMap<&[u8], usize, ahash::RandomState> = HashMap::default();
@@ -380,35 +474,29 @@ fn deduplicate(
             }
         }
     }
-    if order == Order::Key {
-        // Keys are distinct here: any sort is the sort.
-        survivors.sort_unstable_by(|(a, _), (b, _)| a.key.cmp(b.key));
-    }
-    let run = suffixed(path, ".run");
-    let mut out = BufWriter::with_capacity(BUFFER_BYTES, File::create(&run)?);
-    for (record, size) in survivors {
-        // A survivor record carries its class's size where the hash was.
-        write_record(
-            &mut out,
-            &Record {
-                hash: size,
-                ..record
-            },
-        )?;
-    }
-    out.flush()?;
+    drop(classes);
+    let made = visit(path, survivors)?;
     std::fs::remove_file(path)?;
-    Ok((vec![run], 0))
+    Ok((vec![made], 0))
 }
 
 /// How many more hash bits a split uses.
 const SPLIT_BITS: u32 = 4;
 
-/// Splits a partition by the next hash bits, then deduplicates each part.
-fn split(path: &Path, used: u32, limit: u64, order: Order) -> io::Result<(Vec<PathBuf>, u64)> {
+/// Splits a partition of `size` bytes by the next hash bits, then visits
+/// each part. A part that got every record (all of one hash, as far as the
+/// bits go) is visited whole: splitting it again would only copy it.
+fn split<T>(
+    path: &Path,
+    size: u64,
+    used: u32,
+    room: Room,
+    visit: &impl Fn(&Path, Vec<(Record<&[u8]>, u64)>) -> io::Result<T>,
+) -> io::Result<(Vec<T>, u64)> {
     let parts: Vec<PathBuf> = (0..1 << SPLIT_BITS)
         .map(|p| suffixed(path, &format!(".{p}")))
         .collect();
+    let mut sizes = vec![0u64; parts.len()];
     {
         let mut writers = parts
             .iter()
@@ -417,21 +505,22 @@ fn split(path: &Path, used: u32, limit: u64, order: Order) -> io::Result<(Vec<Pa
         let mut reader = BufReader::with_capacity(BUFFER_BYTES, File::open(path)?);
         while let Some(record) = read_record(&mut reader)? {
             let part = partition_of(record.hash, used, SPLIT_BITS);
-            write_record(&mut writers[part], &record)?;
+            sizes[part] += write_record(&mut writers[part], &record)? as u64;
         }
         for w in &mut writers {
             w.flush()?;
         }
     }
     std::fs::remove_file(path)?;
-    let mut runs = Vec::new();
-    let mut made = parts.len() as u64;
-    for part in &parts {
-        let (part_runs, part_made) = deduplicate(part, used + SPLIT_BITS, limit, order)?;
-        runs.extend(part_runs);
-        made += part_made;
+    let mut made = Vec::new();
+    let mut files = parts.len() as u64;
+    for (part, &part_size) in parts.iter().zip(&sizes) {
+        let separated = part_size < size;
+        let (part_made, part_files) = visit_parts(part, used + SPLIT_BITS, room, separated, visit)?;
+        made.extend(part_made);
+        files += part_files;
     }
-    Ok((runs, made))
+    Ok((made, files))
 }
 
 /// `path` with `suffix` added to its name (`p3` → `p3.7`, `p3.7.run`), so
@@ -554,7 +643,7 @@ mod tests {
     #[test]
     fn a_spill_gives_its_classes_back_in_input_order() -> io::Result<()> {
         let dir = tempfile::tempdir()?;
-        let mut spill = Spill::create(dir.path(), 0, 64 << 20)?;
+        let mut spill = Spill::create(dir.path(), 0, 64 << 20, DEDUP_MEMORY_PER_BYTE)?;
         for (hash, key) in [(7, "b"), (9, "a"), (7, "b")] {
             spill
                 .push(hash, key.as_bytes(), None, 0)
@@ -621,7 +710,7 @@ mod tests {
         hash: impl Fn(&[u8]) -> u64,
     ) -> (Vec<Class>, SpillStats) {
         let dir = tempfile::tempdir().unwrap();
-        let mut spill = Spill::create(dir.path(), 0, limit).unwrap();
+        let mut spill = Spill::create(dir.path(), 0, limit, DEDUP_MEMORY_PER_BYTE).unwrap();
         for (key, output) in lines {
             let output = (output != key).then_some(&output[..]);
             spill
@@ -677,6 +766,83 @@ mod tests {
             hasher.hash_one(k) % 3
         });
         assert_eq!(got, expected);
+    }
+
+    /// A part as the tests see it: each record's hash, key and class size.
+    type Part = Vec<(u64, Vec<u8>, u64)>;
+
+    /// Spills `lines` with `group(key)` as each one's hash, and gives back
+    /// each part `finish_groups` hands over.
+    fn groups_of(
+        lines: &[(Vec<u8>, Vec<u8>)],
+        limit: u64,
+        group: impl Fn(&[u8]) -> u64,
+    ) -> (Vec<Part>, SpillStats) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spill = Spill::create(dir.path(), 0, limit, 4).unwrap();
+        for (key, _) in lines {
+            // The tag carries the hash back, to check the grouping.
+            let hash = group(key);
+            spill.push(hash, key, None, hash as u32).unwrap();
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let (parts, stats) = spill
+            .finish_groups(&pool, limit, |records| {
+                records
+                    .iter()
+                    .map(|r| (u64::from(r.tag), r.key.to_vec(), r.size))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        (parts, stats)
+    }
+
+    #[test]
+    fn groups_come_whole_deduplicated_and_in_the_order_pushed() {
+        let lines = lines(5_000);
+        let expected = first_occurrences(&lines);
+        // 40 groups of very unequal sizes, spread over the hash's top bits.
+        let group = |key: &[u8]| {
+            let n: u64 = std::str::from_utf8(&key[19..]).unwrap().parse().unwrap();
+            ((n * n) % 40).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32
+        };
+        for limit in [1 << 30, 16 << 10] {
+            let (parts, stats) = groups_of(&lines, limit, group);
+            let mut seen_groups = HashMap::new();
+            let mut got = Vec::new();
+            for (p, part) in parts.iter().enumerate() {
+                for (hash, key, size) in part {
+                    assert_eq!(*hash, group(key), "the tag comes back");
+                    let first = *seen_groups.entry(*hash).or_insert(p);
+                    assert_eq!(first, p, "limit {limit}: group {hash} in two parts");
+                    got.push((key.clone(), *size));
+                }
+                // Within a part, the order pushed.
+                let order: Vec<usize> = part
+                    .iter()
+                    .map(|(_, key, _)| expected.iter().position(|(k, ..)| k == key).unwrap())
+                    .collect();
+                assert!(order.is_sorted(), "limit {limit}");
+            }
+            got.sort();
+            let mut want: Vec<(Vec<u8>, u64)> =
+                expected.iter().map(|(k, _, n)| (k.clone(), *n)).collect();
+            want.sort();
+            assert_eq!(got, want, "limit {limit}");
+            if limit < 1 << 20 {
+                assert!(stats.partitions > MIN_PARTITIONS as u64, "no split");
+            }
+        }
+        // One group past the limit cannot be split: it comes whole, split
+        // once (to see that it is one) and not again.
+        let (parts, stats) = groups_of(&lines, 16 << 10, |_| 7);
+        assert_eq!(parts.len(), 1);
+        assert_eq!(parts[0].len(), expected.len());
+        assert_eq!(stats.partitions, MIN_PARTITIONS as u64 + (1 << SPLIT_BITS));
     }
 
     #[test]

@@ -379,6 +379,58 @@ fn rules_learn_finds_what_was_planted_and_nothing_else() {
 }
 
 #[test]
+fn rules_learn_within_a_small_memory_limit_learns_the_same_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _) = generate(dir.path(), "cdxj", 5, 40);
+    let learn = |extra: &[&str]| {
+        let mut args = vec!["rules", "learn", "--cdxj", "--quiet", "--holdout", "0.3"];
+        args.extend_from_slice(extra);
+        args.push(&file);
+        let run = urinorm(&args, b"");
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains("drop-params"), "{}", run.stdout);
+        (run.stdout, run.stderr)
+    };
+    let spill_dir = dir.path().join("spill");
+    std::fs::create_dir(&spill_dir).unwrap();
+    let whole = learn(&[]);
+    // 64 KiB: every host's part spilled and split small, one host at most
+    // in memory at a time; the same rules, the same held-out figures.
+    let bounded = learn(&[
+        "--memory-limit",
+        "64K",
+        "--temp-dir",
+        spill_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(whole, bounded);
+    assert_eq!(
+        std::fs::read_dir(&spill_dir).unwrap().count(),
+        0,
+        "spill files left"
+    );
+    // A directory that cannot be written is said, with its name.
+    let run = urinorm(
+        &[
+            "rules",
+            "learn",
+            "--cdxj",
+            "--quiet",
+            "--temp-dir",
+            "/nonexistent/spill",
+            &file,
+        ],
+        b"",
+    );
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr
+            .contains("cannot write '/nonexistent/spill': no such directory"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn rules_learn_needs_an_index_and_a_fraction() {
     let run = urinorm(&["rules", "learn", "--quiet"], b"http://a/\n");
     assert_eq!(run.code, 2);
