@@ -58,7 +58,8 @@ pub struct Learning {
     pub captures: u64,
     pub not_content: u64,
     pub rejected: u64,
-    /// Distinct URLs (forms at the base step) and the contents they make.
+    /// Distinct URLs (forms at the base step) and the contents they make
+    /// (each host's own).
     pub urls: u64,
     pub contents: u64,
     pub rules: Vec<LearnedRule>,
@@ -213,8 +214,8 @@ pub fn run(
 }
 
 /// Learns from the records of one part of the hosts (each distinct
-/// (form, digest) once, with its lines), and tries the rules on its
-/// held-out share. Contents are found within the part: a host's URLs are
+/// (form, digest on its host) once, with its lines), and tries the rules
+/// on its held-out share. Contents are each host's own: a host's URLs are
 /// one content when they served one digest, or are joined through URLs
 /// of the same host (see the README).
 fn learn_part(
@@ -300,6 +301,13 @@ fn chunk_forms(
         match formed {
             Ok(_) => {
                 let host = prints.short(host_of(&out.records[start..]));
+                // The digest as seen on this host: contents are a host's
+                // own, so that the parts the hosts are learned in (which
+                // the memory limit decides) change nothing.
+                let mut on_host = [0u8; 16];
+                on_host[..8].copy_from_slice(&host.to_le_bytes());
+                on_host[8..].copy_from_slice(&digest.to_le_bytes());
+                let digest = prints.short(&on_host);
                 out.records.extend_from_slice(&digest.to_le_bytes());
                 out.captures.push((start, out.records.len(), host));
             }
