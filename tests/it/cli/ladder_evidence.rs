@@ -34,11 +34,16 @@ fn generate(dir: &Path, format: &str, seed: u32, sites: u32) -> (String, Value) 
 
 /// The report of `ladder --json` with `flags` on `file`.
 fn report(flags: &[&str], file: &str) -> Value {
+    report_exiting(flags, file, 0)
+}
+
+/// The same, from a run that exits with `code`.
+fn report_exiting(flags: &[&str], file: &str, code: i32) -> Value {
     let mut args = vec!["ladder", "--json", "--quiet"];
     args.extend_from_slice(flags);
     args.push(file);
     let run = urinorm(&args, b"");
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, code, "{}", run.stderr);
     serde_json::from_str(&run.stdout).expect("the report is JSON")
 }
 
@@ -109,6 +114,33 @@ fn the_digest_column_can_be_any_column() {
         &truth,
         "swapped",
     );
+}
+
+#[test]
+fn the_rungs_count_every_line_with_digests_as_without() {
+    // A URL captured and also not (no digest), one never captured, one
+    // spelt two ways: the string rung counts captures and other lines
+    // apart, and must count each spelling once (the line that is no URI
+    // is rejected at every rung).
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("index.tsv");
+    std::fs::write(
+        &file,
+        "http://a/x\tD1\nhttp://a/x\t\nhttp://b/y\t\nhttp://c/z\tD2\n\
+         HTTP://c/z\tD2\nhttp://a/x\tD1\nhttp://b/y\t\nnot a uri\tD3\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    // A line rejected: exit code 1.
+    let with = report_exiting(&["--digest-field", "2"], file, 1);
+    let without = report_exiting(&["--field", "1"], file, 1);
+    for step in 0..3 {
+        let (a, b) = (&with["steps"][step], &without["steps"][step]);
+        assert_eq!(a["name"], b["name"]);
+        assert_eq!(a["distinct"], b["distinct"], "{}", a["name"]);
+        assert_eq!(a["rejected"], b["rejected"], "{}", a["name"]);
+    }
+    assert_eq!(with["steps"][0]["distinct"], 4);
 }
 
 /// A small CDX index as a file in `dir`.
