@@ -127,7 +127,9 @@ def register(
     connection allows unsigned extensions (see :func:`connect`) and the
     file is there, else makes Python UDFs; True insists on the extension
     (RuntimeError, saying why, when it cannot be loaded); False makes the
-    UDFs. Returns ``"extension"`` or ``"udf"``: which it did.
+    UDFs (under another ``prefix`` where the extension is loaded already:
+    its functions hold the names). Returns ``"extension"`` or ``"udf"``:
+    which it did.
 
     >>> import duckdb
     >>> con = duckdb.connect()
