@@ -26,7 +26,8 @@ not an absolute URI). They come one of two ways, with the same results:
 
 - ``"extension"``: urinorm's DuckDB extension (``urinorm.duckdb_extension``,
   shipped in this package), which DuckDB calls on its own threads with no
-  Python between: about 1.6 times the UDFs' speed. DuckDB loads it only
+  Python between: 1.4 to 1.7 times the UDFs' throughput on DuckDB's two
+  threads (python/bench/bench_duckdb.py). DuckDB loads it only
   into a connection opened with ``allow_unsigned_extensions`` (which
   :func:`connect` sets: the file is not signed by DuckDB). Loaded, it also
   gives each function a last ``options`` argument,
