@@ -19,9 +19,9 @@ fresh buffers happen to get huge pages is much faster, and rare):
   sample line with a distinct query), against the same values as a plain
   string column (the goal: at least 5×);
 - DuckDB's ``urinorm_normalize`` (:mod:`urinorm.duckdb`) over the same
-  rows as a table, on DuckDB's threads (one a core), against
-  ``normalize_batch`` with ``threads=2`` (the goal: at least 0.8× its
-  throughput);
+  rows as a table, on DuckDB's threads (one a core): the extension's and
+  the Python UDF's, against ``normalize_batch`` with ``threads=2`` (the
+  goal: at least 0.8× its throughput; ``bench_duckdb.py`` has more);
 - the Polars expression ``urinorm.polars.normalize`` over the same rows as
   a frame, in the default engine (one call on the whole column) and in
   the streaming one (a call a morsel, on Polars' threads), against
@@ -43,7 +43,6 @@ import time
 import urllib.parse
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pyarrow as pa
 import w3lib.url
@@ -100,8 +99,9 @@ def main() -> None:
     )
     assert one.equals(two), "threads change nothing"
 
-    con = duckdb.connect()
-    urinorm.duckdb.register(con)
+    con = urinorm.duckdb.connect()
+    assert urinorm.duckdb.extension_loaded(con), "no extension: run scripts/python-env"
+    urinorm.duckdb.register(con, prefix="udf_", extension=False)
     con.register("source", pa.table({"url": column}))
     con.sql("CREATE TABLE t AS SELECT * FROM source")
 
@@ -112,6 +112,7 @@ def main() -> None:
 
     candidates = {
         "duckdb": lambda: con.sql("SELECT urinorm_normalize(url) FROM t").to_arrow_table(),
+        "duckdb, udf": lambda: con.sql("SELECT udf_normalize(url) FROM t").to_arrow_table(),
         "polars": lambda: frame.select(expression),
         "polars, streaming": lambda: lazy.collect(engine="streaming"),
         "threads=1": lambda: urinorm.normalize_batch(column, threads=1),
@@ -150,8 +151,12 @@ def main() -> None:
         f"**{ratio('threads=2', 'threads=1')}** (goal ≥ 1.7×) |"
     )
     print(
-        f"| DuckDB `urinorm_normalize`, the same rows as a table | {best['duckdb']:.3f} | "
+        f"| DuckDB `urinorm_normalize` (the extension), the same rows as a table | {best['duckdb']:.3f} | "
         f"**{ratio('duckdb', 'threads=2')}** of threads=2 (goal ≥ 0.8×) |"
+    )
+    print(
+        f"| the same as a Python UDF | {best['duckdb, udf']:.3f} | "
+        f"**{ratio('duckdb, udf', 'threads=2')}** of threads=2 |"
     )
     print(
         f"| Polars `urinorm.polars.normalize`, the same rows as a frame | {best['polars']:.3f} | "

@@ -29,6 +29,13 @@ import urinorm.polars
 
 frame = pl.DataFrame({"page": ["http://a/b"], "href": ["../c"]})
 print(frame.select(urinorm.polars.resolve("page", pl.col("href"), preset="aggressive", key="surt")))
+
+import urinorm.duckdb
+
+con = urinorm.duckdb.connect(":memory:", read_only=False)
+route: urinorm.duckdb.Route = urinorm.duckdb.register(con, preset="aggressive", prefix="agg_")
+where: str | None = urinorm.duckdb.extension_path()
+print(route, where, urinorm.duckdb.extension_loaded(con), con.sql("SELECT agg_normalize('http://a/')"))
 """
 
 MISSPELT = [
