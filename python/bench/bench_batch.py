@@ -41,6 +41,7 @@ import argparse
 import statistics
 import time
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -77,6 +78,18 @@ def w3lib_pipeline(bases: list[str], references: list[str]) -> int:
         except Exception:  # noqa: BLE001 - a row w3lib raises on, counted
             failed += 1
     return failed
+
+
+def alternating_medians(candidates: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+    """Each candidate's median seconds over ``runs`` rounds, every candidate
+    run once a round, so that a busy moment falls on all of them alike."""
+    times: dict[str, list[float]] = {name: [] for name in candidates}
+    for _ in range(runs):
+        for name, run in candidates.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def main() -> None:
@@ -131,13 +144,7 @@ def main() -> None:
         ),
         "urljoin + w3lib.canonicalize_url": lambda: w3lib_pipeline(bases, references),
     }
-    times: dict[str, list[float]] = {name: [] for name in candidates}
-    for _ in range(args.runs):
-        for name, run in candidates.items():
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
-    best = {name: statistics.median(runs) for name, runs in times.items()}
+    best = alternating_medians(candidates, args.runs)
 
     def ratio(a: str, b: str) -> str:
         return f"{best[b] / best[a]:.2f}×"

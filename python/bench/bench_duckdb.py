@@ -17,14 +17,13 @@ goal (issue #39): the DuckDB function at least 0.8x the throughput of
 """
 
 import argparse
-import statistics
-import time
 from pathlib import Path
 
 import pyarrow as pa
 
 import urinorm
 import urinorm.duckdb
+from bench_batch import alternating_medians
 
 SAMPLE = Path(__file__).resolve().parents[2] / "testdata" / "sample" / "urls.txt"
 
@@ -73,13 +72,7 @@ def main() -> None:
         got = con.sql(f"SELECT {function}(url) AS k FROM t").to_arrow_table().column("k")
         assert got.combine_chunks().equals(expected.cast(got.type)), function
 
-    times: dict[str, list[float]] = {name: [] for name in candidates}
-    for _ in range(args.runs):
-        for name, run in candidates.items():
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
-    medians = {name: statistics.median(t) for name, t in times.items()}
+    medians = alternating_medians(candidates, args.runs)
     batch2 = medians["`normalize_batch(array, threads=2)`"]
     print(
         f"{args.rows:,} rows, median of {args.runs} alternating runs;"
