@@ -80,8 +80,10 @@ def w3lib_pipeline(bases: list[str], references: list[str]) -> int:
     return failed
 
 
-def alternating_medians(candidates: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
-    """Each candidate's median seconds over ``runs`` rounds, every candidate
+def alternating_runs(
+    candidates: dict[str, Callable[[], object]], runs: int
+) -> dict[str, list[float]]:
+    """Each candidate's seconds in each of ``runs`` rounds, every candidate
     run once a round, so that a busy moment falls on all of them alike."""
     times: dict[str, list[float]] = {name: [] for name in candidates}
     for _ in range(runs):
@@ -89,7 +91,7 @@ def alternating_medians(candidates: dict[str, Callable[[], object]], runs: int) 
             start = time.perf_counter()
             run()
             times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
+    return times
 
 
 def main() -> None:
@@ -144,7 +146,8 @@ def main() -> None:
         ),
         "urljoin + w3lib.canonicalize_url": lambda: w3lib_pipeline(bases, references),
     }
-    best = alternating_medians(candidates, args.runs)
+    times = alternating_runs(candidates, args.runs)
+    best = {name: statistics.median(runs) for name, runs in times.items()}
 
     def ratio(a: str, b: str) -> str:
         return f"{best[b] / best[a]:.2f}×"

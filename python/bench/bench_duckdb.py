@@ -17,13 +17,14 @@ goal (issue #39): the DuckDB function at least 0.8x the throughput of
 """
 
 import argparse
+import statistics
 from pathlib import Path
 
 import pyarrow as pa
 
 import urinorm
 import urinorm.duckdb
-from bench_batch import alternating_medians
+from bench_batch import alternating_runs
 
 SAMPLE = Path(__file__).resolve().parents[2] / "testdata" / "sample" / "urls.txt"
 
@@ -72,7 +73,8 @@ def main() -> None:
         got = con.sql(f"SELECT {function}(url) AS k FROM t").to_arrow_table().column("k")
         assert got.combine_chunks().equals(expected.cast(got.type)), function
 
-    medians = alternating_medians(candidates, args.runs)
+    times = alternating_runs(candidates, args.runs)
+    medians = {name: statistics.median(t) for name, t in times.items()}
     batch2 = medians["`normalize_batch(array, threads=2)`"]
     print(
         f"{args.rows:,} rows, median of {args.runs} alternating runs;"
