@@ -79,11 +79,6 @@ impl Captures {
         self.own.len()
     }
 
-    /// Whether the URL whose spelling has fingerprint `own` was captured.
-    pub fn has(&self, own: Key) -> bool {
-        self.index.contains_key(&own)
-    }
-
     /// The URLs grouped into contents.
     pub fn contents(self) -> Contents {
         // The index served `add`; a level finds keys by its own order.

@@ -522,14 +522,6 @@ struct ChunkPrints<'a> {
     time: [Duration; 3],
 }
 
-impl ChunkPrints<'_> {
-    /// Whether line `i` is a capture of content the digests judge (then
-    /// [`CaptureTable`] counts it).
-    fn is_capture(&self, i: usize) -> bool {
-        self.digests.get(i).is_some_and(|&d| d != 0) && self.prints[2][i] != REJECTED
-    }
-}
-
 /// The lines read and not looked at, by why.
 #[derive(Clone, Copy, Default)]
 struct Skipped {
@@ -661,7 +653,7 @@ pub fn run(
                 table.len() as u64,
                 examples(table, &reading, step, below(step), options.examples),
             ),
-            None => (counts.distinct_strings(), Vec::new()),
+            None => (counts.strings.len() as u64, Vec::new()),
         };
         let i = rung_index(rung);
         let report = step_report(
@@ -693,27 +685,19 @@ pub fn run(
     let scheme_rejected = rejected[rung_index(Rung::Scheme)];
     let scheme_classes = in_first_order(scheme);
     let protocol_steps = &steps[RFC_RUNGS.len()..];
-    // The second pass, and beside it what judging needs of the first
-    // (contents, levels), whose serial parts would leave a core idle.
-    let (url_keys, second) = pool.install(|| {
-        rayon::join(
-            || captures.map(|table| UrlKeys::new(table, &scheme_classes)),
-            || {
-                second_pass(
-                    &scheme_classes,
-                    &scheme_lines,
-                    &reading,
-                    protocol_steps,
-                    &alone,
-                )
-            },
-        )
+    let worked: Vec<ProtocolPrints> = pool.install(|| {
+        scheme_classes
+            .par_chunks(CLASS_RUN)
+            .map(|run| protocol_prints(run, &scheme_lines, &reading, protocol_steps, &alone))
+            .collect()
     });
-    let SecondPass {
-        worked,
-        tables,
-        merges,
-    } = second;
+    let tables: Vec<Classes> = pool.install(|| {
+        protocol_steps
+            .par_iter()
+            .enumerate()
+            .map(|(p, step)| protocol_classes(&scheme_classes, &worked, p, step))
+            .collect()
+    });
     for (p, (step, table)) in protocol_steps.iter().zip(tables).enumerate() {
         // Protocol classes refer to the scheme rung's first lines.
         let examples = examples_in(
@@ -737,6 +721,20 @@ pub fn run(
         );
         reports.push(report);
     }
+    let merges: Vec<(i64, Vec<AloneMerge>)> = pool.install(|| {
+        (0..alone.len())
+            .into_par_iter()
+            .map(|t| {
+                // Rules files are counted, not shown.
+                let n = if t < alone.transforms.len() {
+                    options.examples
+                } else {
+                    0
+                };
+                merged_alone(&scheme_classes, &worked, t, n)
+            })
+            .collect()
+    });
     let (of_transforms, of_rules) = merges.split_at(alone.transforms.len());
     let mut attribution: Vec<TransformMerges> = alone
         .transforms
@@ -770,7 +768,8 @@ pub fn run(
         .map(|(name, _)| name.clone())
         .zip(of_rules.iter().map(|(merges, _)| *merges))
         .collect();
-    let evidence = url_keys.map(|keys| {
+    let evidence = captures.map(|table| {
+        let keys = UrlKeys::new(table, &scheme_classes, &worked);
         let judged: Vec<Judged> = (0..reports.len())
             .map(|s| match s.checked_sub(RFC_RUNGS.len()) {
                 None => Judged::Rung(s),
@@ -781,7 +780,7 @@ pub fn run(
         let mut judgements: Vec<Evidence> = pool.install(|| {
             judged
                 .par_iter()
-                .map(|&j| keys.evidence(&worked, j, &reading, options.examples))
+                .map(|&j| keys.evidence(j, &reading, options.examples))
                 .collect()
         });
         for (row, evidence) in attribution
@@ -841,6 +840,7 @@ struct UrlKeys<'w> {
     table: CaptureTable,
     contents: Contents,
     classes: &'w [SchemeClass],
+    worked: &'w [ProtocolPrints],
     /// Each URL's scheme class, by its place in the order of first lines.
     class: Vec<u32>,
     urls: Level,
@@ -853,7 +853,11 @@ struct UrlKeys<'w> {
 const NO_UNIT: u32 = u32::MAX;
 
 impl<'w> UrlKeys<'w> {
-    fn new(mut table: CaptureTable, classes: &'w [SchemeClass]) -> UrlKeys<'w> {
+    fn new(
+        mut table: CaptureTable,
+        classes: &'w [SchemeClass],
+        worked: &'w [ProtocolPrints],
+    ) -> UrlKeys<'w> {
         let captures = std::mem::take(&mut table.captures);
         let (class, contents) = rayon::join(
             || {
@@ -893,16 +897,16 @@ impl<'w> UrlKeys<'w> {
             table,
             contents,
             classes,
+            worked,
             class,
             unit,
         }
     }
 
-    /// URL `url`'s key at step `judged` (`worked`: the second pass).
-    fn key(&self, worked: &[ProtocolPrints], judged: Judged, url: UrlId) -> Print {
+    fn key(&self, judged: Judged, url: UrlId) -> Print {
         let u = url as usize;
         let class = self.class[u] as usize;
-        let (run, i) = (&worked[class / CLASS_RUN], class % CLASS_RUN);
+        let (run, i) = (&self.worked[class / CLASS_RUN], class % CLASS_RUN);
         match judged {
             Judged::Rung(0) => self.contents.own(url),
             Judged::Rung(r) => self.table.rungs[u][r - 1],
@@ -920,7 +924,7 @@ impl<'w> UrlKeys<'w> {
     /// The level step `judged` is judged from, and the units it changes
     /// there with their keys: URLs for the RFC rungs; for a protocol step
     /// or a transform alone, the scheme classes whose image differs.
-    fn changed(&self, worked: &[ProtocolPrints], judged: Judged) -> (&Level, Vec<(Print, u32)>) {
+    fn changed(&self, judged: Judged) -> (&Level, Vec<(Print, u32)>) {
         let classes: Vec<(usize, Print)> = match judged {
             Judged::Rung(0) => return (&self.urls, Vec::new()),
             Judged::Rung(r) => {
@@ -930,7 +934,8 @@ impl<'w> UrlKeys<'w> {
                     .collect();
                 return (&self.urls, changed);
             }
-            Judged::Protocol(p) => worked
+            Judged::Protocol(p) => self
+                .worked
                 .iter()
                 .enumerate()
                 .flat_map(|(w, run)| {
@@ -941,7 +946,8 @@ impl<'w> UrlKeys<'w> {
                 })
                 .filter(|&(c, image)| image != self.classes[c].print)
                 .collect(),
-            Judged::Alone(t) => worked
+            Judged::Alone(t) => self
+                .worked
                 .iter()
                 .enumerate()
                 .flat_map(|(w, run)| {
@@ -960,15 +966,9 @@ impl<'w> UrlKeys<'w> {
     }
 
     /// What the digests say of step `judged`, with `n` examples of each kind.
-    fn evidence(
-        &self,
-        worked: &[ProtocolPrints],
-        judged: Judged,
-        reading: &Reading<'_, '_>,
-        n: usize,
-    ) -> Evidence {
-        let (level, changed) = self.changed(worked, judged);
-        let counts = level.judge(&self.contents, changed, |u| self.key(worked, judged, u), n);
+    fn evidence(&self, judged: Judged, reading: &Reading<'_, '_>, n: usize) -> Evidence {
+        let (level, changed) = self.changed(judged);
+        let counts = level.judge(&self.contents, changed, |u| self.key(judged, u), n);
         let captures = |urls: &[UrlId]| urls.iter().map(|&u| self.capture(u, reading)).collect();
         Evidence {
             false_examples: counts
@@ -1018,55 +1018,6 @@ impl<'w> UrlKeys<'w> {
             contents: self.contents.len() as u64,
             changing: self.contents.changing() as u64,
         }
-    }
-}
-
-/// What the second pass makes of the scheme rung's classes.
-struct SecondPass {
-    /// Each class's images at the protocol steps and under each transform
-    /// alone, in runs of [`CLASS_RUN`].
-    worked: Vec<ProtocolPrints>,
-    /// Each protocol step's classes.
-    tables: Vec<Classes>,
-    /// Each transform's (then each rules file's) merges alone, with
-    /// examples.
-    merges: Vec<(i64, Vec<AloneMerge>)>,
-}
-
-/// The second pass, over the scheme rung's `classes` for the protocol
-/// `steps`.
-fn second_pass(
-    classes: &[SchemeClass],
-    lines: &LineStore,
-    reading: &Reading<'_, '_>,
-    steps: &[Step],
-    alone: &Alone,
-) -> SecondPass {
-    let worked: Vec<ProtocolPrints> = classes
-        .par_chunks(CLASS_RUN)
-        .map(|run| protocol_prints(run, lines, reading, steps, alone))
-        .collect();
-    let tables: Vec<Classes> = steps
-        .par_iter()
-        .enumerate()
-        .map(|(p, step)| protocol_classes(classes, &worked, p, step))
-        .collect();
-    let merges = (0..alone.len())
-        .into_par_iter()
-        .map(|t| {
-            // Rules files are counted, not shown.
-            let n = if t < alone.transforms.len() {
-                reading.options.examples
-            } else {
-                0
-            };
-            merged_alone(classes, &worked, t, n)
-        })
-        .collect();
-    SecondPass {
-        worked,
-        tables,
-        merges,
     }
 }
 
@@ -1152,18 +1103,6 @@ impl RungCounts {
         rung_index(rung).checked_sub(1).map(|t| &self.tables[t])
     }
 
-    /// The string rung's distinct keys: those in `strings`, and the URLs
-    /// of the captures (a capture's line is counted there, not in
-    /// `strings`: one lookup a line, not two).
-    fn distinct_strings(&self) -> u64 {
-        let Some(table) = &self.captures else {
-            return self.strings.len() as u64;
-        };
-        let captures = &table.captures;
-        let apart = self.strings.iter().filter(|&&p| !captures.has(p)).count();
-        (captures.urls() + apart) as u64
-    }
-
     /// Counts a batch of chunks, in input order, each rung on its own task.
     fn count(&mut self, printed: &[ChunkPrints<'_>]) {
         for chunk in printed {
@@ -1181,13 +1120,10 @@ impl RungCounts {
         let (tables, captures) = (&mut self.tables, &mut self.captures);
         rayon::join(
             || {
-                for chunk in printed {
-                    for (i, &p) in chunk.prints[0].iter().enumerate() {
-                        match p {
-                            0 => *string_rejected += 1,
-                            _ if chunk.is_capture(i) => {}
-                            p => _ = strings.insert(p),
-                        }
+                for &p in printed.iter().flat_map(|chunk| &chunk.prints[0]) {
+                    match p {
+                        0 => *string_rejected += 1,
+                        p => _ = strings.insert(p),
                     }
                 }
             },
@@ -1508,11 +1444,12 @@ impl CaptureTable {
     fn count(&mut self, chunk: &ChunkPrints<'_>) {
         for (i, &digest) in chunk.digests.iter().enumerate() {
             let [string, syntax, scheme] = [0, 1, 2].map(|r| chunk.prints[r][i]);
-            if !chunk.is_capture(i) {
-                match digest {
-                    0 => self.not_content += 1,
-                    _ => self.rejected += 1,
-                }
+            if digest == 0 {
+                self.not_content += 1;
+                continue;
+            }
+            if scheme == REJECTED {
+                self.rejected += 1;
                 continue;
             }
             if let (_, true) = self.captures.add(string, digest) {

@@ -28,7 +28,7 @@ use crate::pipeline::spill::{Spill, SpillError, Survivor};
 use crate::pipeline::{CHUNKS_PER_THREAD, Progress, RunError, thread_pool};
 use crate::rules::learn::{LearnedRule, Support, learn};
 use crate::rules::{RulesFormat, RulesText, SiteRules};
-use crate::uri::UriRef;
+use crate::split;
 
 /// What to learn from, and how.
 pub struct LearnOptions {
@@ -322,12 +322,9 @@ fn chunk_forms(
 
 /// The host of a base form (empty where it has none), which chooses its
 /// part: rules are per host, so a host's URLs are learned from together.
+/// The form is valid, so a split finds it without a parse.
 fn host_of(form: &[u8]) -> &[u8] {
-    let text = std::str::from_utf8(form).expect("forms are ASCII");
-    UriRef::parse(text)
-        .ok()
-        .and_then(|uri| uri.host())
-        .map_or(&[], str::as_bytes)
+    split::head(form).host.map_or(&[], |host| &form[host])
 }
 
 /// Which URLs are held out: those of the contents whose first URL's hash

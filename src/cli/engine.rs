@@ -127,9 +127,10 @@ pub struct ReadArgs {
 /// How much memory the dedup set may take, and where it spills past that.
 #[derive(Args, Debug, Default)]
 pub struct MemoryArgs {
-    /// Bound the set of distinct keys to SIZE (e.g. 512M, 4G; default half
-    /// the physical memory). Past it, new keys spill to partition files on
-    /// disk: the output is the same bytes, only slower.
+    /// Bound the run's tables (a dedup's distinct keys, the URLs rules are
+    /// learned from) to SIZE (e.g. 512M, 4G; default half the physical
+    /// memory). Past it, they spill to partition files on disk: the output
+    /// is the same bytes, only slower.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub memory_limit: Option<u64>,
     /// Where spill files go (default: the system's temporary directory).
@@ -138,18 +139,18 @@ pub struct MemoryArgs {
 }
 
 impl MemoryArgs {
-    fn limit(&self) -> u64 {
+    pub(crate) fn limit(&self) -> u64 {
         self.memory_limit.unwrap_or_else(default_memory_limit)
     }
 
-    fn temp_dir(&self) -> PathBuf {
+    pub(crate) fn temp_dir(&self) -> PathBuf {
         self.temp_dir.clone().unwrap_or_else(std::env::temp_dir)
     }
 }
 
 /// Half the physical memory (from /proc/meminfo), or 4 GiB where that
 /// cannot be read: room for the rest of the run and for other programs.
-pub(crate) fn default_memory_limit() -> u64 {
+fn default_memory_limit() -> u64 {
     let total_kib = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|text| {

@@ -14,9 +14,7 @@ use urinorm::pipeline::output::Output;
 use urinorm::rules::learn::Support;
 
 use super::normalize::{IndexArgs, LineArgs};
-use crate::cli::engine::{
-    default_memory_limit, directory_of, parse_size, path_error, sweep_leftovers,
-};
+use crate::cli::engine::{MemoryArgs, directory_of, path_error, sweep_leftovers};
 use crate::cli::progress::Bar;
 use crate::cli::{Error, Outcome, open_inputs, thread_count, write_whole};
 
@@ -67,16 +65,10 @@ pub struct LearnArgs {
     /// Reject lines longer than this many bytes.
     #[arg(long, value_name = "N", default_value_t = MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
-    /// Learn within SIZE of memory (e.g. 512M, 4G; default half the
-    /// physical memory): the captures are spilled to disk by host, and the
-    /// hosts learned from a part at a time within it (one host's URLs
-    /// always together).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub memory_limit: Option<u64>,
-    /// Where the spilled captures go (default: the system's temporary
-    /// directory).
-    #[arg(long, value_name = "DIR")]
-    pub temp_dir: Option<PathBuf>,
+    // The captures are spilled to disk by host, and the hosts learned from
+    // a part at a time within --memory-limit (one host's URLs together).
+    #[command(flatten)]
+    pub memory: MemoryArgs,
     /// Worker threads (default: all cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
@@ -107,7 +99,7 @@ fn run_learn(args: &LearnArgs) -> Result<Outcome, Error> {
         .iter()
         .find(|p| **p == args.preset)
         .expect("a preset is one of PRESETS");
-    let temp_dir = args.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let temp_dir = args.memory.temp_dir();
     sweep_leftovers(
         args.output
             .as_deref()
@@ -129,7 +121,7 @@ fn run_learn(args: &LearnArgs) -> Result<Outcome, Error> {
         threads: thread_count(args.threads)?,
         max_line_bytes: args.max_line_bytes,
         header: args.header,
-        memory_limit: args.memory_limit.unwrap_or_else(default_memory_limit),
+        memory_limit: args.memory.limit(),
         temp_dir,
     };
     let learning = learn_rules::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
