@@ -71,6 +71,9 @@ pub enum ErrorKind {
     PortOutOfRange,
     /// The line is longer than the bulk engine's limit on line length.
     LineTooLong,
+    /// The reference is longer than `u32::MAX` bytes (4 GiB): a
+    /// [`UriRef`](crate::UriRef) keeps its positions in 32 bits.
+    ReferenceTooLong,
     /// The line has fewer columns than `--field`, `--key-fields` or `--base-field` name.
     MissingField,
     /// A line of a CDXJ index that is not a record (a SURT key, a
@@ -125,6 +128,9 @@ impl ErrorKind {
             }
             ErrorKind::PortOutOfRange => "port is out of range (0 to 65535)",
             ErrorKind::LineTooLong => "line longer than the maximum line length",
+            ErrorKind::ReferenceTooLong => {
+                "URI reference longer than 4 GiB (u32::MAX bytes), the most urinorm parses"
+            }
             ErrorKind::MissingField => "line has fewer fields than the options name",
             ErrorKind::NotAnIndexRecord => {
                 "not a CDXJ record (a SURT key, a timestamp, then a JSON object with a url)"

@@ -13,7 +13,7 @@ use memchr::{memchr, memchr3};
 
 use crate::error::{Component, ErrorKind, InvalidUri};
 use crate::host::{is_ipvfuture, parse_ipv4, parse_ipv6};
-use crate::offsets::{AuthorityPos, HostKind, Offsets};
+use crate::offsets::{AuthorityPos, HostTag, Offsets, fits, mark, pos};
 use crate::simd::Class;
 use crate::table::{ALPHA, PATH, QUERY, REG_NAME, SCHEME, USERINFO, hex_value};
 use crate::uri::UriRef;
@@ -25,8 +25,10 @@ static REG_NAME_CLASS: Class = Class::new(REG_NAME);
 static USERINFO_CLASS: Class = Class::new(USERINFO);
 
 /// Parses `bytes` as a `URI-reference` (§4.1): the text (ASCII, so UTF-8)
-/// and where its components stand.
+/// and where its components stand; a text longer than the offsets count
+/// ([`fits`]) is an error before any byte is read.
 pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
+    fits(bytes.len())?;
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("ssse3") {
         // SAFETY: the CPU has SSSE3, as just checked.
@@ -97,11 +99,11 @@ fn parse_any(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
     // digits), so the input is ASCII and therefore UTF-8.
     let text = unsafe { std::str::from_utf8_unchecked(bytes) };
     let offsets = Offsets {
-        scheme_end,
+        scheme_end: scheme_end.map(mark),
         authority,
-        path,
-        query_start,
-        fragment_start,
+        path: (pos(path.0), pos(path.1)),
+        query_start: query_start.map(mark),
+        fragment_start: fragment_start.map(mark),
         has_percent: saw_percent,
     };
     Ok(UriRef::from_offsets(text, offsets))
@@ -161,17 +163,17 @@ fn full_authority(
             }
             Some(host_end + 1)
         }
-        _ if host_kind == HostKind::IpvFuture || matches!(host_kind, HostKind::Ipv6(_)) => {
+        _ if matches!(host_kind, HostTag::Ipv6 | HostTag::IpvFuture) => {
             return Err(InvalidUri::new(host_end, ErrorKind::JunkAfterIpLiteral));
         }
         _ => return Err(unexpected(bytes, host_end, Component::Host)),
     };
 
     let authority = AuthorityPos {
-        start,
-        userinfo_end,
-        host: (host_start, host_end),
-        port_start,
+        start: pos(start),
+        userinfo_end: userinfo_end.map(mark),
+        host: (pos(host_start), pos(host_end)),
+        port_start: port_start.map(mark),
         host_kind,
     };
     Ok((authority, end))
@@ -205,10 +207,10 @@ fn plain_authority(
     }
     *saw_percent |= host_percent;
     let authority = AuthorityPos {
-        start,
+        start: pos(start),
         userinfo_end: None,
-        host: (start, host_end),
-        port_start,
+        host: (pos(start), pos(host_end)),
+        port_start: port_start.map(mark),
         host_kind: reg_name_kind(&bytes[start..host_end]),
     };
     Some((authority, end))
@@ -216,15 +218,15 @@ fn plain_authority(
 
 /// The kind of a host that is no IP literal: `IPv4address` when it reads
 /// as one, the first match winning over `reg-name` (§3.2.2).
-pub(crate) fn reg_name_kind(host: &[u8]) -> HostKind {
+pub(crate) fn reg_name_kind(host: &[u8]) -> HostTag {
     // Most names end in a letter: only one ending in a digit can be IPv4.
     match host
         .last()
         .filter(|b| b.is_ascii_digit())
         .and_then(|_| parse_ipv4(host))
     {
-        Some(octets) => HostKind::Ipv4(octets),
-        None => HostKind::RegName,
+        Some(_) => HostTag::Ipv4,
+        None => HostTag::RegName,
     }
 }
 
@@ -234,7 +236,7 @@ fn parse_ip_literal(
     bytes: &[u8],
     open: usize,
     authority_end: usize,
-) -> Result<(usize, HostKind), InvalidUri> {
+) -> Result<(usize, HostTag), InvalidUri> {
     let close = memchr(b']', &bytes[open..authority_end])
         .map(|n| open + n)
         .ok_or(InvalidUri::new(open, ErrorKind::UnclosedIpLiteral))?;
@@ -243,10 +245,11 @@ fn parse_ip_literal(
         if !is_ipvfuture(inner) {
             return Err(InvalidUri::new(open + 1, ErrorKind::InvalidIpvFuture));
         }
-        HostKind::IpvFuture
+        HostTag::IpvFuture
     } else {
-        let pieces = parse_ipv6(inner).ok_or(InvalidUri::new(open + 1, ErrorKind::InvalidIpv6))?;
-        HostKind::Ipv6(pieces)
+        // The pieces are read again when asked for (`UriRef::host_kind`).
+        parse_ipv6(inner).ok_or(InvalidUri::new(open + 1, ErrorKind::InvalidIpv6))?;
+        HostTag::Ipv6
     };
     Ok((close + 1, kind))
 }
@@ -303,7 +306,7 @@ fn unexpected(bytes: &[u8], i: usize, component: Component) -> InvalidUri {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::uri::UriRef;
+    use crate::uri::{HostKind, UriRef};
 
     /// What a user gets from the parse: a `UriRef` to ask.
     fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
@@ -374,6 +377,21 @@ mod tests {
         fn the_plain_authority_agrees_with_the_full_parse(line in "//[a-zA-Z0-9.%:@\\[\\]|/?#]{0,16}") {
             assert_plain_authority_agrees(line.as_bytes());
         }
+    }
+
+    /// A text longer than the offsets count is refused before a byte is
+    /// read: the zeroed buffer is never touched, so its 4 GiB stay virtual.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_reference_longer_than_u32_max_is_refused() {
+        let huge = vec![0u8; u32::MAX as usize + 1];
+        let err = parse(&huge).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ReferenceTooLong);
+        assert_eq!(err.offset(), u32::MAX as usize);
+        assert_eq!(
+            err.to_string(),
+            "URI reference longer than 4 GiB (u32::MAX bytes), the most urinorm parses at byte 4294967295"
+        );
     }
 
     #[test]

@@ -17,8 +17,9 @@
 use crate::error::InvalidUri;
 use crate::normalize::protocol::Transform;
 use crate::normalize::{Changes, Normalizer, Scratch};
+use crate::offsets::HostTag;
 use crate::table::{Table, hex_value};
-use crate::uri::{HostKind, UriRef};
+use crate::uri::UriRef;
 
 /// How a key writes the canonical form's bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +106,7 @@ pub fn write_surt(uri: &UriRef<'_>, out: &mut Vec<u8>) {
 /// # Ok::<(), urinorm_uri::InvalidUri>(())
 /// ```
 pub fn write_surt_as(uri: &UriRef<'_>, spelling: Spelling, out: &mut Vec<u8>) {
-    let (Some(host), Some(kind)) = (uri.host(), uri.host_kind()) else {
+    let (Some(host), Some(kind)) = (uri.host(), uri.host_tag()) else {
         out.extend_from_slice(uri.as_str().as_bytes());
         return;
     };
@@ -114,8 +115,7 @@ pub fn write_surt_as(uri: &UriRef<'_>, spelling: Spelling, out: &mut Vec<u8>) {
         return;
     }
     // IA's SURT reverses IPv4 addresses too (`reverse_ipaddr`).
-    let reversed = kind == HostKind::RegName
-        || (spelling == Spelling::Cdx && matches!(kind, HostKind::Ipv4(_)));
+    let reversed = kind == HostTag::RegName || (spelling == Spelling::Cdx && kind == HostTag::Ipv4);
     if reversed {
         // The root's empty label (`summa.cash.`) is no label of the name's
         // own (RFC 1034 §3.1): reversed, it would lead the key with a comma.

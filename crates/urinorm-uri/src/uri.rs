@@ -6,8 +6,9 @@
 use std::fmt;
 
 use crate::error::{ErrorKind, InvalidUri};
+use crate::host::{parse_ipv4, parse_ipv6};
 pub use crate::offsets::HostKind;
-use crate::offsets::Offsets;
+use crate::offsets::{HostTag, Offsets};
 
 /// A valid URI reference (RFC 3986 §4.1), borrowed: every component is a
 /// slice of the text it was parsed from, and nothing is allocated.
@@ -38,7 +39,8 @@ pub struct UriRef<'a> {
 }
 
 impl<'a> UriRef<'a> {
-    /// Parses `text` as an RFC 3986 `URI-reference` (Appendix A).
+    /// Parses `text` as an RFC 3986 `URI-reference` (Appendix A). A text
+    /// longer than `u32::MAX` bytes is [`ErrorKind::ReferenceTooLong`].
     pub fn parse(text: &'a str) -> Result<UriRef<'a>, InvalidUri> {
         UriRef::parse_bytes(text.as_bytes())
     }
@@ -64,59 +66,83 @@ impl<'a> UriRef<'a> {
 
     /// `scheme` (§3.1), without its `:`.
     pub fn scheme(&self) -> Option<&'a str> {
-        self.offsets.scheme_end.map(|end| &self.text[..end])
+        self.offsets.scheme_end().map(|end| &self.text[..end])
     }
 
     /// `authority` (§3.2), without the leading `//`.
     pub fn authority(&self) -> Option<&'a str> {
         self.offsets
             .authority
-            .map(|a| &self.text[a.start..self.offsets.path.0])
+            .map(|a| &self.text[a.start()..self.offsets.path().0])
     }
 
     /// `userinfo` (§3.2.1), without its `@`.
     pub fn userinfo(&self) -> Option<&'a str> {
         let a = self.offsets.authority?;
-        a.userinfo_end.map(|end| &self.text[a.start..end])
+        a.userinfo_end().map(|end| &self.text[a.start()..end])
     }
 
     /// `host` (§3.2.2), brackets included for an IP literal; defined whenever
     /// the authority is, and possibly empty.
     pub fn host(&self) -> Option<&'a str> {
-        self.offsets
-            .authority
-            .map(|a| &self.text[a.host.0..a.host.1])
+        self.offsets.authority.map(|a| {
+            let (start, end) = a.host();
+            &self.text[start..end]
+        })
     }
 
-    /// What kind of host the authority names.
+    /// What kind of host the authority names. An IP address is read from
+    /// the host's text at each call: the `UriRef` keeps only the kind, to
+    /// stay small.
     pub fn host_kind(&self) -> Option<HostKind> {
+        let tag = self.host_tag()?;
+        let host = self.host()?.as_bytes();
+        Some(match tag {
+            HostTag::RegName => HostKind::RegName,
+            HostTag::Ipv4 => {
+                HostKind::Ipv4(parse_ipv4(host).expect("the parser read an IPv4address"))
+            }
+            HostTag::Ipv6 => HostKind::Ipv6(
+                parse_ipv6(&host[1..host.len() - 1]).expect("the parser read an IPv6address"),
+            ),
+            HostTag::IpvFuture => HostKind::IpvFuture,
+        })
+    }
+
+    /// What kind of host the authority names, without reading an address.
+    pub(crate) fn host_tag(&self) -> Option<HostTag> {
         self.offsets.authority.map(|a| a.host_kind)
     }
 
     /// `port` (§3.2.3), without its `:`; `Some("")` for a `:` with no digits.
     pub fn port(&self) -> Option<&'a str> {
         let a = self.offsets.authority?;
-        a.port_start
-            .map(|start| &self.text[start..self.offsets.path.0])
+        a.port_start()
+            .map(|start| &self.text[start..self.offsets.path().0])
     }
 
     /// `path` (§3.3): always defined, possibly empty.
     pub fn path(&self) -> &'a str {
-        &self.text[self.offsets.path.0..self.offsets.path.1]
+        let (start, end) = self.offsets.path();
+        &self.text[start..end]
     }
 
     /// `query` (§3.4), without its `?`.
     pub fn query(&self) -> Option<&'a str> {
         let end = self
             .offsets
-            .fragment_start
+            .fragment_start()
             .map_or(self.text.len(), |f| f - 1);
-        self.offsets.query_start.map(|start| &self.text[start..end])
+        self.offsets
+            .query_start()
+            .map(|start| &self.text[start..end])
     }
 
     /// `fragment` (§3.5), without its `#`.
     pub fn fragment(&self) -> Option<&'a str> {
-        self.offsets.fragment_start.map(|start| &self.text[start..])
+        self.offsets
+            .fragment_start()
+            .map(|start| &self.text[start..])
     }
 
     /// Whether any component holds a percent-encoded octet (§2.1).
@@ -133,7 +159,7 @@ impl<'a> UriRef<'a> {
     pub fn without_fragment(&self) -> &'a str {
         &self.text[..self
             .offsets
-            .fragment_start
+            .fragment_start()
             .map_or(self.text.len(), |f| f - 1)]
     }
 
@@ -251,7 +277,7 @@ impl<'a> From<&UriRef<'a>> for SchemeHost<'a> {
         SchemeHost {
             scheme: uri.scheme().map(str::as_bytes),
             host: uri.host().map(str::as_bytes),
-            registered_name: uri.host_kind() == Some(HostKind::RegName),
+            registered_name: uri.host_tag() == Some(HostTag::RegName),
         }
     }
 }

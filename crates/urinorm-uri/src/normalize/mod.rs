@@ -18,10 +18,10 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::error::{ErrorKind, InvalidUri};
-use crate::offsets::Offsets;
+use crate::offsets::{HostTag, Offsets};
 use crate::scratch::Slot;
 use crate::swar;
-use crate::uri::{HostKind, UriRef};
+use crate::uri::UriRef;
 use protocol::{Protocol, ProtocolOptions, Transform};
 use site::{Events, RuleId, SiteRewrite};
 
@@ -752,9 +752,9 @@ fn is_canonical_at(rung: Rung, uri: &UriRef<'_>) -> bool {
     let Some(host) = uri.host() else {
         return true;
     };
-    let host_ok = match uri.host_kind() {
-        Some(HostKind::RegName) => no_upper(host),
-        Some(HostKind::Ipv4(_)) => true,
+    let host_ok = match uri.host_tag() {
+        Some(HostTag::RegName) => no_upper(host),
+        Some(HostTag::Ipv4) => true,
         _ => false,
     };
     let port_ok = match uri.port() {
@@ -769,6 +769,7 @@ fn is_canonical_at(rung: Rung, uri: &UriRef<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::uri::HostKind;
     use proptest::prelude::*;
 
     #[test]

@@ -17,11 +17,11 @@ use memchr::memchr;
 
 use super::{Changes, Rule, scheme, syntax};
 use crate::error::InvalidUri;
-use crate::offsets::{AuthorityPos, Offsets};
+use crate::offsets::{AuthorityPos, HostTag, Offsets, fits, mark, pos};
 use crate::parse::reg_name_kind;
 use crate::resolve::remove_dot_segments_within;
 use crate::swar;
-use crate::uri::{HostKind, UriRef};
+use crate::uri::UriRef;
 
 /// Appends the canonical form of `uri` at the syntax rung, or at the scheme
 /// rung with `by_scheme`, to `out`; with the rules that changed it and
@@ -39,7 +39,7 @@ pub(super) fn rewrite(
 
     // §6.2.2.1, §3.1: the scheme is case-insensitive; lower case keeps its length.
     let mut scheme = None;
-    if let Some(end) = input.scheme_end {
+    if let Some(end) = input.scheme_end() {
         let name = &mut out[start..start + end];
         if swar::has_ascii_uppercase(name) {
             changes.add(Rule::LowercaseScheme);
@@ -59,19 +59,23 @@ pub(super) fn rewrite(
     };
 
     let end = out.len();
-    let at = |back: usize| end - back - start;
+    // A rule may add a byte or two (`/` for an empty path, `/.`): a form
+    // can outgrow a reference that only just fits.
+    fits(end - start)?;
+    let at = |back: usize| pos(end - back - start);
+    let mark_at = |back: usize| mark(end - back - start);
     let layout = Offsets {
         scheme_end: input.scheme_end,
         authority: authority.map(|a| AuthorityPos {
             start: at(a.start),
-            userinfo_end: a.userinfo_end.map(at),
+            userinfo_end: a.userinfo_end.map(mark_at),
             host: (at(a.host.0), at(a.host.1)),
-            port_start: a.port_start.map(at),
+            port_start: a.port_start.map(mark_at),
             host_kind: a.host_kind,
         }),
         path: (at(tail.path.0), at(tail.path.1)),
-        query_start: tail.query_start.map(at),
-        fragment_start: tail.fragment_start.map(at),
+        query_start: tail.query_start.map(mark_at),
+        fragment_start: tail.fragment_start.map(mark_at),
         // No rule writes a `%` the input lacked; decoding can take them all.
         has_percent: input.has_percent && memchr(b'%', &out[start..]).is_some(),
     };
@@ -92,6 +96,16 @@ struct Tail {
     fragment_start: Option<usize>,
 }
 
+/// Where the authority's parts stand, counted back from the end (the
+/// fields of an [`AuthorityPos`]).
+struct AuthorityBack {
+    start: usize,
+    userinfo_end: Option<usize>,
+    host: (usize, usize),
+    port_start: Option<usize>,
+    host_kind: HostTag,
+}
+
 impl Form<'_> {
     /// Where an input offset stands in the form, for bytes that have not moved.
     fn at(&self, offset: usize) -> usize {
@@ -106,23 +120,23 @@ impl Form<'_> {
     /// The path, query and fragment in their canonical form.
     fn path_query_fragment(&mut self, uri: &UriRef<'_>, scheme: Option<&scheme::Scheme>) -> Tail {
         let input = &uri.offsets;
-        let path_start = self.at(input.path.0);
-        let query_end = input.fragment_start.map_or(uri.as_str().len(), |f| f - 1);
-        let mut path_end = self.at(input.path.1);
+        let (path_start, path_end) = input.path();
+        let (path_start, mut path_end) = (self.at(path_start), self.at(path_end));
+        let query_end = input.fragment_start().map_or(uri.as_str().len(), |f| f - 1);
         let (mut query_start, mut fragment_start) = (
-            input.query_start.map(|q| self.at(q)),
-            input.fragment_start.map(|f| self.at(f)),
+            input.query_start().map(|q| self.at(q)),
+            input.fragment_start().map(|f| self.at(f)),
         );
         if input.has_percent {
             // §6.2.2.1, §6.2.2.2, in each component in turn, compacting.
             path_end = self.percent_normalize(path_start, path_end, path_start);
             let mut write = path_end;
-            if let Some(q) = input.query_start {
+            if let Some(q) = input.query_start() {
                 self.out[write] = b'?';
                 query_start = Some(write + 1);
                 write = self.percent_normalize(self.at(q), self.at(query_end), write + 1);
             }
-            if let Some(f) = input.fragment_start {
+            if let Some(f) = input.fragment_start() {
                 self.out[write] = b'#';
                 fragment_start = Some(write + 1);
                 write = self.percent_normalize(self.at(f), self.out.len(), write + 1);
@@ -196,11 +210,11 @@ impl Form<'_> {
         input: AuthorityPos,
         scheme: Option<&scheme::Scheme>,
         by_scheme: bool,
-    ) -> Result<AuthorityPos, InvalidUri> {
+    ) -> Result<AuthorityBack, InvalidUri> {
         let port_start = self.port(uri, input, scheme, by_scheme)?;
         let (host, host_kind) = self.host(uri, input, scheme)?;
-        let userinfo_end = input.userinfo_end.map(|end| {
-            let (from, end) = (self.at(input.start), self.at(end));
+        let userinfo_end = input.userinfo_end().map(|end| {
+            let (from, end) = (self.at(input.start()), self.at(end));
             if uri.has_percent_encoding() {
                 let written = self.percent_normalize(from, end, from);
                 self.out.drain(written..end);
@@ -208,8 +222,8 @@ impl Form<'_> {
             }
             self.back(end)
         });
-        Ok(AuthorityPos {
-            start: self.back(self.at(input.start)),
+        Ok(AuthorityBack {
+            start: self.back(self.at(input.start())),
             userinfo_end,
             host,
             port_start,
@@ -227,10 +241,10 @@ impl Form<'_> {
         scheme: Option<&scheme::Scheme>,
         by_scheme: bool,
     ) -> Result<Option<usize>, InvalidUri> {
-        let (Some(port), Some(digits_at)) = (uri.port(), input.port_start) else {
+        let (Some(port), Some(digits_at)) = (uri.port(), input.port_start()) else {
             return Ok(None);
         };
-        let (colon, end) = (self.at(digits_at - 1), self.at(uri.offsets.path.0));
+        let (colon, end) = (self.at(digits_at - 1), self.at(uri.offsets.path().0));
         if port.is_empty() {
             self.changes.add(Rule::DropEmptyPort);
             self.out.remove(colon);
@@ -262,37 +276,39 @@ impl Form<'_> {
         uri: &UriRef<'_>,
         input: AuthorityPos,
         scheme: Option<&scheme::Scheme>,
-    ) -> Result<((usize, usize), HostKind), InvalidUri> {
-        let (from, end) = (self.at(input.host.0), self.at(input.host.1));
+    ) -> Result<((usize, usize), HostTag), InvalidUri> {
+        let (host_start, host_end) = input.host();
+        let (from, end) = (self.at(host_start), self.at(host_end));
         let host = &mut self.out[from..end];
-        let plain_name = input.host_kind == HostKind::RegName
+        let plain_name = input.host_kind == HostTag::RegName
             && !(uri.has_percent_encoding() && memchr(b'%', host).is_some())
             && scheme.is_none_or(|s| s.special != scheme::Special::File);
         match input.host_kind {
             // The common host: §6.2.2.1 lower case, in place.
-            HostKind::RegName if plain_name => {
+            HostTag::RegName if plain_name => {
                 if swar::has_ascii_uppercase(host) {
                     self.changes.add(Rule::LowercaseHost);
                     host.make_ascii_lowercase();
                 }
             }
             // §3.2.2: a dotted-decimal address has one spelling.
-            HostKind::Ipv4(_) => {}
+            HostTag::Ipv4 => {}
             // Any other is written after the form and moved into place.
             _ => {
                 let written = self.out.len();
                 let text = uri.host().expect("an authority has a host");
-                syntax::push_host(self.out, text, input.host_kind, true, self.changes);
+                let kind = uri.host_kind().expect("an authority has a host");
+                syntax::push_host(self.out, text, kind, true, self.changes);
                 if let Some(scheme) = scheme {
                     scheme::canonical_host(self.out, written, scheme, true, self.changes)
-                        .map_err(|kind| InvalidUri::new(input.host.0, kind))?;
+                        .map_err(|kind| InvalidUri::new(host_start, kind))?;
                 }
                 let len = self.out.len() - written;
                 self.out[from..].rotate_right(len);
                 self.out.drain(from + len..end + len);
                 let kind = match input.host_kind {
                     // Decoding can make a name read as an address (`%31.2.3.4`).
-                    HostKind::RegName => reg_name_kind(&self.out[from..from + len]),
+                    HostTag::RegName => reg_name_kind(&self.out[from..from + len]),
                     literal => literal,
                 };
                 return Ok(((self.back(from), self.back(from + len)), kind));
@@ -331,25 +347,26 @@ mod tests {
             }
             out.extend(name.bytes().map(|b| b.to_ascii_lowercase()));
             scheme = by_scheme.then(|| scheme::lookup(&out[start..])).flatten();
-            layout.scheme_end = Some(out.len() - start);
+            layout.scheme_end = Some(mark(out.len() - start));
             out.push(b':');
         }
         if let (Some(authority), Some(host), Some(host_kind)) =
             (uri.offsets.authority, uri.host(), uri.host_kind())
         {
+            let host_tag = authority.host_kind;
             out.extend_from_slice(b"//");
             let authority_start = out.len();
             let mut userinfo_end = None;
             if let Some(userinfo) = uri.userinfo() {
                 push_component(out, userinfo, &mut changes);
-                userinfo_end = Some(out.len() - start);
+                userinfo_end = Some(mark(out.len() - start));
                 out.push(b'@');
             }
             let host_start = out.len();
             syntax::push_host(out, host, host_kind, pct, &mut changes);
             if let Some(scheme) = scheme {
                 scheme::canonical_host(out, host_start, scheme, pct, &mut changes)
-                    .map_err(|kind| InvalidUri::new(authority.host.0, kind))?;
+                    .map_err(|kind| InvalidUri::new(authority.host().0, kind))?;
             }
             let host_end = out.len();
             let default = scheme.and_then(|s| s.default_port).filter(|_| by_scheme);
@@ -357,7 +374,7 @@ mod tests {
                 (None, _) => {}
                 (Some(""), _) => changes.add(Rule::DropEmptyPort),
                 (Some(port), Some(default)) => {
-                    let at = authority.port_start.unwrap_or(0);
+                    let at = authority.port_start().unwrap_or(0);
                     let kept = scheme::canonical_port(port, default, &mut changes)
                         .map_err(|kind| InvalidUri::new(at, kind))?;
                     if let Some(digits) = kept {
@@ -371,12 +388,12 @@ mod tests {
                 }
             }
             layout.authority = Some(AuthorityPos {
-                start: authority_start - start,
+                start: pos(authority_start - start),
                 userinfo_end,
-                host: (host_start - start, host_end - start),
-                port_start: (out.len() > host_end).then_some(host_end + 1 - start),
-                host_kind: match host_kind {
-                    HostKind::RegName => reg_name_kind(&out[host_start..host_end]),
+                host: (pos(host_start - start), pos(host_end - start)),
+                port_start: (out.len() > host_end).then(|| mark(host_end + 1 - start)),
+                host_kind: match host_tag {
+                    HostTag::RegName => reg_name_kind(&out[host_start..host_end]),
                     literal => literal,
                 },
             });
@@ -407,15 +424,15 @@ mod tests {
             changes.add(Rule::KeepPathFromReadingAsAuthority);
             out.splice(path_start..path_start, *b"/.");
         }
-        layout.path = (path_start - start, out.len() - start);
+        layout.path = (pos(path_start - start), pos(out.len() - start));
         if let Some(query) = uri.query() {
             out.push(b'?');
-            layout.query_start = Some(out.len() - start);
+            layout.query_start = Some(mark(out.len() - start));
             push_component(out, query, &mut changes);
         }
         if let Some(fragment) = uri.fragment() {
             out.push(b'#');
-            layout.fragment_start = Some(out.len() - start);
+            layout.fragment_start = Some(mark(out.len() - start));
             push_component(out, fragment, &mut changes);
         }
         layout.has_percent = pct && memchr(b'%', &out[start..]).is_some();

@@ -10,7 +10,8 @@ use super::session::{drop_path_session_ids, is_session_param};
 use super::{Protocol, Transform, ia, is_web, param_name};
 use crate::normalize::scheme::{self, Scheme, lowercase_outside_triplets};
 use crate::normalize::syntax::decode_triplets;
-use crate::uri::{HostKind, UriRef};
+use crate::offsets::HostTag;
+use crate::uri::UriRef;
 
 impl Protocol {
     /// Appends the protocol form of `uri` (which is in its scheme-rung form)
@@ -52,7 +53,7 @@ impl Protocol {
             }
             let host_start = out.len();
             out.extend_from_slice(host.as_bytes());
-            if uri.host_kind() == Some(HostKind::RegName) {
+            if uri.host_tag() == Some(HostTag::RegName) {
                 if on(Transform::HostTrailingDot) {
                     note(Transform::HostTrailingDot, drop_root_dot(out, host_start));
                 }
