@@ -37,13 +37,18 @@ pub const REJECTED: Key = 0;
 /// A URL, numbered in the order of its first capture.
 pub type UrlId = u32;
 
+/// A spelling's place in the index before any capture of content made it
+/// a URL.
+const NO_URL: UrlId = UrlId::MAX;
+
 /// The captures of a run as they are read: each URL once (by the
 /// fingerprint of its own spelling) with the lines it was on, and the
-/// digests it served.
+/// digests it served; and every spelling met, captured or not.
 #[derive(Default)]
 pub struct Captures {
     own: Vec<Key>,
     lines: Vec<u64>,
+    /// Each spelling's URL, or [`NO_URL`] until a capture of it comes.
     index: HashMap<Key, UrlId, PrintHasher>,
     /// (URL, digest) for every line; repeats are dropped by [`Captures::contents`].
     served: Vec<(UrlId, u64)>,
@@ -60,18 +65,38 @@ impl Captures {
     /// Records `lines` captures of one URL that served one digest (as
     /// [`Captures::add`] does each).
     pub fn add_lines(&mut self, own: Key, digest: u64, lines: u64) -> (UrlId, bool) {
-        let next = self.own.len() as UrlId;
-        let id = *self.index.entry(own).or_insert(next);
-        let first = id == next;
+        let id = self.index.entry(own).or_insert(NO_URL);
+        let first = *id == NO_URL;
         if first {
+            *id = self.own.len() as UrlId;
             self.own.push(own);
             self.lines.push(0);
         }
+        let id = *id;
         self.lines[id as usize] += lines;
         if self.served.last() != Some(&(id, digest)) {
             self.served.push((id, digest));
         }
         (id, first)
+    }
+
+    /// Records a spelling met on a line that is no capture of content (a
+    /// 404, a redirect): it counts among the [`Captures::spellings`], and
+    /// becomes a URL only if a capture of it follows.
+    pub fn add_spelling(&mut self, own: Key) {
+        self.index.entry(own).or_insert(NO_URL);
+    }
+
+    /// The distinct spellings met so far, captures of content or not.
+    pub fn spellings(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Makes room for `spellings` more at once, rather than growing the
+    /// table step by step (each step rehashes it into fresh pages). A guess
+    /// too large for memory is no error: the table then grows as it would.
+    pub fn reserve(&mut self, spellings: usize) {
+        let _ = self.index.try_reserve(spellings);
     }
 
     /// The URLs captured so far.
@@ -789,6 +814,23 @@ mod tests {
         assert_eq!((c.urls(), c.len(), c.changing()), (4, 2, 1));
         assert_eq!(c.same_pairs, 3);
         assert_eq!(c.lines, vec![3, 1, 1, 1]);
+    }
+
+    #[test]
+    fn a_spelling_without_content_is_counted_and_becomes_a_url_once_captured() {
+        let mut captures = Captures::default();
+        captures.reserve(4);
+        captures.add_spelling(20);
+        captures.add_spelling(21);
+        assert_eq!((captures.spellings(), captures.urls()), (2, 0));
+        // 21 is captured later: it is the first URL; 22 the second.
+        assert_eq!(captures.add(21, 5), (0, true));
+        assert_eq!(captures.add(22, 5), (1, true));
+        captures.add_spelling(22);
+        assert_eq!(captures.add(21, 6), (0, false));
+        assert_eq!((captures.spellings(), captures.urls()), (3, 2));
+        let c = captures.contents();
+        assert_eq!((c.urls(), c.len(), c.own(0), c.own(1)), (2, 1, 21, 22));
     }
 
     #[test]

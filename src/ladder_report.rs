@@ -35,7 +35,7 @@ use crate::normalize::protocol::{PRESETS, Preset, Protocol, Transform, candidate
 use crate::normalize::{Normalizer, Rung, Scratch};
 use crate::pipeline::chunks::{Chunk, ChunkBytes, Chunks, Line, LineRules};
 use crate::pipeline::hash::{InMemoryPrints, PrintHasher};
-use crate::pipeline::input::{Input, InputError};
+use crate::pipeline::input::{Input, InputError, total_bytes};
 use crate::pipeline::place::Place;
 use crate::pipeline::{CHUNKS_PER_THREAD, MAX_LINE_BYTES, Progress, RunError, thread_pool};
 use crate::rules::SiteRules;
@@ -653,7 +653,7 @@ pub fn run(
                 table.len() as u64,
                 examples(table, &reading, step, below(step), options.examples),
             ),
-            None => (counts.strings.len() as u64, Vec::new()),
+            None => (counts.strings() as u64, Vec::new()),
         };
         let i = rung_index(rung);
         let report = step_report(
@@ -1084,6 +1084,8 @@ fn step_report(
 /// The first pass's totals: the string rung's keys, and a class table for
 /// the syntax and the scheme rungs. Arrays are in the order of [`RFC_RUNGS`].
 struct RungCounts {
+    /// The string rung's keys, when there is no crawl index (whose
+    /// [`Captures`] keep them).
     strings: HashSet<Print, PrintHasher>,
     tables: [Classes; 2],
     rejected: [u64; 3],
@@ -1116,38 +1118,53 @@ impl RungCounts {
             }
         }
         let [string_rejected, rejected @ ..] = &mut self.rejected;
-        let strings = &mut self.strings;
-        let (tables, captures) = (&mut self.tables, &mut self.captures);
+        let (strings, captures) = (&mut self.strings, &mut self.captures);
+        let tables = &mut self.tables;
         rayon::join(
-            || {
-                for &p in printed.iter().flat_map(|chunk| &chunk.prints[0]) {
-                    match p {
-                        0 => *string_rejected += 1,
-                        p => _ = strings.insert(p),
+            || match captures {
+                // A crawl index's captures know every spelling: one table
+                // serves the string rung and the URLs.
+                Some(captures) => {
+                    for chunk in printed {
+                        captures.count(chunk, string_rejected);
+                    }
+                }
+                None => {
+                    for &p in printed.iter().flat_map(|chunk| &chunk.prints[0]) {
+                        match p {
+                            0 => *string_rejected += 1,
+                            p => _ = strings.insert(p),
+                        }
                     }
                 }
             },
             || {
-                rayon::join(
-                    || {
-                        tables
-                            .par_iter_mut()
-                            .zip(rejected.par_iter_mut())
-                            .enumerate()
-                            .for_each(|(t, (table, rejected))| {
-                                for chunk in printed {
-                                    count_rung(table, rejected, chunk, t + 1);
-                                }
-                            })
-                    },
-                    || {
-                        if let Some(captures) = captures {
-                            printed.iter().for_each(|chunk| captures.count(chunk));
+                tables
+                    .par_iter_mut()
+                    .zip(rejected.par_iter_mut())
+                    .enumerate()
+                    .for_each(|(t, (table, rejected))| {
+                        for chunk in printed {
+                            count_rung(table, rejected, chunk, t + 1);
                         }
-                    },
-                )
+                    })
             },
         );
+    }
+
+    /// The string rung's distinct lines.
+    fn strings(&self) -> usize {
+        match &self.captures {
+            Some(table) => table.captures.spellings(),
+            None => self.strings.len(),
+        }
+    }
+
+    /// Makes room for the spellings of about `lines` lines at once.
+    fn expect_lines(&mut self, lines: usize) {
+        if let Some(table) = &mut self.captures {
+            table.captures.reserve(lines);
+        }
     }
 }
 
@@ -1182,6 +1199,7 @@ fn count_rungs<'a>(
         Ok(printed)
     };
     let mut pending: Vec<ChunkPrints<'a>> = Vec::new();
+    let mut first_batch = true;
     loop {
         let batch = chunks.next_batch(batch_len).map_err(RunError::Input)?;
         if batch.is_empty() {
@@ -1192,9 +1210,24 @@ fn count_rungs<'a>(
         }
         let (printed, ()) = rayon::join(|| print_batch(batch), || counts.count(&pending));
         pending = printed?;
+        if std::mem::take(&mut first_batch)
+            && let Some(lines) = expected_lines(&pending, total_bytes(inputs))
+        {
+            counts.expect_lines(lines);
+        }
     }
     counts.count(&pending);
     Ok(counts)
+}
+
+/// The lines to expect in inputs of `total` bytes, from the first batch's
+/// lines per byte; `None` when the size is not known (a stream).
+fn expected_lines(first: &[ChunkPrints<'_>], total: Option<u64>) -> Option<usize> {
+    let lines: u64 = first.iter().map(|c| c.lines.len() as u64).sum();
+    let bytes: u64 = first.iter().map(|c| c.chunk.input_bytes).sum();
+    let total = u128::from(total?);
+    let expected = total * u128::from(lines) / u128::from(bytes.max(1));
+    Some(usize::try_from(expected).unwrap_or(usize::MAX))
 }
 
 /// Reads the layout of a CDX input from the header line of its first
@@ -1440,16 +1473,21 @@ struct CaptureTable {
 }
 
 impl CaptureTable {
-    /// Takes one chunk's captures, in input order.
-    fn count(&mut self, chunk: &ChunkPrints<'_>) {
+    /// Takes one chunk's lines, in input order: its captures, and the
+    /// spellings of the rest (counting those the string rung rejects).
+    fn count(&mut self, chunk: &ChunkPrints<'_>, string_rejected: &mut u64) {
         for (i, &digest) in chunk.digests.iter().enumerate() {
             let [string, syntax, scheme] = [0, 1, 2].map(|r| chunk.prints[r][i]);
             if digest == 0 {
                 self.not_content += 1;
-                continue;
-            }
-            if scheme == REJECTED {
+            } else if scheme == REJECTED {
                 self.rejected += 1;
+            }
+            if digest == 0 || scheme == REJECTED {
+                match string {
+                    REJECTED => *string_rejected += 1,
+                    string => self.captures.add_spelling(string),
+                }
                 continue;
             }
             if let (_, true) = self.captures.add(string, digest) {
