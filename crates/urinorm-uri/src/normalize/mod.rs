@@ -599,8 +599,20 @@ impl Normalizer {
         } = rewrite;
         scheme_form.clear();
         let (changes, layout) = self.write_laid_out(uri, scheme_form)?;
-        let form = laid_out(scheme_form, layout);
-        Ok(self.transform_scheme_form(&form, out, changes, trace, transforms, site))
+        let rewritten;
+        let form = match changes.is_empty() {
+            // No rule changed a byte: the form is `uri` itself, whose
+            // parts are known without a scan of the copy.
+            true => {
+                debug_assert_eq!(scheme_form.as_slice(), uri.as_str().as_bytes());
+                uri
+            }
+            false => {
+                rewritten = laid_out(scheme_form, layout);
+                &rewritten
+            }
+        };
+        Ok(self.transform_scheme_form(form, out, changes, trace, transforms, site))
     }
 
     /// The protocol rung's form of a reference already in its scheme-rung
