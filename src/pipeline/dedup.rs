@@ -301,7 +301,10 @@ impl Dedup {
     ) -> Result<(), RunError> {
         // A set that forgets is not sized for the whole input.
         if !self.reserved && !self.full && self.forgets_past.is_none() {
-            self.set.reserve(self.expected_lines(batch));
+            // Written empty on every thread: one thread alone took 5 % of
+            // a run of 14M lines doing it.
+            let lines = self.expected_lines(batch);
+            pool.install(|| self.set.reserve(lines));
             self.reserved = true;
         }
         let full = self.full;

@@ -388,7 +388,9 @@ impl DedupSet {
     /// Makes room for about `lines` distinct keys in all.
     pub(crate) fn reserve(&mut self, lines: usize) {
         let per_shard = lines / SHARDS + 16;
-        self.shards.iter_mut().for_each(|s| s.reserve(per_shard));
+        self.shards
+            .par_iter_mut()
+            .for_each(|s| s.reserve(per_shard));
     }
 
     /// Forgets every class, keeping its tables and copied keys' blocks to
