@@ -37,6 +37,9 @@ pub const REJECTED: Key = 0;
 /// A URL, numbered in the order of its first capture.
 pub type UrlId = u32;
 
+/// A unit of a [`Level`] that holds more than one content.
+const MIXED: u32 = u32::MAX;
+
 /// A spelling's place in the index before any capture of content made it
 /// a URL.
 const NO_URL: UrlId = UrlId::MAX;
@@ -378,6 +381,10 @@ pub struct Level {
     by_key: Vec<(Key, u32)>,
     /// Whether each unit is a URL (the unit's number is the URL's).
     of_urls: bool,
+    /// Each unit's content, or [`MIXED`] if it holds more than one, and its
+    /// URLs: what a step's usual merge (of units of one content) needs,
+    /// in one read rather than one a URL.
+    sole: Vec<[u32; 2]>,
     /// The level's own judgement (no examples).
     counts: Judgement,
     /// Units per content.
@@ -437,6 +444,7 @@ impl Level {
         };
         let mut keys = vec![0u32; contents.len()];
         let mut false_units = Vec::new();
+        let mut sole = Vec::with_capacity(own.len());
         let mut composition = Vec::new();
         for unit in 0..own.len() {
             let urls = &members[starts[unit] as usize..starts[unit + 1] as usize];
@@ -450,6 +458,10 @@ impl Level {
                 keys[same[0] as usize] += 1;
                 held += 1;
             }
+            sole.push([
+                if held == 1 { composition[0] } else { MIXED },
+                urls.len() as u32,
+            ]);
             if held > 1 {
                 let lines = urls.iter().map(|&u| contents.lines[u as usize]).sum();
                 counts.false_merges += 1;
@@ -490,6 +502,7 @@ impl Level {
             own,
             by_key,
             of_urls,
+            sole,
             counts,
             keys,
             false_units,
@@ -499,6 +512,16 @@ impl Level {
 
     fn urls_of(&self, unit: u32) -> &[UrlId] {
         &self.members[self.starts[unit as usize] as usize..self.starts[unit as usize + 1] as usize]
+    }
+
+    /// The content the URLs of `units` share, if they are all one content.
+    fn sole_content(&self, units: &[u32]) -> Option<u32> {
+        let first = self.sole[units[0] as usize][0];
+        units
+            .iter()
+            .all(|&unit| self.sole[unit as usize][0] == first)
+            .then_some(first)
+            .filter(|&c| c != MIXED)
     }
 
     /// The unit whose key is `key`, looked for from `from` on, which it
@@ -570,6 +593,24 @@ impl Level {
             }
             if key != REJECTED && units.len() < 2 {
                 // A unit that only changes its key: nothing else changes.
+                continue;
+            }
+            if let Some(content) = self.sole_content(&units) {
+                // Units of one content each: their pairs are all right, and
+                // so are the class's when it is one content too.
+                let mut urls = 0;
+                for &unit in &units {
+                    let [c, n] = self.sole[unit as usize];
+                    judgement.merged_pairs -= pairs(u64::from(n));
+                    judgement.right_pairs -= pairs(u64::from(n));
+                    add_keys(c, -1);
+                    urls += u64::from(n);
+                }
+                if key != REJECTED {
+                    judgement.merged_pairs += pairs(urls);
+                    judgement.right_pairs += pairs(urls);
+                    add_keys(content, 1);
+                }
                 continue;
             }
             for &unit in &units {
