@@ -373,8 +373,6 @@ pub struct Level {
     /// The URLs of unit `u` are `members[starts[u]..starts[u + 1]]`.
     starts: Vec<u32>,
     members: Vec<UrlId>,
-    /// Each unit's key.
-    own: Vec<Key>,
     /// Each unit's key and the unit, in key order: a step's changed keys
     /// come in key order too, so their units are found by a merge, not by
     /// random reads of a table larger than the caches.
@@ -403,14 +401,14 @@ impl Level {
             contents,
             (0..=n).collect(),
             (0..n).collect(),
-            contents.own.clone(),
+            &contents.own,
             true,
         )
     }
 
     /// The level whose units have the keys `own`, URL `u` in unit
     /// `unit_of[u]` (every unit holds a URL).
-    pub fn of_classes(contents: &Contents, own: Vec<Key>, unit_of: &[u32]) -> Level {
+    pub fn of_classes(contents: &Contents, own: &[Key], unit_of: &[u32]) -> Level {
         let mut starts = vec![0u32; own.len() + 1];
         for &unit in unit_of {
             starts[unit as usize + 1] += 1;
@@ -431,7 +429,7 @@ impl Level {
         contents: &Contents,
         starts: Vec<u32>,
         members: Vec<UrlId>,
-        own: Vec<Key>,
+        own: &[Key],
         of_urls: bool,
     ) -> Level {
         let mut by_key: Vec<(Key, u32)> = (own.iter().enumerate())
@@ -499,7 +497,6 @@ impl Level {
         Level {
             starts,
             members,
-            own,
             by_key,
             of_urls,
             sole,
@@ -554,7 +551,7 @@ impl Level {
         examples: usize,
     ) -> Judgement {
         changed.sort_unstable();
-        let mut touched = vec![false; self.own.len()];
+        let mut touched = vec![false; self.sole.len()];
         for &(_, unit) in &changed {
             touched[unit as usize] = true;
         }
@@ -961,7 +958,7 @@ mod tests {
                 })
                 .collect();
             let own: Vec<Key> = (0..numbers.len() as u128).map(|i| 1000 + i).collect();
-            let level = Level::of_classes(&c, own.clone(), &unit_of);
+            let level = Level::of_classes(&c, &own, &unit_of);
             // The step: a class keeps its key, takes another's, a shared
             // new one, or is rejected.
             let image = |unit: u32| match step[numbers[unit as usize] as usize] {

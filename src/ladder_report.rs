@@ -889,7 +889,7 @@ impl<'w> UrlKeys<'w> {
             .collect();
         let (urls, scheme) = rayon::join(
             || Level::of_urls(&contents),
-            || Level::of_classes(&contents, own, &unit_of),
+            || Level::of_classes(&contents, &own, &unit_of),
         );
         UrlKeys {
             urls,
