@@ -737,9 +737,11 @@ impl Normalizer {
 /// says [`Normalizer::write_laid_out`] put them: the form's [`UriRef`]
 /// without parsing it again.
 fn laid_out(form: &[u8], layout: Offsets) -> UriRef<'_> {
-    // Every rung writes ASCII (tested as a property); `from_utf8` checks it
-    // anyway, at the speed of a scan.
-    let text = std::str::from_utf8(form).expect("the scheme rung writes ASCII");
+    // Every rung writes ASCII (tested as a property); checked anyway, by
+    // `is_ascii`'s word-at-a-time scan, cheaper than `from_utf8`'s.
+    assert!(form.is_ascii(), "the scheme rung writes ASCII");
+    // SAFETY: ASCII bytes, as just asserted, are UTF-8.
+    let text = unsafe { std::str::from_utf8_unchecked(form) };
     UriRef::from_offsets(text, layout)
 }
 

@@ -247,48 +247,68 @@ pub struct Protocol {
     tracking: TrackingList,
 }
 
-/// The names `drop-tracking-params` removes (`prefix*` for a prefix), with
-/// their first bytes, lower-cased, as a bitmap: most parameters are ruled
-/// out by one test.
+/// The names `drop-tracking-params` removes (`prefix*` for a prefix), as
+/// given, and grouped by their first byte, lower-cased: a parameter is
+/// compared only with the names that start as it does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct TrackingList {
     names: Vec<String>,
-    first_bytes: [u64; 4],
+    /// Each name as bytes and whether it is a prefix, ordered by first
+    /// byte: those starting with byte `b` are `entries[starts[b]..starts[b + 1]]`.
+    entries: Vec<(Box<[u8]>, bool)>,
+    starts: Box<[u32; 257]>,
+    /// Whether `*` (every name) is on the list.
+    every: bool,
+    /// Whether the empty name is on the list.
+    empty: bool,
 }
 
 impl TrackingList {
     fn new(names: Vec<String>) -> TrackingList {
-        let mut first_bytes = [0u64; 4];
-        for name in &names {
-            match name.as_bytes() {
-                // Every name starts with the empty prefix.
-                [b'*'] => first_bytes = [u64::MAX; 4],
-                // Only the empty name, which the filter lets through.
-                [] => {}
-                [first, ..] => {
-                    let first = first.to_ascii_lowercase();
-                    first_bytes[usize::from(first / 64)] |= 1 << (first % 64);
-                }
-            }
+        let mut entries: Vec<(Box<[u8]>, bool)> = names
+            .iter()
+            .map(|t| match t.strip_suffix('*') {
+                Some(prefix) => (prefix.as_bytes().into(), true),
+                None => (t.as_bytes().into(), false),
+            })
+            .collect();
+        let every = entries
+            .iter()
+            .any(|(name, prefix)| *prefix && name.is_empty());
+        let empty = entries.iter().any(|(name, _)| name.is_empty());
+        entries.retain(|(name, _)| !name.is_empty());
+        let first = |name: &[u8]| usize::from(name[0].to_ascii_lowercase());
+        entries.sort_by_key(|(name, _)| first(name));
+        let mut starts = Box::new([0u32; 257]);
+        for (name, _) in &entries {
+            starts[first(name) + 1] += 1;
         }
-        TrackingList { names, first_bytes }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        TrackingList {
+            names,
+            entries,
+            starts,
+            every,
+            empty,
+        }
     }
 
     /// Whether a parameter named `name` is on the list, case aside.
     fn contains(&self, name: &[u8]) -> bool {
-        if let Some(&first) = name.first() {
-            let first = first.to_ascii_lowercase();
-            if self.first_bytes[usize::from(first / 64)] & 1 << (first % 64) == 0 {
-                return false;
-            }
-        }
-        self.names.iter().any(|t| match t.strip_suffix('*') {
-            Some(prefix) => {
-                name.len() >= prefix.len()
-                    && name[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
-            }
-            None => name.eq_ignore_ascii_case(t.as_bytes()),
-        })
+        let Some(&first) = name.first() else {
+            return self.empty;
+        };
+        let b = usize::from(first.to_ascii_lowercase());
+        let group = &self.entries[self.starts[b] as usize..self.starts[b + 1] as usize];
+        self.every
+            || group.iter().any(|(listed, prefix)| match prefix {
+                true => {
+                    name.len() >= listed.len() && name[..listed.len()].eq_ignore_ascii_case(listed)
+                }
+                false => name.eq_ignore_ascii_case(listed),
+            })
     }
 }
 
@@ -337,6 +357,11 @@ impl Protocol {
     /// Whether `transform` is on.
     pub fn contains(&self, transform: Transform) -> bool {
         self.on & transform.bit() != 0
+    }
+
+    /// Whether any of `transforms` is on.
+    pub(crate) fn any(&self, transforms: &[Transform]) -> bool {
+        transforms.iter().any(|&t| self.contains(t))
     }
 
     /// The transforms that are on, in the order they apply.
@@ -409,18 +434,21 @@ mod tests {
 
     proptest! {
         #[test]
-        fn the_tracking_filter_rules_out_no_tracking_name(list in prop::collection::vec("[a-zA-Z_]{0,5}\\*?", 0..6), name in "[a-zA-Z_]{0,6}") {
-            let filtered = TrackingList::new(list.clone());
-            let unfiltered = TrackingList { first_bytes: [u64::MAX; 4], ..filtered.clone() };
-            prop_assert_eq!(filtered.contains(name.as_bytes()), unfiltered.contains(name.as_bytes()));
+        fn the_grouped_tracking_list_agrees_with_a_scan_of_its_names(list in prop::collection::vec("[a-zA-Z_]{0,5}\\*?", 0..6), name in "[a-zA-Z_]{0,6}") {
+            let grouped = TrackingList::new(list.clone());
+            let scanned = list.iter().any(|t| match t.strip_suffix('*') {
+                Some(prefix) => name.len() >= prefix.len() && name[..prefix.len()].eq_ignore_ascii_case(prefix),
+                None => name.eq_ignore_ascii_case(t),
+            });
+            prop_assert_eq!(grouped.contains(name.as_bytes()), scanned);
             // Each entry's own name (a prefix's, lengthened), in upper case:
-            // listed, and the filter lets it through.
+            // listed.
             for t in &list {
                 let listed = match t.strip_suffix('*') {
                     Some(prefix) => format!("{prefix}X"),
                     None => t.clone(),
                 };
-                prop_assert!(filtered.contains(listed.to_ascii_uppercase().as_bytes()), "{}", t);
+                prop_assert!(grouped.contains(listed.to_ascii_uppercase().as_bytes()), "{}", t);
             }
         }
     }

@@ -59,17 +59,43 @@ pub(super) fn drop_index_file(out: &mut Vec<u8>, start: usize) -> bool {
     true
 }
 
+/// The last bytes of [`INDEX_FILES`]' names, lower-cased, as a bitmap
+/// over ASCII: a path ending in another byte (most end in `/`) ends in
+/// none of them.
+const INDEX_FILE_LAST_BYTES: u128 = {
+    let mut bits = 0u128;
+    let mut i = 0;
+    while i < INDEX_FILES.len() {
+        let name = INDEX_FILES[i].as_bytes();
+        bits |= 1 << name[name.len() - 1].to_ascii_lowercase();
+        i += 1;
+    }
+    bits
+};
+
 /// Where the `/` before a last segment that is an index file stands.
 pub(super) fn index_file_slash(path: &[u8]) -> Option<usize> {
-    let slash = memchr::memrchr(b'/', path)?;
-    let last = &path[slash + 1..];
-    if !INDEX_FILE_LENGTHS.contains(&last.len()) {
+    let last_byte = path.last()?.to_ascii_lowercase();
+    if last_byte >= 128 || INDEX_FILE_LAST_BYTES & 1 << last_byte == 0 {
         return None;
     }
-    INDEX_FILES
-        .iter()
-        .any(|f| last.eq_ignore_ascii_case(f.as_bytes()))
-        .then_some(slash)
+    // An index file's name holds no `/`: a last segment of its length ends
+    // the path after a `/`, so only the path's last bytes are read (no
+    // search for the last `/` through the whole path).
+    for len in INDEX_FILE_LENGTHS {
+        let Some(slash) = path.len().checked_sub(len + 1) else {
+            break;
+        };
+        let last = &path[slash + 1..];
+        if path[slash] == b'/'
+            && INDEX_FILES
+                .iter()
+                .any(|f| last.eq_ignore_ascii_case(f.as_bytes()))
+        {
+            return Some(slash);
+        }
+    }
+    None
 }
 
 /// Whether `trailing-slash=add` adds one: a path whose last segment has no `.`.
@@ -84,6 +110,24 @@ pub(super) fn wants_trailing_slash(path: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The last segment found by a search for the last `/`, as the rule reads.
+    fn naive_index_file_slash(path: &[u8]) -> Option<usize> {
+        let slash = path.iter().rposition(|&b| b == b'/')?;
+        INDEX_FILES
+            .iter()
+            .any(|f| path[slash + 1..].eq_ignore_ascii_case(f.as_bytes()))
+            .then_some(slash)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn index_file_slash_agrees_with_a_search_for_the_last_slash(
+            path in "(/[a-zA-Z.]{0,4}){0,3}(/|/index\\.html?|/INDEX\\.PHP|/default\\.aspx?|/Default\\.htm|/x/index\\.asp|index\\.html)?"
+        ) {
+            proptest::prop_assert_eq!(index_file_slash(path.as_bytes()), naive_index_file_slash(path.as_bytes()));
+        }
+    }
 
     #[test]
     fn index_file_lengths_hold_every_index_file() {

@@ -4,7 +4,6 @@
 //!
 //! It knows parameters and path segments as bytes; not URIs.
 
-use super::param_name;
 use crate::swar;
 
 /// A value that looks like a session token rather than data: long, and
@@ -17,20 +16,19 @@ fn is_token(value: &[u8], min_len: usize) -> bool {
 }
 
 /// `PHPSESSID=…`, `JSESSIONID=…`, `ASPSESSIONIDXXXX=…`, `sid=…`,
-/// `CFID=…`, `CFTOKEN=…` with a token-like value.
-pub(super) fn is_session_param(param: &[u8]) -> bool {
-    let name = param_name(param);
-    let value = &param[(name.len() + 1).min(param.len())..];
-    let is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
-    let asp = name.len() >= 12 && name[..12].eq_ignore_ascii_case(b"aspsessionid");
-    if is("jsessionid") {
-        is_jsessionid(value)
-    } else if is("phpsessid") || is("sid") || asp {
-        is_token(value, 16)
-    } else if is("cfid") || is("cftoken") {
-        is_token(value, 4)
-    } else {
-        false
+/// `CFID=…`, `CFTOKEN=…` with a token-like value: the parameter whose name
+/// is `name` and value `value`.
+pub(super) fn is_session_param(name: &[u8], value: &[u8]) -> bool {
+    let is = |n: &[u8]| name.eq_ignore_ascii_case(n);
+    // Most names are ruled out by their length alone.
+    match name.len() {
+        10 if is(b"jsessionid") => is_jsessionid(value),
+        3 if is(b"sid") => is_token(value, 16),
+        9 if is(b"phpsessid") => is_token(value, 16),
+        12.. if name[..12].eq_ignore_ascii_case(b"aspsessionid") => is_token(value, 16),
+        4 if is(b"cfid") => is_token(value, 4),
+        7 if is(b"cftoken") => is_token(value, 4),
+        _ => false,
     }
 }
 
@@ -51,6 +49,10 @@ fn is_jsessionid(value: &[u8]) -> bool {
 /// Removes `;jsessionid=TOKEN` path parameters and ASP.NET cookieless
 /// session segments from the path at `out[start..]`.
 pub(super) fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
+    // Both forms need one of these; most paths have neither.
+    if memchr::memchr2(b';', b'(', &out[start..]).is_none() {
+        return false;
+    }
     let mut changed = false;
     // ;jsessionid=… runs to the end of its segment.
     while let Some(at) = swar::find_ignore_case(&out[start..], b";jsessionid=") {

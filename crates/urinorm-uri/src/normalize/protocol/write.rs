@@ -17,91 +17,67 @@ impl Protocol {
     /// Appends the protocol form of `uri` (which is in its scheme-rung form)
     /// to `out`; returns the transforms that changed it, as rule flags.
     pub(crate) fn write(&self, uri: &UriRef<'_>, out: &mut Vec<u8>, scratch: &mut Scratch) -> u32 {
+        let text = uri.as_str().as_bytes();
+        // Only http(s) and ws(s) URIs with an authority are transformed.
+        let (true, Some(scheme_end), Some(authority)) =
+            (is_web(uri), uri.offsets.scheme_end(), uri.offsets.authority)
+        else {
+            out.extend_from_slice(text);
+            return 0;
+        };
         let start = out.len();
         let mut fired = 0u32;
-        let web = is_web(uri);
-        let on = |t: Transform| web && self.contains(t);
+        let on = |t: Transform| self.contains(t);
         let mut note = |t: Transform, changed: bool| {
             if changed {
                 fired |= t.bit();
             }
         };
-
-        let mut scheme_name = uri.scheme().unwrap_or_default();
-        if on(Transform::HttpsUpgrade) && matches!(scheme_name, "http" | "ws") {
-            scheme_name = if scheme_name == "http" {
-                "https"
+        // The form is copied in runs: `text[copied..]` is what is left to
+        // copy, each transform writing its own bytes where it acts.
+        let mut copied = 0;
+        let mut scheme_name = &text[..scheme_end];
+        if on(Transform::HttpsUpgrade) && matches!(scheme_name, b"http" | b"ws") {
+            scheme_name = if scheme_name == b"http" {
+                b"https"
             } else {
-                "wss"
+                b"wss"
             };
+            out.extend_from_slice(scheme_name);
+            copied = scheme_end;
             note(Transform::HttpsUpgrade, true);
         }
-        if uri.scheme().is_some() {
-            out.extend_from_slice(scheme_name.as_bytes());
-            out.push(b':');
+        if let Some(userinfo_end) = authority.userinfo_end()
+            && on(Transform::DropUserinfo)
+        {
+            out.extend_from_slice(&text[copied..authority.start()]);
+            copied = userinfo_end + 1;
+            note(Transform::DropUserinfo, true);
         }
-
-        if let Some(host) = uri.host() {
-            out.extend_from_slice(b"//");
-            if let Some(userinfo) = uri.userinfo() {
-                if on(Transform::DropUserinfo) {
-                    note(Transform::DropUserinfo, true);
-                } else {
-                    out.extend_from_slice(userinfo.as_bytes());
-                    out.push(b'@');
-                }
-            }
-            let host_start = out.len();
-            out.extend_from_slice(host.as_bytes());
-            if uri.host_tag() == Some(HostTag::RegName) {
-                if on(Transform::HostTrailingDot) {
-                    note(Transform::HostTrailingDot, drop_root_dot(out, host_start));
-                }
-                if on(Transform::HostDots) {
-                    note(Transform::HostDots, ia::host_dots(out, host_start));
-                }
-                if on(Transform::StripWww) {
-                    note(Transform::StripWww, strip_www(out, host_start));
-                }
-                if on(Transform::StripWwwDigits) {
-                    note(
-                        Transform::StripWwwDigits,
-                        ia::strip_www_digits(out, host_start),
-                    );
-                }
-                // After strip-www: `www.0.0` is numeric only without its `www.`.
-                if on(Transform::Ipv4Numeric) {
-                    note(Transform::Ipv4Numeric, ipv4_numeric(out, host_start));
-                }
-            }
-            if let Some(port) = uri.port() {
-                let default =
-                    scheme::lookup(scheme_name.as_bytes()).and_then(|s: &Scheme| s.default_port);
-                if on(Transform::HttpsUpgrade) && default.is_some_and(|d| port.parse() == Ok(d)) {
-                    // After https-upgrade, http's explicit :443 is the default.
-                    note(Transform::HttpsUpgrade, true);
-                } else {
-                    out.push(b':');
-                    out.extend_from_slice(port.as_bytes());
-                }
+        let (host_start, host_end) = authority.host();
+        out.extend_from_slice(&text[copied..host_end]);
+        copied = host_end;
+        if authority.host_kind == HostTag::RegName {
+            let host_start = out.len() - (host_end - host_start);
+            self.write_host(out, host_start, &mut note);
+        }
+        let (path_start, path_end) = uri.offsets.path();
+        if let Some(port_start) = authority.port_start() {
+            let default = scheme::lookup(scheme_name).and_then(|s: &Scheme| s.default_port);
+            let port = &uri.as_str()[port_start..path_start];
+            if on(Transform::HttpsUpgrade) && default.is_some_and(|d| port.parse() == Ok(d)) {
+                // After https-upgrade, http's explicit :443 is the default.
+                note(Transform::HttpsUpgrade, true);
+                copied = path_start;
             }
         }
-
-        let path_start = out.len();
-        out.extend_from_slice(uri.path().as_bytes());
-        if web {
-            let has_authority = uri.authority().is_some();
-            self.write_path(out, path_start, &mut note, has_authority, scratch);
-        }
+        out.extend_from_slice(&text[copied..path_end]);
+        self.write_path(out, out.len() - (path_end - path_start), &mut note, scratch);
 
         if let Some(query) = uri.query() {
             let query_start = out.len();
             out.push(b'?');
-            if web {
-                self.write_query(query.as_bytes(), out, &mut note, scratch);
-            } else {
-                out.extend_from_slice(query.as_bytes());
-            }
+            self.write_query(query.as_bytes(), out, &mut note, scratch);
             if on(Transform::DropEmptyQuery) && out.len() == query_start + 1 {
                 out.pop();
                 note(Transform::DropEmptyQuery, true);
@@ -126,13 +102,42 @@ impl Protocol {
         fired
     }
 
-    /// The path transforms, on `out[path_start..]`.
+    /// The host transforms, on the reg-name at `out[host_start..]`.
+    fn write_host(
+        &self,
+        out: &mut Vec<u8>,
+        host_start: usize,
+        note: &mut impl FnMut(Transform, bool),
+    ) {
+        let on = |t: Transform| self.contains(t);
+        if on(Transform::HostTrailingDot) {
+            note(Transform::HostTrailingDot, drop_root_dot(out, host_start));
+        }
+        if on(Transform::HostDots) {
+            note(Transform::HostDots, ia::host_dots(out, host_start));
+        }
+        if on(Transform::StripWww) {
+            note(Transform::StripWww, strip_www(out, host_start));
+        }
+        if on(Transform::StripWwwDigits) {
+            note(
+                Transform::StripWwwDigits,
+                ia::strip_www_digits(out, host_start),
+            );
+        }
+        // After strip-www: `www.0.0` is numeric only without its `www.`.
+        if on(Transform::Ipv4Numeric) {
+            note(Transform::Ipv4Numeric, ipv4_numeric(out, host_start));
+        }
+    }
+
+    /// The path transforms, on `out[path_start..]` (the path of a URI with
+    /// an authority).
     fn write_path(
         &self,
         out: &mut Vec<u8>,
         start: usize,
         note: &mut impl FnMut(Transform, bool),
-        has_authority: bool,
         scratch: &mut Scratch,
     ) {
         if self.contains(Transform::DecodeRepeatedly) {
@@ -151,7 +156,7 @@ impl Protocol {
                 ia::drop_path_session_ids(out, start),
             );
         }
-        if self.contains(Transform::CollapseSlashes) && has_authority {
+        if self.contains(Transform::CollapseSlashes) {
             note(Transform::CollapseSlashes, collapse_slashes(out, start));
         }
         // Dropping an index file can expose a trailing slash, and removing a
@@ -207,13 +212,18 @@ impl Protocol {
         note: &mut impl FnMut(Transform, bool),
         scratch: &mut Scratch,
     ) {
-        // Decode first, so that sorting sees the bytes it leaves behind
-        // (`%3A` sorts before `'`, `:` after it).
         let Scratch {
             query: decoded,
             params,
             encoded,
         } = scratch;
+        if !self.any(REWRITE_QUERY_BYTES) {
+            // Nothing rewrites the query's bytes: its parameters are read
+            // where they stand, without a copy.
+            return self.write_params(query, out, note, params);
+        }
+        // Decode first, so that sorting sees the bytes it leaves behind
+        // (`%3A` sorts before `'`, `:` after it).
         decoded.clear();
         decoded.extend_from_slice(query);
         if self.contains(Transform::DecodeRepeatedly) {
@@ -246,50 +256,119 @@ impl Protocol {
         query: &[u8],
         out: &mut Vec<u8>,
         note: &mut impl FnMut(Transform, bool),
-        params: &mut Vec<(usize, usize)>,
+        params: &mut Vec<Param>,
     ) {
+        if !self.any(REWRITE_PARAMS) {
+            out.extend_from_slice(query);
+            return;
+        }
         params.clear();
         let mut from = 0;
         for end in memchr::memchr_iter(b'&', query).chain([query.len()]) {
-            params.push((from, end));
+            let name_end = from + param_name(&query[from..end]).len();
+            params.push(Param {
+                from,
+                name_end,
+                end,
+            });
             from = end + 1;
         }
-        let param = |&(from, to): &(usize, usize)| &query[from..to];
-        let count = params.len();
-        if self.contains(Transform::DropTrackingParams) {
-            params.retain(|p| !self.tracking.contains(param_name(param(p))));
-            note(Transform::DropTrackingParams, params.len() != count);
-        }
-        let count = params.len();
-        if self.contains(Transform::DropSessionIds) {
-            params.retain(|p| !is_session_param(param(p)));
-            note(Transform::DropSessionIds, params.len() != count);
-        }
-        let count = params.len();
-        if self.contains(Transform::DropEmptyParams) {
-            params.retain(|p| !param(p).is_empty() && !param(p).ends_with(b"="));
-            note(Transform::DropEmptyParams, params.len() != count);
-        }
+        let mut changed = self.drop_params(query, params, note);
+        let name = |p: &Param| &query[p.from..p.name_end];
+        let whole = |p: &Param| &query[p.from..p.end];
         if self.contains(Transform::SortQuery) && params.len() > 1 {
-            let sorted = params.is_sorted_by_key(|p| param_name(param(p)));
+            let sorted = params.is_sorted_by_key(name);
             // A stable sort: parameters with one name keep their order.
-            params.sort_by_key(|p| param_name(param(p)));
+            params.sort_by_key(name);
             note(Transform::SortQuery, !sorted);
+            changed |= !sorted;
         }
         if self.contains(Transform::SortQueryPairs) && params.len() > 1 {
-            let order = |a: &(usize, usize), b: &(usize, usize)| ia::pair_order(param(a), param(b));
+            let order = |a: &Param, b: &Param| ia::pair_order(whole(a), whole(b));
             let sorted = params.is_sorted_by(|a, b| order(a, b).is_le());
             params.sort_by(order);
             note(Transform::SortQueryPairs, !sorted);
+            changed |= !sorted;
+        }
+        if !changed {
+            // Every parameter where it stood: the query as it is.
+            out.extend_from_slice(query);
+            return;
         }
         for (i, p) in params.iter().enumerate() {
             if i > 0 {
                 out.push(b'&');
             }
-            out.extend_from_slice(param(p));
+            out.extend_from_slice(whole(p));
         }
     }
+
+    /// `drop-tracking-params`, `drop-session-ids` and `drop-empty-params`
+    /// in one pass over the parameters, each parameter dropped by the first
+    /// of them (in that order) that takes it. Returns whether any was dropped.
+    fn drop_params(
+        &self,
+        query: &[u8],
+        params: &mut Vec<Param>,
+        note: &mut impl FnMut(Transform, bool),
+    ) -> bool {
+        let tracking = self.contains(Transform::DropTrackingParams);
+        let session = self.contains(Transform::DropSessionIds);
+        let empty = self.contains(Transform::DropEmptyParams);
+        if !(tracking || session || empty) {
+            return false;
+        }
+        let mut dropped = [false; 3];
+        params.retain(|p| {
+            let name = &query[p.from..p.name_end];
+            let value = &query[(p.name_end + 1).min(p.end)..p.end];
+            let by = if tracking && self.tracking.contains(name) {
+                0
+            } else if session && is_session_param(name, value) {
+                1
+            } else if empty && (p.from == p.end || query[p.end - 1] == b'=') {
+                // The empty parameter (`?&&`) and one ending in `=`.
+                2
+            } else {
+                return true;
+            };
+            dropped[by] = true;
+            false
+        });
+        note(Transform::DropTrackingParams, dropped[0]);
+        note(Transform::DropSessionIds, dropped[1]);
+        note(Transform::DropEmptyParams, dropped[2]);
+        dropped.contains(&true)
+    }
 }
+
+/// A parameter of the query being rewritten: `query[from..end]`, its name
+/// `query[from..name_end]`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Param {
+    from: usize,
+    name_end: usize,
+    end: usize,
+}
+
+/// The transforms that rewrite a query's bytes before its parameters are
+/// split: without them, the parameters are read from the form itself.
+const REWRITE_QUERY_BYTES: &[Transform] = &[
+    Transform::DecodeRepeatedly,
+    Transform::IaSessionIds,
+    Transform::DecodeSafe,
+    Transform::LowercaseQuery,
+];
+
+/// The transforms that drop or reorder parameters: without them, the
+/// query is written as it is.
+const REWRITE_PARAMS: &[Transform] = &[
+    Transform::DropTrackingParams,
+    Transform::DropSessionIds,
+    Transform::DropEmptyParams,
+    Transform::SortQuery,
+    Transform::SortQueryPairs,
+];
 
 /// The buffers the protocol transforms reuse from one URI to the next, so
 /// that rewriting allocates nothing per URI.
@@ -297,8 +376,8 @@ impl Protocol {
 pub(crate) struct Scratch {
     /// The query being rewritten, decoded.
     query: Vec<u8>,
-    /// The parameters of the query being rewritten, as ranges.
-    params: Vec<(usize, usize)>,
+    /// The parameters of the query being rewritten.
+    params: Vec<Param>,
     /// A component being re-encoded by `decode-repeatedly`.
     encoded: Vec<u8>,
 }
