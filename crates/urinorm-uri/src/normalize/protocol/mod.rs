@@ -417,9 +417,10 @@ impl Protocol {
 /// (no authority) is no URL a crawler fetches, and its path has to keep the
 /// `/.` guard.
 pub(super) fn is_web(uri: &UriRef<'_>) -> bool {
-    uri.scheme()
-        .is_some_and(|scheme| scheme::is_web_scheme(scheme.as_bytes()))
-        && uri.authority().is_some()
+    uri.offsets.authority.is_some()
+        && uri
+            .scheme()
+            .is_some_and(|scheme| scheme::is_web_scheme(scheme.as_bytes()))
 }
 
 /// A parameter's name: the bytes before its first `=`.

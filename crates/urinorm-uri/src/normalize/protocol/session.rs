@@ -50,7 +50,7 @@ fn is_jsessionid(value: &[u8]) -> bool {
 /// session segments from the path at `out[start..]`.
 pub(super) fn drop_path_session_ids(out: &mut Vec<u8>, start: usize) -> bool {
     // Both forms need one of these; most paths have neither.
-    if memchr::memchr2(b';', b'(', &out[start..]).is_none() {
+    if !swar::has_either(&out[start..], b';', b'(') {
         return false;
     }
     let mut changed = false;
