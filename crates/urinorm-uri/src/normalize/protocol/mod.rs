@@ -300,15 +300,15 @@ impl TrackingList {
         let Some(&first) = name.first() else {
             return self.empty;
         };
+        if self.every {
+            return true;
+        }
         let b = usize::from(first.to_ascii_lowercase());
         let group = &self.entries[self.starts[b] as usize..self.starts[b + 1] as usize];
-        self.every
-            || group.iter().any(|(listed, prefix)| match prefix {
-                true => {
-                    name.len() >= listed.len() && name[..listed.len()].eq_ignore_ascii_case(listed)
-                }
-                false => name.eq_ignore_ascii_case(listed),
-            })
+        group.iter().any(|(listed, prefix)| match prefix {
+            true => name.len() >= listed.len() && name[..listed.len()].eq_ignore_ascii_case(listed),
+            false => name.eq_ignore_ascii_case(listed),
+        })
     }
 }
 
@@ -357,11 +357,6 @@ impl Protocol {
     /// Whether `transform` is on.
     pub fn contains(&self, transform: Transform) -> bool {
         self.on & transform.bit() != 0
-    }
-
-    /// Whether any of `transforms` is on.
-    pub(crate) fn any(&self, transforms: &[Transform]) -> bool {
-        transforms.iter().any(|&t| self.contains(t))
     }
 
     /// The transforms that are on, in the order they apply.

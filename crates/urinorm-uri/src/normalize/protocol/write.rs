@@ -7,7 +7,7 @@
 use super::host::{drop_root_dot, ipv4_numeric, strip_www};
 use super::path::{collapse_slashes, drop_index_file, wants_trailing_slash};
 use super::session::{drop_path_session_ids, is_session_param};
-use super::{Protocol, Transform, ia, is_web, param_name};
+use super::{Protocol, Transform, ia, param_name};
 use crate::normalize::scheme::{self, Scheme, lowercase_outside_triplets};
 use crate::normalize::syntax::decode_triplets;
 use crate::offsets::HostTag;
@@ -18,10 +18,14 @@ impl Protocol {
     /// to `out`; returns the transforms that changed it, as rule flags.
     pub(crate) fn write(&self, uri: &UriRef<'_>, out: &mut Vec<u8>, scratch: &mut Scratch) -> u32 {
         let text = uri.as_str().as_bytes();
-        // Only http(s) and ws(s) URIs with an authority are transformed.
-        let (true, Some(scheme_end), Some(authority)) =
-            (is_web(uri), uri.offsets.scheme_end(), uri.offsets.authority)
-        else {
+        // Only http(s) and ws(s) URIs with an authority are transformed
+        // (what `is_web` tests, with the parts it finds kept).
+        let web = uri
+            .offsets
+            .scheme_end()
+            .filter(|&end| scheme::is_web_scheme(&text[..end]))
+            .zip(uri.offsets.authority);
+        let Some((scheme_end, authority)) = web else {
             out.extend_from_slice(text);
             return 0;
         };
@@ -217,7 +221,7 @@ impl Protocol {
             params,
             encoded,
         } = scratch;
-        if !self.any(REWRITE_QUERY_BYTES) {
+        if self.on & REWRITE_QUERY_BYTES == 0 {
             // Nothing rewrites the query's bytes: its parameters are read
             // where they stand, without a copy.
             return self.write_params(query, out, note, params);
@@ -258,7 +262,7 @@ impl Protocol {
         note: &mut impl FnMut(Transform, bool),
         params: &mut Vec<Param>,
     ) {
-        if !self.any(REWRITE_PARAMS) {
+        if self.on & REWRITE_PARAMS == 0 {
             out.extend_from_slice(query);
             return;
         }
@@ -321,10 +325,10 @@ impl Protocol {
         let mut dropped = [false; 3];
         params.retain(|p| {
             let name = &query[p.from..p.name_end];
-            let value = &query[(p.name_end + 1).min(p.end)..p.end];
+            let value = || &query[(p.name_end + 1).min(p.end)..p.end];
             let by = if tracking && self.tracking.contains(name) {
                 0
-            } else if session && is_session_param(name, value) {
+            } else if session && is_session_param(name, value()) {
                 1
             } else if empty && (p.from == p.end || query[p.end - 1] == b'=') {
                 // The empty parameter (`?&&`) and one ending in `=`.
@@ -352,23 +356,20 @@ pub(crate) struct Param {
 }
 
 /// The transforms that rewrite a query's bytes before its parameters are
-/// split: without them, the parameters are read from the form itself.
-const REWRITE_QUERY_BYTES: &[Transform] = &[
-    Transform::DecodeRepeatedly,
-    Transform::IaSessionIds,
-    Transform::DecodeSafe,
-    Transform::LowercaseQuery,
-];
+/// split, as rule flags: without them, the parameters are read from the
+/// form itself.
+const REWRITE_QUERY_BYTES: u32 = Transform::DecodeRepeatedly.bit()
+    | Transform::IaSessionIds.bit()
+    | Transform::DecodeSafe.bit()
+    | Transform::LowercaseQuery.bit();
 
-/// The transforms that drop or reorder parameters: without them, the
-/// query is written as it is.
-const REWRITE_PARAMS: &[Transform] = &[
-    Transform::DropTrackingParams,
-    Transform::DropSessionIds,
-    Transform::DropEmptyParams,
-    Transform::SortQuery,
-    Transform::SortQueryPairs,
-];
+/// The transforms that drop or reorder parameters, as rule flags: without
+/// them, the query is written as it is.
+const REWRITE_PARAMS: u32 = Transform::DropTrackingParams.bit()
+    | Transform::DropSessionIds.bit()
+    | Transform::DropEmptyParams.bit()
+    | Transform::SortQuery.bit()
+    | Transform::SortQueryPairs.bit();
 
 /// The buffers the protocol transforms reuse from one URI to the next, so
 /// that rewriting allocates nothing per URI.
