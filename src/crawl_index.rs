@@ -83,7 +83,7 @@ impl IndexLines {
                 (record.uri, true, record.digest)
             }
             Some(IndexFormat::Digest { column, delimiter }) => {
-                let value = line.split(|&b| b == delimiter).nth(column);
+                let value = nth_field(line, delimiter, column);
                 let digest = value.and_then(|v| content_digest(None, None, v));
                 (Cow::Borrowed(line), false, digest.map(Cow::Borrowed))
             }
@@ -127,6 +127,18 @@ impl IndexLines {
     pub fn digest<'l>(&self, line: &'l [u8], source: usize) -> Option<Cow<'l, [u8]>> {
         self.read(line, source).ok()?.digest
     }
+}
+
+/// Field `n` (0-based) of `line`, fields separated by `delimiter`: found
+/// with `memchr`, not a test of each byte (a digest column is read on every
+/// line of an index).
+fn nth_field(line: &[u8], delimiter: u8, n: usize) -> Option<&[u8]> {
+    let mut ends = memchr::memchr_iter(delimiter, line).chain([line.len()]);
+    let start = match n {
+        0 => 0,
+        n => ends.nth(n - 1)? + 1,
+    };
+    ends.next().map(|end| &line[start..end])
 }
 
 /// A line of an index read once ([`IndexLines::read`]).
@@ -388,6 +400,18 @@ mod tests {
             record(IndexFormat::Cdx, "com,example)/ 2020"),
             Err(ErrorKind::MissingField)
         );
+    }
+
+    proptest::proptest! {
+        /// The field found by `memchr` is the one a split of every byte finds.
+        #[test]
+        fn nth_field_is_the_split_s(
+            line in proptest::collection::vec(proptest::sample::select(b"ab\t,".to_vec()), 0..24),
+            n in 0usize..6,
+        ) {
+            let naive = line.split(|&b| b == b'\t').nth(n);
+            proptest::prop_assert_eq!(nth_field(&line, b'\t', n), naive);
+        }
     }
 
     #[test]

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 
 use crate::crawl_index::{IndexFormat, IndexLines};
 use crate::error::ErrorKind;
-use crate::evidence::{Captures, Contents, Judgement, Level, UrlId};
+use crate::evidence::{Captures, Contents, Judgement, Keyed, Level, UrlId};
 use crate::key::Site;
 use crate::mapper::{ColumnScratch, Columns};
 use crate::normalize::protocol::{PRESETS, Preset, Protocol, Transform, candidates};
@@ -924,13 +924,21 @@ impl<'w> UrlKeys<'w> {
     /// The level step `judged` is judged from, and the units it changes
     /// there with their keys: URLs for the RFC rungs; for a protocol step
     /// or a transform alone, the scheme classes whose image differs.
-    fn changed(&self, judged: Judged) -> (&Level, Vec<(Print, u32)>) {
-        let classes: Vec<(usize, Print)> = match judged {
+    fn changed(&self, judged: Judged) -> (&Level, Vec<Keyed>) {
+        // A scheme class's unit, if it holds a captured URL, with its image.
+        let unit_with = |c: usize, key: Print| {
+            let unit = self.unit[c];
+            (unit != NO_UNIT).then_some(Keyed { key, unit })
+        };
+        let changed = match judged {
             Judged::Rung(0) => return (&self.urls, Vec::new()),
             Judged::Rung(r) => {
                 let changed = (0..self.class.len() as UrlId)
-                    .map(|u| (self.table.rungs[u as usize][r - 1], u))
-                    .filter(|&(k, u)| k != self.contents.own(u))
+                    .map(|u| Keyed {
+                        key: self.table.rungs[u as usize][r - 1],
+                        unit: u,
+                    })
+                    .filter(|k| k.key != self.contents.own(k.unit))
                     .collect();
                 return (&self.urls, changed);
             }
@@ -945,6 +953,7 @@ impl<'w> UrlKeys<'w> {
                         .map(move |(i, &image)| (w * CLASS_RUN + i, image))
                 })
                 .filter(|&(c, image)| image != self.classes[c].print)
+                .filter_map(|(c, image)| unit_with(c, image))
                 .collect(),
             Judged::Alone(t) => self
                 .worked
@@ -955,13 +964,9 @@ impl<'w> UrlKeys<'w> {
                         .iter()
                         .map(move |&(i, print)| (w * CLASS_RUN + i as usize, print))
                 })
+                .filter_map(|(c, image)| unit_with(c, image))
                 .collect(),
         };
-        let changed = classes
-            .into_iter()
-            .filter(|&(c, _)| self.unit[c] != NO_UNIT)
-            .map(|(c, image)| (image, self.unit[c]))
-            .collect();
         (&self.scheme, changed)
     }
 
