@@ -4,9 +4,17 @@
 //! committed by one thread for every client together.
 //!
 //! It knows bodies, verdicts and the store; nothing of HTTP, sockets or
-//! threads beyond its committer. Every key answered `new` (or `expired`)
-//! is at every instant in the store or in one of two pending sets (admitted,
-//! or being committed), so across all requests each key is `new` once.
+//! threads beyond its committer and its scrubber. Every key answered `new`
+//! (or `expired`) is at every instant in the store or in one of two pending
+//! sets (admitted, or being committed), so across all requests each key is
+//! `new` once.
+//!
+//! The committer is the store's one writer: commits, merges, and the
+//! maintenance asked while serving (forget, expire, compact) are its jobs,
+//! one after another, each written while lookups read the store and put in
+//! place under its write lock. A read or a scrub that finds the store
+//! damaged marks the service damaged: from then on nothing more is
+//! admitted or written beside the damage, until the store is salvaged.
 //!
 //! ```
 //! use urinorm::mapper::{Columns, NormalizeLines};
@@ -27,17 +35,21 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::mapper::NormalizeLines;
 use crate::pipeline::chunks::{Chunk, ChunkBytes};
-use crate::pipeline::{Buffers, Emit, Fate, Fates, Hashes, Mode, Options, process, verdicts};
-use crate::seen::{Committed, Config, Holding, Staging, Store, StoreError};
+use crate::pipeline::{
+    Buffers, Emit, Fate, Fates, Hashes, Mode, Options, Processed, Verdict, process, verdicts,
+};
+use crate::seen::{Access, Committed, Config, Holding, Staging, Store, StoreError};
 
 /// The words of the verdicts a service gives, in the order of
 /// [`Answer::counts`].
@@ -56,7 +68,19 @@ pub struct Settings {
     pub pending_keys: usize,
     /// Longer lines are `rejected` (never truncated).
     pub max_line_bytes: usize,
+    /// Read every run's every block this often, checking its checksum
+    /// (`None`: never), at most `scrub_bytes_per_second`: damage is found
+    /// without a request reading it.
+    pub scrub_every: Option<Duration>,
+    pub scrub_bytes_per_second: u64,
 }
+
+/// The default time between scrubs: a day.
+pub const SCRUB_EVERY: Duration = Duration::from_secs(86_400);
+
+/// The default rate a scrub reads at: a store of 10^9 keys (about 23 GB)
+/// in about 12 minutes, a small share of a disk's bandwidth.
+pub const SCRUB_BYTES_PER_SECOND: u64 = 32 << 20;
 
 /// Keys waiting before a commit comes early: a set of about 34 MiB.
 pub const PENDING_KEYS: usize = 1 << 20;
@@ -67,6 +91,8 @@ impl Default for Settings {
             commit_every: Duration::from_secs(1),
             pending_keys: PENDING_KEYS,
             max_line_bytes: crate::pipeline::MAX_LINE_BYTES,
+            scrub_every: Some(SCRUB_EVERY),
+            scrub_bytes_per_second: SCRUB_BYTES_PER_SECOND,
         }
     }
 }
@@ -80,6 +106,35 @@ pub struct Answer {
     pub counts: [u64; VERDICTS.len()],
 }
 
+/// The words of the verdicts [`Service::forget`] gives, in the order of
+/// its [`Answer::counts`].
+pub const FORGET_VERDICTS: [&str; 6] = [
+    "forgotten",
+    "absent",
+    "dup",
+    "rejected",
+    "blank",
+    "filtered",
+];
+
+impl Answer {
+    fn for_body(body: &[u8]) -> Answer {
+        Answer {
+            body: Vec::with_capacity(body.len() + body.len() / 8 + 16),
+            counts: [0; VERDICTS.len()],
+        }
+    }
+
+    /// Appends `verdict`'s line with `word` for its word, and counts it
+    /// by its place in `words`.
+    fn push(&mut self, verdict: &Verdict<'_>, word: &'static str, words: &[&str]) {
+        verdict.push_line_as(word, &mut self.body);
+        if let Some(n) = words.iter().position(|&w| w == word) {
+            self.counts[n] += 1;
+        }
+    }
+}
+
 /// Why a body was not answered.
 #[derive(Debug)]
 pub enum Refused {
@@ -90,6 +145,9 @@ pub enum Refused {
     Full(String),
     /// The store could not be read.
     Store(StoreError),
+    /// The store was found damaged (this sentence says where): nothing
+    /// more is written to it until it is salvaged.
+    Damaged(String),
 }
 
 impl fmt::Display for Refused {
@@ -101,6 +159,10 @@ impl fmt::Display for Refused {
                 "the keys waiting to be committed fill their memory and the last commit failed ({why}); nothing more is admitted until one succeeds"
             ),
             Refused::Store(e) => write!(f, "the seen store could not be read: {e}"),
+            Refused::Damaged(why) => write!(
+                f,
+                "nothing more is written to the store until it is salvaged (stop the service, salvage, start it again): {why}"
+            ),
         }
     }
 }
@@ -122,6 +184,18 @@ pub struct CommitReport {
     pub error: Option<String>,
 }
 
+/// What the service tells whoever watches it ([`Service::start_watched`]).
+#[derive(Clone, Debug)]
+pub enum Event {
+    /// A commit ended.
+    Committed(CommitReport),
+    /// The store was found damaged, as the sentence says: from now on
+    /// nothing more is admitted or written.
+    Damaged(String),
+    /// A scrub read every block of the store: `bytes` in `took`.
+    Scrubbed { bytes: u64, took: Duration },
+}
+
 /// The store's state and the service's, as `/v1/stats` tells it.
 #[derive(Clone, Debug)]
 pub struct Status {
@@ -139,12 +213,27 @@ pub struct Status {
     pub failed_commits: u64,
     /// The last commit's error, while commits fail.
     pub failing: Option<String>,
+    /// The damage found, once found.
+    pub damaged: Option<String>,
+    /// Scrubs that read the whole store, and when the last one ended.
+    pub scrubs: u64,
+    pub last_scrub: Option<SystemTime>,
 }
 
 type PrintSet = HashSet<u128, ahash::RandomState>;
 
-/// Told of every commit ([`Service::start_watched`]).
-pub type Observer = Box<dyn Fn(&CommitReport) + Send + Sync>;
+/// Told of every [`Event`] ([`Service::start_watched`]).
+pub type Observer = Box<dyn Fn(&Event) + Send + Sync>;
+
+/// Maintenance asked of the committer, and where its answer goes.
+enum Job {
+    /// Forget these keys (distinct): the answer says which were held.
+    Forget(Vec<u128>, mpsc::Sender<Result<Vec<bool>, Refused>>),
+    /// Remove the keys admitted longer ago than this, for good.
+    Expire(Duration, mpsc::Sender<Result<Committed, Refused>>),
+    /// Merge every run into one.
+    Compact(mpsc::Sender<Result<Committed, Refused>>),
+}
 
 /// Keys admitted and not yet in the store.
 #[derive(Default)]
@@ -159,6 +248,13 @@ struct Pending {
     closed: bool,
     /// The last commit's error, until one succeeds.
     failing: Option<String>,
+    /// The damage found (the sentence), once found: nothing more is
+    /// admitted or committed.
+    damaged: Option<String>,
+    /// Maintenance waiting for the committer, in order.
+    jobs: VecDeque<Job>,
+    scrubs: u64,
+    last_scrub: Option<SystemTime>,
 }
 
 impl Pending {
@@ -178,6 +274,9 @@ struct Shared {
     /// Raised by the committer when a commit has ended, for adds waiting
     /// for room.
     settled: Condvar,
+    /// Raised for the scrubber: closing.
+    scrub_wake: Condvar,
+    dir: PathBuf,
     /// Counts commits that ended: a store read older than the last one
     /// may miss keys that have left the pending sets.
     epoch: AtomicU64,
@@ -192,15 +291,61 @@ pub struct Service {
     shared: Arc<Shared>,
     /// Taken by the first [`Service::close`].
     committer: Mutex<Option<JoinHandle<Result<(), StoreError>>>>,
+    scrubber: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// The fate of each distinct key of a body, as the store and the pending
-/// sets decide it.
+/// sets decide it (or a forget did).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Decision {
     New,
     Held,
     Expired,
+    Forgotten,
+    Absent,
+    /// Decided in an earlier part of the body.
+    Repeat,
+}
+
+impl Decision {
+    /// The fate of a line of this key, its first in the part or not.
+    /// `First` stands for forgotten and `Held` for absent in a forget.
+    fn fate(self, first: bool) -> Fate {
+        match (self, first) {
+            (Decision::Held, _) => Fate::Held,
+            (Decision::Repeat, _) | (_, false) => Fate::Duplicate,
+            (Decision::New | Decision::Forgotten, true) => Fate::First,
+            (Decision::Expired, true) => Fate::Expired,
+            (Decision::Absent, true) => Fate::Held,
+        }
+    }
+
+    /// Whether a later part's line of this key is a `dup` of this one (a
+    /// held key's is `seen` again, judged afresh).
+    fn is_remembered(self) -> bool {
+        !matches!(self, Decision::Held | Decision::Repeat)
+    }
+}
+
+/// What a body asks of its keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asking {
+    /// Admit the new ones (`/v1/add`).
+    Add,
+    /// Admit nothing (`/v1/check`).
+    Check,
+    /// Forget them (`/v1/forget`).
+    Forget,
+}
+
+/// What the parts of one body answered so far tell the next
+/// ([`Service::answer_part`]): the keys whose first line came in an
+/// earlier part and was decided new, expired, forgotten or absent, so that
+/// a later line of one is `dup`. 16 bytes and a table slot a key, only for
+/// those keys (a body of held keys keeps none).
+#[derive(Default)]
+pub struct Body {
+    decided: PrintSet,
 }
 
 impl Service {
@@ -228,6 +373,7 @@ impl Service {
             max_line_bytes: settings.max_line_bytes,
             ..Options::default()
         };
+        let dir = store.dir().to_path_buf();
         let shared = Arc::new(Shared {
             lines,
             options,
@@ -235,86 +381,175 @@ impl Service {
             pending: Mutex::new(Pending::default()),
             wake: Condvar::new(),
             settled: Condvar::new(),
+            scrub_wake: Condvar::new(),
+            dir,
             epoch: AtomicU64::new(0),
             settings,
             commits: AtomicU64::new(0),
             failed_commits: AtomicU64::new(0),
             observer,
         });
-        let path = shared_dir(&shared);
+        let thread = |name: &str| std::thread::Builder::new().name(name.into());
+        let started = |source| StoreError::Io {
+            path: shared.dir.clone(),
+            action: "start the threads that serve",
+            source,
+        };
         let committer = {
             let shared = Arc::clone(&shared);
-            std::thread::Builder::new()
-                .name("urinorm-commit".into())
-                .spawn(move || shared.commit_loop())
-                .map_err(|source| StoreError::Io {
-                    path,
-                    action: "start the committer thread of",
-                    source,
-                })?
+            thread("urinorm-commit").spawn(move || shared.commit_loop())
+        }
+        .map_err(started)?;
+        let scrubber = match shared.settings.scrub_every {
+            Some(every) => {
+                let shared = Arc::clone(&shared);
+                Some(thread("urinorm-scrub").spawn(move || shared.scrub_loop(every)))
+            }
+            None => None,
         };
-        Ok(Service {
-            shared,
+        let service = Service {
+            shared: Arc::clone(&shared),
             committer: Mutex::new(Some(committer)),
-        })
+            scrubber: Mutex::new(None),
+        };
+        *service.scrubber.lock().unwrap_or_else(|p| p.into_inner()) =
+            scrubber.transpose().map_err(started)?;
+        Ok(service)
     }
 
     /// Answers every line of `body` as `dedup --emit verdict` does, in
     /// order; with `admit`, new keys are admitted (else nothing is).
     pub fn answer(&self, body: &[u8], admit: bool) -> Result<Answer, Refused> {
-        let shared = &self.shared;
-        let chunk = Chunk {
-            source: 0,
-            offset: 0,
-            bytes: ChunkBytes::Borrowed(body),
-            input_bytes: body.len() as u64,
-            // A request's lines are each answered, whatever they hold.
-            binary: false,
+        let asking = match admit {
+            true => Asking::Add,
+            false => Asking::Check,
         };
-        let hashes = Hashes {
-            fingerprints: true,
-            ..Hashes::default()
-        };
-        let p = process(
-            chunk,
-            Buffers::default(),
-            &shared.lines,
-            hashes,
-            &shared.options,
-        );
+        self.answer_part(body, asking, &mut Body::default())
+    }
+
+    /// Forgets the key of every line of `body` (made as [`Service::answer`]
+    /// makes keys, a line it rejects rejected alike): the next add answers
+    /// them `new`. One line for each line of the body, in order:
+    /// `forgotten<TAB>key` for a key the store held (or had pending),
+    /// `absent<TAB>key` for one it did not, `dup<TAB>key` for a repeat,
+    /// and the lines that are no key as [`Service::answer`] has them. Its
+    /// counts are of [`FORGET_VERDICTS`].
+    pub fn forget(&self, body: &[u8]) -> Result<Answer, Refused> {
+        self.answer_part(body, Asking::Forget, &mut Body::default())
+    }
+
+    /// Answers `part`, whole lines of a body answered part by part (a body
+    /// streamed in), as [`Service::answer`] or [`Service::forget`] answers
+    /// a whole body: `body` carries what the parts before decided, so a
+    /// repeat of a key first met in an earlier part is `dup` as in one.
+    ///
+    /// ```
+    /// # use urinorm::mapper::{Columns, NormalizeLines};
+    /// # use urinorm::normalize::{Normalizer, Rung};
+    /// # use urinorm::key::KeyFormat;
+    /// # use urinorm::seen::{Access, Config, Store};
+    /// use urinorm::serve::{Asking, Body, Service, Settings};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let lines = NormalizeLines::new(Normalizer::new(Rung::Syntax), KeyFormat::Canonical, Columns::default());
+    /// # let store = Store::open(dir.path(), &Config::new(lines.key_settings()), Access::Write { wait: false })?;
+    /// let service = Service::start(store, lines, Settings::default())?;
+    /// let mut body = Body::default();
+    /// let first = service.answer_part(b"http://a/\n", Asking::Add, &mut body)?;
+    /// let second = service.answer_part(b"http://A/\n", Asking::Add, &mut body)?;
+    /// assert_eq!((first.body, second.body), (b"new\thttp://a/\n".to_vec(), b"dup\thttp://a/\n".to_vec()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn answer_part(
+        &self,
+        part: &[u8],
+        asking: Asking,
+        body: &mut Body,
+    ) -> Result<Answer, Refused> {
+        let p = self.shared.keys_of(part);
         let (firsts, classes) = first_lines(&p.prints);
-        let decisions = shared.decide(&firsts, admit)?;
+        let fresh: Vec<u128> = firsts
+            .iter()
+            .copied()
+            .filter(|print| !body.decided.contains(print))
+            .collect();
+        let mut fresh_decisions = match asking {
+            Asking::Forget => {
+                let held = self
+                    .shared
+                    .run_job(|reply| Job::Forget(fresh.clone(), reply))?;
+                held.into_iter()
+                    .map(|held| match held {
+                        true => Decision::Forgotten,
+                        false => Decision::Absent,
+                    })
+                    .collect()
+            }
+            _ => self.shared.decide(&fresh, asking == Asking::Add)?,
+        }
+        .into_iter();
+        let decisions: Vec<Decision> = firsts
+            .iter()
+            .map(|print| match body.decided.contains(print) {
+                true => Decision::Repeat,
+                false => fresh_decisions
+                    .next()
+                    .expect("a decision for every fresh key"),
+            })
+            .collect();
+        body.decided.extend(
+            firsts
+                .iter()
+                .zip(&decisions)
+                .filter(|&(_, d)| d.is_remembered())
+                .map(|(&print, _)| print),
+        );
         let fates = Fates::default().group(&p.accepted);
         for (i, &(at, first)) in classes.iter().enumerate() {
-            let fate = match (decisions[at as usize], first) {
-                (Decision::Held, _) => Fate::Held,
-                (Decision::New, true) => Fate::First,
-                (Decision::Expired, true) => Fate::Expired,
-                (_, false) => Fate::Duplicate,
-            };
-            fates.set(i, fate);
+            fates.set(i, decisions[at as usize].fate(first));
         }
-        let mut answer = Answer {
-            body: Vec::with_capacity(body.len() + body.len() / 8 + 16),
-            counts: [0; VERDICTS.len()],
-        };
+        let mut answer = Answer::for_body(part);
         for verdict in verdicts(&p, |i| fates.get(i)) {
-            verdict.push_line(&mut answer.body);
-            let word = verdict.word();
-            if let Some(n) = VERDICTS.iter().position(|&w| w == word) {
-                answer.counts[n] += 1;
-            }
+            let word = match (asking, &verdict) {
+                (Asking::Forget, Verdict::Decided(Fate::First, _)) => "forgotten",
+                (Asking::Forget, Verdict::Decided(Fate::Held, _)) => "absent",
+                _ => verdict.word(),
+            };
+            let words = match asking {
+                Asking::Forget => &FORGET_VERDICTS[..],
+                _ => &VERDICTS[..],
+            };
+            answer.push(&verdict, word, words);
         }
         Ok(answer)
+    }
+
+    /// Removes for good the keys admitted longer ago than `older_than` by
+    /// the store's clock (as `seen expire` does), while lookups go on.
+    /// `forgotten` is the keys removed.
+    pub fn expire(&self, older_than: Duration) -> Result<Committed, Refused> {
+        self.shared.run_job(|reply| Job::Expire(older_than, reply))
+    }
+
+    /// Merges every run into one (as `seen compact` does), while lookups go
+    /// on.
+    pub fn compact(&self) -> Result<Committed, Refused> {
+        self.shared.run_job(Job::Compact)
     }
 
     /// The store's state and the service's.
     pub fn status(&self) -> Status {
         let shared = &self.shared;
-        let (pending_keys, failing) = {
+        let (pending_keys, failing, damaged, scrubs, last_scrub) = {
             let pending = shared.pending();
             let keys = pending.admitted.len() + pending.committing.len();
-            (keys, pending.failing.clone())
+            let damaged = pending.damaged.clone();
+            (
+                keys,
+                pending.failing.clone(),
+                damaged,
+                pending.scrubs,
+                pending.last_scrub,
+            )
         };
         let store = shared.store();
         let (commit, committed_at) = store.last_commit();
@@ -330,7 +565,16 @@ impl Service {
             commits: shared.commits.load(Ordering::Relaxed),
             failed_commits: shared.failed_commits.load(Ordering::Relaxed),
             failing,
+            damaged,
+            scrubs,
+            last_scrub,
         }
+    }
+
+    /// Notes in the store's writer lock that it is served at `url`, for
+    /// the message a command that would write it gets.
+    pub fn note_serving(&self, url: &str) -> Result<(), StoreError> {
+        self.shared.store().note_serving(url)
     }
 
     /// Stops admitting (a body asked after is refused as
@@ -348,6 +592,15 @@ impl Service {
             let mut pending = self.shared.pending();
             pending.closed = true;
             self.shared.wake.notify_all();
+            self.shared.scrub_wake.notify_all();
+        }
+        let scrubber = self
+            .scrubber
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(scrubber) = scrubber {
+            let _ = scrubber.join();
         }
         let committer = self
             .committer
@@ -357,7 +610,7 @@ impl Service {
         match committer {
             Some(committer) => committer.join().unwrap_or_else(|_| {
                 Err(StoreError::Io {
-                    path: shared_dir(&self.shared),
+                    path: self.shared.dir.clone(),
                     action: "commit to",
                     source: std::io::Error::other("the committer thread panicked"),
                 })
@@ -395,10 +648,6 @@ fn first_lines(prints: &[u128]) -> (Vec<u128>, Vec<(u32, bool)>) {
     (firsts, classes)
 }
 
-fn shared_dir(shared: &Shared) -> std::path::PathBuf {
-    shared.store().dir().to_path_buf()
-}
-
 impl Shared {
     fn pending(&self) -> MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
@@ -406,6 +655,83 @@ impl Shared {
 
     fn store(&self) -> RwLockReadGuard<'_, Store> {
         self.store.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn store_mut(&self) -> std::sync::RwLockWriteGuard<'_, Store> {
+        self.store.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every line of `body` made a key, with its fingerprint.
+    fn keys_of<'b>(&self, body: &'b [u8]) -> Processed<'b> {
+        let chunk = Chunk {
+            source: 0,
+            offset: 0,
+            bytes: ChunkBytes::Borrowed(body),
+            input_bytes: body.len() as u64,
+            // A request's lines are each answered, whatever they hold.
+            binary: false,
+        };
+        let hashes = Hashes {
+            fingerprints: true,
+            ..Hashes::default()
+        };
+        process(
+            chunk,
+            Buffers::default(),
+            &self.lines,
+            hashes,
+            &self.options,
+        )
+    }
+
+    /// Notes the damage `e` says, when it is damage (the first found is
+    /// kept and told): the service writes nothing more. Returns `e`.
+    fn note_damage(&self, e: StoreError) -> StoreError {
+        let mut pending = self.pending();
+        self.note_damage_locked(&mut pending, &e);
+        e
+    }
+
+    /// [`Shared::note_damage`], the pending lock held.
+    fn note_damage_locked(&self, pending: &mut Pending, e: &StoreError) {
+        if !matches!(e, StoreError::Damaged { .. }) || pending.damaged.is_some() {
+            return;
+        }
+        let why = e.to_string();
+        pending.damaged = Some(why.clone());
+        self.settled.notify_all();
+        if let Some(observer) = &self.observer {
+            observer(&Event::Damaged(why));
+        }
+    }
+
+    /// Reads what the store says of `prints`, noting damage.
+    fn holds(&self, prints: &[u128]) -> Result<Vec<Holding>, StoreError> {
+        // The store's guard goes before the damage is noted.
+        let holdings = self.store().holds(prints);
+        holdings.map_err(|e| self.note_damage(e))
+    }
+
+    /// Hands `job` (made with the channel its answer comes back on) to the
+    /// committer and waits for its answer.
+    fn run_job<T>(
+        &self,
+        job: impl FnOnce(mpsc::Sender<Result<T, Refused>>) -> Job,
+    ) -> Result<T, Refused> {
+        let (reply, answer) = mpsc::channel();
+        {
+            let mut pending = self.pending();
+            if pending.closed {
+                return Err(Refused::Stopping);
+            }
+            if let Some(why) = &pending.damaged {
+                return Err(Refused::Damaged(why.clone()));
+            }
+            pending.jobs.push_back(job(reply));
+            self.wake.notify_all();
+        }
+        // A committer that ends drops the channel: the service stopped.
+        answer.recv().unwrap_or(Err(Refused::Stopping))
     }
 
     /// Decides each of `firsts` (distinct): held by the store or pending,
@@ -416,10 +742,10 @@ impl Shared {
         // pending sets: then the store is asked again, under the lock,
         // where no commit can end.
         let epoch = self.epoch.load(Ordering::Acquire);
-        let mut holdings = self.store().holds(firsts)?;
+        let mut holdings = self.holds(firsts)?;
         let mut pending = self.room_to_admit(admit)?;
         if self.epoch.load(Ordering::Acquire) != epoch {
-            holdings = self.store().holds(firsts)?;
+            holdings = self.holds(firsts)?;
         }
         let decisions = firsts
             .iter()
@@ -454,6 +780,9 @@ impl Shared {
             if pending.closed {
                 return Err(Refused::Stopping);
             }
+            if let (true, Some(why)) = (admit, &pending.damaged) {
+                return Err(Refused::Damaged(why.clone()));
+            }
             let full = admit && pending.admitted.len() + pending.committing.len() >= self.full_at();
             match (&pending.failing, full) {
                 (_, false) => return Ok(pending),
@@ -476,58 +805,233 @@ impl Shared {
     }
 
     /// The committer: commits every `commit_every`, or sooner when enough
-    /// keys wait, until closed; then once more.
+    /// keys wait, then does the maintenance asked meanwhile, until closed;
+    /// then commits once more. Once the store is found damaged, it commits
+    /// nothing more (maintenance is refused).
     fn commit_loop(&self) -> Result<(), StoreError> {
         let mut due = Instant::now() + self.settings.commit_every;
         loop {
-            let (closing, renewed) = {
+            let (closing, renewed, jobs, damaged) = {
                 let mut pending = self.wait_until_due(due);
-                due = Instant::now() + self.settings.commit_every;
-                let closing = pending.closed;
-                if pending.admitted.is_empty() {
-                    match closing {
-                        true => return Ok(()),
-                        false => continue,
-                    }
+                if Instant::now() >= due {
+                    due = Instant::now() + self.settings.commit_every;
                 }
-                // Still answered from there until the commit has ended.
-                pending.committing = std::mem::take(&mut pending.admitted);
-                (closing, std::mem::take(&mut pending.renewed))
-            };
-            let started = Instant::now();
-            let committed = self.commit(renewed);
-            let keys = self.settle(committed.as_ref().err(), renewed);
-            // The merges change no answer: lookups go on while they are
-            // written, and wait only while each is put in place.
-            let merged = committed.and_then(|()| self.merge());
-            let error = merged.as_ref().err().map(ToString::to_string);
-            let counter = match &error {
-                None => &self.commits,
-                Some(why) => {
-                    self.pending().failing = Some(why.clone());
-                    &self.failed_commits
+                let jobs = std::mem::take(&mut pending.jobs);
+                let (closing, damaged) = (pending.closed, pending.damaged.clone());
+                let idle = pending.admitted.is_empty() || damaged.is_some();
+                if !idle {
+                    // Still answered from there until the commit has ended.
+                    pending.committing = std::mem::take(&mut pending.admitted);
                 }
+                let renewed = (!idle).then(|| std::mem::take(&mut pending.renewed));
+                (closing, renewed, jobs, damaged)
             };
-            counter.fetch_add(1, Ordering::Relaxed);
-            if let Some(observer) = &self.observer {
-                let took = started.elapsed();
-                observer(&CommitReport { keys, took, error });
+            let committed = match renewed {
+                Some(renewed) => self.commit_pending(renewed),
+                None => Ok(()),
+            };
+            for job in jobs {
+                self.do_job(job);
             }
             if closing {
-                return merged;
+                if let Some(why) = damaged {
+                    let lost = self.pending().admitted.len();
+                    return Err(StoreError::Io {
+                        path: self.dir.clone(),
+                        action: "commit to",
+                        source: std::io::Error::other(format!(
+                            "it was found damaged while serving, and nothing was committed since ({lost} keys admitted were not): {why}"
+                        )),
+                    });
+                }
+                return committed;
+            }
+        }
+    }
+
+    /// Commits the keys being committed, then merges: counted, told, and
+    /// on failure kept for the next commit.
+    fn commit_pending(&self, renewed: u64) -> Result<(), StoreError> {
+        let started = Instant::now();
+        let committed = self.commit(renewed);
+        let keys = self.settle(committed.as_ref().err(), renewed);
+        // The merges change no answer: lookups go on while they are
+        // written, and wait only while each is put in place.
+        let merged = committed.and_then(|()| self.merge());
+        let merged = merged.map_err(|e| self.note_damage(e));
+        let error = merged.as_ref().err().map(ToString::to_string);
+        let counter = match &error {
+            None => &self.commits,
+            Some(why) => {
+                self.pending().failing = Some(why.clone());
+                &self.failed_commits
+            }
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        if let Some(observer) = &self.observer {
+            let took = started.elapsed();
+            observer(&Event::Committed(CommitReport { keys, took, error }));
+        }
+        merged
+    }
+
+    /// Does one job of maintenance and sends its answer.
+    fn do_job(&self, job: Job) {
+        let damaged = self.pending().damaged.clone();
+        let refused = |why: &String| Refused::Damaged(why.clone());
+        match job {
+            Job::Forget(prints, reply) => {
+                let done = match &damaged {
+                    Some(why) => Err(refused(why)),
+                    None => self.forget(&prints).map_err(|e| self.refused(e)),
+                };
+                let _ = reply.send(done);
+            }
+            Job::Expire(older_than, reply) => {
+                let done = match &damaged {
+                    Some(why) => Err(refused(why)),
+                    None => {
+                        let before = self.store().clock().now().minus(older_than);
+                        self.compact(Some(before)).map_err(|e| self.refused(e))
+                    }
+                };
+                let _ = reply.send(done);
+            }
+            Job::Compact(reply) => {
+                let done = match &damaged {
+                    Some(why) => Err(refused(why)),
+                    None => self.compact(None).map_err(|e| self.refused(e)),
+                };
+                let _ = reply.send(done);
+            }
+        }
+    }
+
+    /// A store's error as a refusal, damage noted.
+    fn refused(&self, e: StoreError) -> Refused {
+        match self.note_damage(e) {
+            StoreError::Damaged { .. } => {
+                let why = self.pending().damaged.clone().unwrap_or_default();
+                Refused::Damaged(why)
+            }
+            e => Refused::Store(e),
+        }
+    }
+
+    /// Forgets `prints` (distinct; the committer's, so no commit is under
+    /// way): those pending leave the pending set, those the store holds get
+    /// a tombstone. Which of them were held. Under the pending lock, so
+    /// that no add admits one of them meanwhile (its count would be off).
+    fn forget(&self, prints: &[u128]) -> Result<Vec<bool>, StoreError> {
+        let mut pending = self.pending();
+        let holdings = self.store().holds(prints);
+        let holdings = holdings.inspect_err(|e| self.note_damage_locked(&mut pending, e))?;
+        let mut tombstones = Vec::new();
+        let held = prints
+            .iter()
+            .zip(&holdings)
+            .map(|(&print, &holding)| {
+                let was_pending = pending.admitted.remove(&print);
+                // A pending key the store holds expired was counted renewed.
+                if was_pending && holding == Holding::Expired {
+                    pending.renewed = pending.renewed.saturating_sub(1);
+                }
+                if holding != Holding::Absent {
+                    tombstones.push(print);
+                }
+                was_pending || holding != Holding::Absent
+            })
+            .collect();
+        tombstones.sort_unstable();
+        if !tombstones.is_empty() {
+            let mut store = self.store_mut();
+            store.stage(tombstones.into_iter(), Staging::Forget)?;
+            store.publish_unmerged()?;
+        }
+        // A request that read the store before this must read it again.
+        self.epoch.fetch_add(1, Ordering::Release);
+        drop(pending);
+        self.merge()?;
+        Ok(held)
+    }
+
+    /// Merges every run into one, without the keys admitted before
+    /// `expire_before`: written while lookups read the store, put in place
+    /// under its write lock. `forgotten` is the keys removed.
+    fn compact(&self, expire_before: Option<crate::seen::Stamp>) -> Result<Committed, StoreError> {
+        let keys = self.store().keys();
+        let written = self.store().write_compaction(expire_before)?;
+        if let Some(written) = written {
+            self.store_mut().install_merge(written)?;
+            self.epoch.fetch_add(1, Ordering::Release);
+        }
+        let store = self.store();
+        Ok(Committed {
+            forgotten: keys - store.keys().min(keys),
+            keys: store.keys(),
+            runs: store.runs(),
+            ..Committed::default()
+        })
+    }
+
+    /// The scrubber: every `every`, reads the whole store (a snapshot of
+    /// its own) at the settings' rate, until closed.
+    fn scrub_loop(&self, every: Duration) {
+        loop {
+            {
+                let pending = self.pending();
+                let (pending, _) = self
+                    .scrub_wake
+                    .wait_timeout_while(pending, every, |p| !p.closed)
+                    .unwrap_or_else(|p| p.into_inner());
+                if pending.closed {
+                    return;
+                }
+                if pending.damaged.is_some() {
+                    continue;
+                }
+            }
+            let started = Instant::now();
+            let mut bytes = 0u64;
+            let rate = self.settings.scrub_bytes_per_second.max(1);
+            let mut pace = |read: u64| {
+                bytes += read;
+                let due = Duration::from_secs_f64(bytes as f64 / rate as f64);
+                if let Some(wait) = due.checked_sub(started.elapsed()) {
+                    std::thread::sleep(wait);
+                }
+                !self.pending().closed
+            };
+            let scrubbed = Store::open_existing(&self.dir, Access::ReadOnly)
+                .and_then(|snapshot| snapshot.scrub(&mut pace));
+            match scrubbed {
+                Ok(true) => {
+                    let mut pending = self.pending();
+                    pending.scrubs += 1;
+                    pending.last_scrub = Some(SystemTime::now());
+                    drop(pending);
+                    if let Some(observer) = &self.observer {
+                        let took = started.elapsed();
+                        observer(&Event::Scrubbed { bytes, took });
+                    }
+                }
+                Ok(false) => return,
+                Err(e) => drop(self.note_damage(e)),
             }
         }
     }
 
     /// The pending keys once a commit is due: `due` has come, enough keys
-    /// wait, or the service is closing.
+    /// wait, maintenance waits, or the service is closing.
     fn wait_until_due(&self, due: Instant) -> MutexGuard<'_, Pending> {
         let mut pending = self.pending();
         loop {
             let now = Instant::now();
             let ready = pending.closed
                 || now >= due
-                || pending.admitted.len() >= self.settings.pending_keys;
+                || !pending.jobs.is_empty()
+                || (pending.damaged.is_none()
+                    && pending.admitted.len() >= self.settings.pending_keys);
             if ready {
                 return pending;
             }
@@ -542,7 +1046,7 @@ impl Shared {
     fn commit(&self, renewed: u64) -> Result<(), StoreError> {
         let mut prints: Vec<u128> = self.pending().committing.iter().copied().collect();
         prints.sort_unstable();
-        let mut store = self.store.write().unwrap_or_else(|p| p.into_inner());
+        let mut store = self.store_mut();
         store.stage(prints.into_iter(), Staging::Admit { renewed })?;
         store.publish_unmerged().map(drop)
     }
@@ -584,8 +1088,7 @@ impl Shared {
             let Some(written) = written else {
                 return Ok(());
             };
-            let mut store = self.store.write().unwrap_or_else(|p| p.into_inner());
-            store.install_merge(written)?;
+            self.store_mut().install_merge(written)?;
         }
     }
 }

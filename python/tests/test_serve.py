@@ -62,6 +62,18 @@ def test_add_and_check_lists_and_arrays(service, sample):
         assert client.stats()["service"]["lines"]["new"] >= sum(1 for a in answers if a)
 
 
+def test_verdicts_give_the_services_words_and_forget_forgets(service):
+    with urinorm.SeenClient(service.url) as client:
+        words = client.verdicts(["http://v/a", "http://V/a", None, "../rel", "", "http://v/a"])
+        assert words == ["new", "dup", None, "rejected", "blank", "dup"]
+        assert client.verdicts(["http://v/a", "http://v/b"], admit=False) == ["seen", "new"]
+        assert client.verdicts(["http://v/a"]) == ["seen"]
+        assert client.forget(["http://v/a", "http://v/b", None]) == [True, False, None]
+        assert client.verdicts(["http://v/a"]) == ["new"]
+        forgotten = client.forget(pa.array(["http://v/a"]))
+        assert forgotten.to_pylist() == [True]
+
+
 def valid(line: str) -> bool:
     try:
         urinorm.normalize(line, preset="safe")

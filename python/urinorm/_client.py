@@ -21,6 +21,7 @@ class SeenServiceError(Exception):
 # (a repeat of a held one is `seen`): not new the second time, not held.
 _NEW = {"new": True, "expired": True, "seen": False, "dup": False}
 _HELD = {"new": False, "expired": False, "seen": True, "dup": False}
+_FORGOTTEN = {"forgotten": True, "absent": False, "dup": False}
 
 
 class SeenClient:
@@ -29,7 +30,10 @@ class SeenClient:
     once across all of them.
 
     ``add(values)`` answers, for each value, whether its key is new (and
-    admits it); ``check(values)`` whether it is held, admitting nothing.
+    admits it); ``check(values)`` whether it is held, admitting nothing;
+    ``verdicts(values)`` the service's own words, admitting as ``add``
+    does; ``forget(values)`` forgets their keys (the next ``add`` answers
+    them new), answering whether each was held.
     Both take a list of ``str`` (``None`` for a missing value) or a pyarrow
     string array, and send one request a call over a connection kept open
     between calls. The keys are the service's: its options (rung, preset,
@@ -70,6 +74,29 @@ class SeenClient:
         admitted by any client since), admitting nothing."""
         return self._ask("/v1/check", values, _HELD)
 
+    def verdicts(self, values, admit: bool = True) -> list:
+        """For each value, the service's verdict word, admitting new keys
+        (with ``admit=False``, as ``check`` asks): ``"new"`` (admitted now),
+        ``"expired"`` (held, older than ``--seen-max-age``: admitted again),
+        ``"seen"`` (held: committed, or admitted by any client since),
+        ``"dup"`` (a repeat, within ``values``, of a key new or expired
+        here), ``"rejected"`` (not a URI the service takes: a relative
+        reference, a ``mailto:``, ...), ``"blank"``, ``"filtered"``, and
+        ``None`` for a missing value. ``add`` is ``verdicts`` read as "is
+        it new?" (``new``, ``expired``: True; ``seen``, ``dup``: False);
+        ``check`` as "is it held?" (``seen``: True; ``new``, ``expired``,
+        ``dup``: False)."""
+        path = "/v1/add" if admit else "/v1/check"
+        items, _, words = self._verdict_words(path, values)
+        return [None if v is None else w for v, w in zip(items, words)]
+
+    def forget(self, values) -> list:
+        """Forgets each value's key (made as the service makes keys): the
+        next ``add`` answers it new, for every client. For each value,
+        whether the service held its key; ``None`` for a value that is no
+        key (missing, rejected, blank)."""
+        return self._ask("/v1/forget", values, _FORGOTTEN)
+
     def stats(self) -> dict:
         """The service's ``/v1/stats``: the store's figures and its own."""
         import json
@@ -92,6 +119,17 @@ class SeenClient:
         return f"SeenClient('http://{self._host}:{self._port}{self._base}')"
 
     def _ask(self, path: str, values, meaning: dict):
+        items, arrow, words = self._verdict_words(path, values)
+        answers = [meaning.get(word) for word in words]
+        if arrow:
+            import pyarrow as pa
+
+            return pa.array(answers, type=pa.bool_())
+        return answers
+
+    def _verdict_words(self, path: str, values):
+        """The values as a list, whether they came as Arrow, and the
+        service's verdict word for each."""
         arrow = hasattr(values, "__arrow_c_array__") or hasattr(values, "__arrow_c_stream__")
         items = values.to_pylist() if arrow else list(values)
         # A value with a line break is no URI reference, and would be two
@@ -104,12 +142,7 @@ class SeenClient:
             raise SeenServiceError(
                 f"urinorm serve gave {len(verdicts)} answers for {len(items)} values"
             )
-        answers = [meaning.get(line.partition("\t")[0]) for line in verdicts]
-        if arrow:
-            import pyarrow as pa
-
-            return pa.array(answers, type=pa.bool_())
-        return answers
+        return items, arrow, [line.partition("\t")[0] for line in verdicts]
 
     def _request(self, method: str, path: str, body: bytes | None) -> bytes:
         where = f"http://{self._host}:{self._port}"

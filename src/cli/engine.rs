@@ -251,6 +251,10 @@ pub struct SeenRequest<'a> {
     /// Forget the keys of the lines the store holds, rather than admit
     /// the others (`seen forget`).
     pub forget: bool,
+    /// Refuse a clock (a `--now`) earlier than the store's last commit:
+    /// what it admits would be older than what the store holds, unless a
+    /// replay means it (`--replay`).
+    pub refuse_clock_back: bool,
 }
 
 /// The time a command that commits or judges ages takes as now.
@@ -261,11 +265,20 @@ pub struct NowArgs {
     /// judged from it (for replays and tests).
     #[arg(long, value_name = "TIME", value_parser = parse_now)]
     pub now: Option<Stamp>,
+    /// Take a --now earlier than the store's last commit (a replay of old
+    /// batches on purpose); without it, that is refused.
+    #[arg(long, requires = "now")]
+    pub replay: bool,
 }
 
 impl NowArgs {
     pub fn clock(&self) -> Clock {
         clock_at(self.now)
+    }
+
+    /// Whether a clock earlier than the store's last commit is refused.
+    pub fn refuse_clock_back(&self) -> bool {
+        self.now.is_some() && !self.replay
     }
 }
 
@@ -291,7 +304,18 @@ impl SeenRequest<'_> {
         };
         let mut store = self.open_with(access, quiet)?;
         store.set_clock(self.clock);
-        Ok(store)
+        let last = store.last_commit().1;
+        let now = self.clock.now();
+        match last.and_then(|time| Stamp::of(time).ok()) {
+            Some(last) if self.refuse_clock_back && !self.readonly && now < last => {
+                Err(Error::Usage(format!(
+                    "--now {} is earlier than the seen store's last commit, at {}: what it admits would be stamped older than what the store holds; add --replay if replaying old batches is meant",
+                    humantime::format_rfc3339_seconds(now.time()),
+                    humantime::format_rfc3339_seconds(last.time()),
+                )))
+            }
+            _ => Ok(store),
+        }
     }
 
     fn open_with(&self, access: Access, quiet: bool) -> Result<Store, Error> {
@@ -512,6 +536,7 @@ pub fn execute(
     Ok(Outcome {
         rejected: stats.rejected_total(),
         interrupted,
+        skipped_inputs: !stats.binary.is_empty(),
     })
 }
 

@@ -72,15 +72,19 @@ pub struct Outcome {
     pub rejected: u64,
     /// The run was interrupted and ended early, its work saved.
     pub interrupted: bool,
+    /// An input was skipped whole (it looked binary): none of its lines
+    /// was used, which a cron job must notice as it notices rejects.
+    pub skipped_inputs: bool,
 }
 
 impl Outcome {
-    /// 0 when every line was accepted, 1 when some were rejected; 130
-    /// when interrupted (as a shell reports Ctrl-C).
+    /// 0 when every line was accepted, 1 when some were rejected (or an
+    /// input was skipped as binary); 130 when interrupted (as a shell
+    /// reports Ctrl-C).
     pub fn exit_code(self) -> u8 {
         match self.interrupted {
             true => 130,
-            false => u8::from(self.rejected > 0),
+            false => u8::from(self.rejected > 0 || self.skipped_inputs),
         }
     }
 }
@@ -136,6 +140,15 @@ impl fmt::Display for Error {
                 "{e}; choose a disk with room with --temp-dir, or raise --memory-limit"
             ),
             Error::Run(e) => e.fmt(f),
+            Error::Seen(
+                e @ StoreError::Locked {
+                    serving: Some(url), ..
+                },
+            ) => write!(
+                f,
+                "{e}, which never finishes; change the store through it: POST {url}/v1/add, /v1/forget (URLs, one a line), /v1/expire?older-than=DURATION, /v1/compact (`seen stats`, `seen verify` and `seen backup` need no lock)",
+                url = escape_str(url)
+            ),
             Error::Seen(e @ StoreError::Locked { .. }) => write!(
                 f,
                 "{e}; wait for it to finish, or ask to wait for it (dedup --seen-wait, seen --wait)"

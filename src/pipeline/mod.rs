@@ -76,10 +76,10 @@ pub use spill::SpillError;
 use stats::Stats;
 pub use store_join::SpoolError;
 use store_join::{Bulk, Live, SeenMode, Spool};
-pub(crate) use worker::{Buffers, Hashes, process};
+pub(crate) use worker::{Buffers, Hashes, Processed, process};
 pub use writer::SetAside;
 use writer::Writer;
-pub(crate) use writer::verdicts;
+pub(crate) use writer::{Verdict, verdicts};
 
 /// What a [`LineMapper`] made of a line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

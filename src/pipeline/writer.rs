@@ -71,7 +71,12 @@ impl Verdict<'_> {
     /// Appends the verdict's line, `word<TAB>key` (or the reason a line
     /// was rejected, or the word alone), and its line feed.
     pub(crate) fn push_line(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.word().as_bytes());
+        self.push_line_as(self.word(), out);
+    }
+
+    /// [`Verdict::push_line`] with `word` for the verdict's word.
+    pub(crate) fn push_line_as(&self, word: &str, out: &mut Vec<u8>) {
+        out.extend_from_slice(word.as_bytes());
         match self {
             Verdict::Decided(_, key) => {
                 out.push(b'\t');

@@ -34,8 +34,13 @@ pub enum StoreError {
         stored: Config,
         wanted: Config,
     },
-    /// Another process holds the store's writer lock.
-    Locked { dir: PathBuf, holder: Option<u32> },
+    /// Another process holds the store's writer lock (`serving`: the
+    /// address of the `urinorm serve` that does).
+    Locked {
+        dir: PathBuf,
+        holder: Option<u32>,
+        serving: Option<String>,
+    },
     /// Writing to a store opened for reading only.
     ReadOnly { dir: PathBuf },
     /// More keys in one batch than the store takes at once.
@@ -124,7 +129,11 @@ impl fmt::Display for StoreError {
                 }
                 f.write_str("): keys made differently cannot be compared (use the store's options, or another store)")
             }
-            StoreError::Locked { dir, holder } => {
+            StoreError::Locked {
+                dir,
+                holder,
+                serving,
+            } => {
                 write!(f, "the seen store '{}' is being written by ", shown(dir))?;
                 match holder {
                     // The lock is per open file, not per process: a writer
@@ -136,7 +145,10 @@ impl fmt::Display for StoreError {
                     Some(pid) => write!(f, "process {pid}")?,
                     None => f.write_str("another process")?,
                 }
-                Ok(())
+                match serving {
+                    Some(url) => write!(f, ", `urinorm serve` at {}", escape_str(url)),
+                    None => Ok(()),
+                }
             }
             StoreError::ReadOnly { dir } => write!(
                 f,

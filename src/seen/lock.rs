@@ -2,7 +2,8 @@
 //! advisory lock (`flock`) on the store's `LOCK` file, which the kernel
 //! releases when its holder exits however it exits, so a killed writer
 //! never leaves the store locked; the holder writes its pid into the file,
-//! for the message a second writer gets.
+//! and a service the address it serves on, for the message a second
+//! writer gets.
 //!
 //! It knows the lock file; not what the lock protects.
 
@@ -17,7 +18,8 @@ pub(crate) const FILE: &str = "LOCK";
 /// A held writer lock; dropping it releases the lock.
 #[derive(Debug)]
 pub(crate) struct WriterLock {
-    _file: File,
+    file: File,
+    path: std::path::PathBuf,
 }
 
 impl WriterLock {
@@ -40,9 +42,14 @@ impl WriterLock {
             Err(TryLockError::WouldBlock) => {
                 let mut text = String::new();
                 let _ = file.read_to_string(&mut text);
+                let mut lines = text.lines();
                 return Err(StoreError::Locked {
                     dir: dir.to_path_buf(),
-                    holder: text.trim().parse().ok(),
+                    holder: lines.next().and_then(|pid| pid.trim().parse().ok()),
+                    serving: lines
+                        .next()
+                        .and_then(|line| line.strip_prefix(SERVING))
+                        .map(str::to_string),
                 });
             }
             Err(TryLockError::Error(e)) => return Err(StoreError::io(&path, "lock")(e)),
@@ -52,9 +59,22 @@ impl WriterLock {
             .and_then(|()| file.rewind())
             .and_then(|()| writeln!(file, "{}", std::process::id()));
         noted.map_err(StoreError::io(&path, "write"))?;
-        Ok(WriterLock { _file: file })
+        Ok(WriterLock { file, path })
+    }
+
+    /// Notes in the lock file that its holder serves the store at `url`.
+    pub(crate) fn note_serving(&self, url: &str) -> Result<(), StoreError> {
+        let mut file = &self.file;
+        let noted = file
+            .set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|()| write!(file, "{}\n{SERVING}{url}\n", std::process::id()));
+        noted.map_err(StoreError::io(&self.path, "write"))
     }
 }
+
+/// What the lock file's second line starts with when its holder serves.
+const SERVING: &str = "serving ";
 
 #[cfg(test)]
 mod tests {

@@ -59,7 +59,7 @@ pub use error::StoreError;
 use lock::WriterLock;
 use manifest::{Manifest, RunEntry};
 use run::{Block, Entries, Run, RunWriter};
-pub use salvage::Salvaged;
+pub use salvage::{RunSalvaged, Salvaged};
 
 use crate::escape::{escape, escape_str};
 use crate::fingerprint::fingerprint;
@@ -375,6 +375,15 @@ impl Store {
         &self.dir
     }
 
+    /// Notes in the writer lock that this process serves the store at
+    /// `url`: a command that would write it then names the service.
+    pub fn note_serving(&self, url: &str) -> Result<(), StoreError> {
+        self.writable()?;
+        self.lock
+            .as_ref()
+            .map_or(Ok(()), |lock| lock.note_serving(url))
+    }
+
     /// The configuration its keys were made with.
     pub fn config(&self) -> &Config {
         &self.manifest.config
@@ -663,6 +672,40 @@ impl Store {
             .transpose()
     }
 
+    /// Every run merged into one (without the keys admitted before
+    /// `expire_before`, and without tombstones), written and synced but not
+    /// yet live, as [`Store::write_due_merge`] writes a merge: what
+    /// [`Store::compact`] and [`Store::expire`] do, for a caller that lets
+    /// lookups go on while it is written. `None` when there is nothing to
+    /// merge.
+    pub fn write_compaction(
+        &self,
+        expire_before: Option<Stamp>,
+    ) -> Result<Option<MergeWritten>, StoreError> {
+        self.writable()?;
+        let wanted = match expire_before {
+            Some(_) => !self.runs.is_empty(),
+            None => self.runs.len() > 1,
+        };
+        wanted
+            .then(|| self.write_merge(0..self.runs.len(), expire_before))
+            .transpose()
+    }
+
+    /// Reads every block of every run and checks its checksum and order
+    /// (as [`Store::verify`] does, one run after another), calling `pace`
+    /// with each block's bytes: it may sleep to bound the rate, and ends
+    /// the scrub early by returning `false`. Returns whether it read
+    /// everything.
+    pub fn scrub(&self, pace: &mut dyn FnMut(u64) -> bool) -> Result<bool, StoreError> {
+        for run in &self.runs {
+            if !run.verify_paced(pace)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// Writes runs `range` merged as a new run, synced, under its
     /// temporary name.
     fn write_merge(
@@ -733,6 +776,38 @@ impl Store {
             self.runs[range.start].load_filter()?;
         }
         Ok(())
+    }
+
+    /// Copies the store, as this handle reads it (one commit's snapshot),
+    /// to `dest`, a directory that must not exist: its runs (from the files
+    /// this handle holds open, so a writer's compaction meanwhile does not
+    /// matter) and its manifest, into a temporary directory beside `dest`,
+    /// synced and verified, then renamed to `dest`. Needs no writer lock.
+    /// Returns the copy, opened for reading.
+    pub fn backup(&self, dest: &Path) -> Result<Store, StoreError> {
+        if dest.exists() {
+            return Err(StoreError::NotAStore {
+                path: dest.to_path_buf(),
+                why: "it exists already; a backup goes to a new directory".into(),
+            });
+        }
+        let parent = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let temp = tempfile::Builder::new()
+            .prefix(".urinorm-backup-")
+            .tempdir_in(parent)
+            .map_err(StoreError::io(parent, "create a directory in"))?;
+        for (run, entry) in self.runs.iter().zip(&self.manifest.runs) {
+            run.copy_to(&temp.path().join(entry.file_name()))?;
+        }
+        self.manifest.write(temp.path())?;
+        Store::open_existing(temp.path(), Access::ReadOnly)?.verify()?;
+        let temp = temp.keep();
+        std::fs::rename(&temp, dest).map_err(StoreError::io(dest, "rename a backup to"))?;
+        manifest::sync_dir(parent)?;
+        Store::open_existing(dest, Access::ReadOnly)
     }
 
     /// Reads every block of every run, checking checksums and order, and

@@ -8,7 +8,7 @@
 //! blocks   one per BLOCK_PRINTS prints (the last may be shorter): the
 //!                    block's prints, 16 bytes each, strictly ascending
 //!                    (big-endian: byte order is numeric order), then their
-//!                    stamps, 4 bytes each
+//!                    stamps, 4 bytes each, then the CRC-32 of both
 //! filter   one per block: its prints' filter (`filter`), 10 KiB of
 //!                    32-bit words, the last block's too however short
 //! fence    one entry per block: its first print (16) and the CRC-32 of
@@ -22,13 +22,18 @@
 //! CRC-32 (IEEE). The file's length follows from the count, so a file cut
 //! short is caught before any block is read; every block read is checked
 //! against its checksum, so a damaged block is an error, never a wrong
-//! answer.
+//! answer. A block's checksum is in the fence and after the block itself:
+//! the header is written last at the file's start, so a run cut short (a
+//! full disk, a partial copy) that lost its fence still has a header and
+//! blocks that each prove themselves, which salvage keeps
+//! ([`Run::open_damaged`]).
 //!
 //! The filter is read only by a store asked to keep it in memory
 //! ([`Run::load_filter`]: a live run, which looks keys up a few at a time);
 //! a bulk join reads the blocks its batch falls in, as it always did.
 //!
-//! Older versions are read as well. Version 2 has no filter (and no
+//! Older versions are read as well. Version 3 has no checksum after each
+//! block (a run of it cut short is lost whole). Version 2 has no filter (and no
 //! filter checksum in its trailer): its lookups read their blocks. Version
 //! 1 (before keys had times) has prints only, each stamped with the file's
 //! modification time, which is no earlier than the commit that admitted it
@@ -46,13 +51,14 @@ use super::filter::{self, FILTER_WORDS};
 use super::{Clock, Probe, Stamp, StoreError};
 
 const MAGIC: &[u8; 16] = b"urinorm-seen-run";
-/// The version written; versions 1 (no stamps) and 2 (no filter) are read
-/// too.
-const VERSION: u32 = 3;
+/// The version written; versions 1 (no stamps), 2 (no filter) and 3 (no
+/// checksum after each block) are read too.
+const VERSION: u32 = 4;
 const HEADER_BYTES: u64 = 64;
 const PRINT_BYTES: u64 = 16;
 const STAMP_BYTES: u64 = 4;
 const FENCE_ENTRY_BYTES: u64 = 20;
+const BLOCK_CRC_BYTES: u64 = 4;
 const FILTER_BYTES: u64 = FILTER_WORDS as u64 * 4;
 const TRAILER: &[u8; 4] = b"done";
 
@@ -119,8 +125,22 @@ impl Layout {
         self.version >= 3
     }
 
+    /// The bytes after each block: its checksum, from version 4.
+    fn block_trailer_bytes(&self) -> u64 {
+        match self.version >= 4 {
+            true => BLOCK_CRC_BYTES,
+            false => 0,
+        }
+    }
+
+    /// Where block `b` starts.
+    fn block_at(&self, b: u64) -> u64 {
+        let block = BLOCK_PRINTS as u64 * self.entry_bytes() + self.block_trailer_bytes();
+        HEADER_BYTES + b * block
+    }
+
     fn filter_at(&self) -> u64 {
-        HEADER_BYTES + self.count * self.entry_bytes()
+        HEADER_BYTES + self.count * self.entry_bytes() + self.blocks() * self.block_trailer_bytes()
     }
 
     fn filter_bytes(&self) -> u64 {
@@ -152,7 +172,7 @@ impl Layout {
         };
         self.count
             .checked_mul(self.entry_bytes())?
-            .checked_add(blocks.checked_mul(FENCE_ENTRY_BYTES)?)?
+            .checked_add(blocks.checked_mul(FENCE_ENTRY_BYTES + self.block_trailer_bytes())?)?
             .checked_add(filter)?
             .checked_add(HEADER_BYTES + self.trailer_bytes())
     }
@@ -170,39 +190,9 @@ impl Run {
     /// Opens the run at `path`, made for the configuration `config_id`, and
     /// checks its header, length and fence.
     pub(crate) fn open(path: &Path, config_id: &[u8; 16]) -> Result<Run, StoreError> {
-        let file = File::open(path).map_err(StoreError::io(path, "open"))?;
+        let (file, layout, len) = open_header(path, config_id)?;
         let damaged = |why: &str| found_damaged(path, why);
-        let len = file.metadata().map_err(StoreError::io(path, "read"))?.len();
-        if len < HEADER_BYTES {
-            return Err(damaged("is cut short: it has no complete header"));
-        }
-        let mut header = [0u8; HEADER_BYTES as usize];
-        read_at(&file, path, &mut header, 0)?;
-        if &header[..16] != MAGIC {
-            return Err(damaged(
-                "is not a run of fingerprints (its first bytes are wrong)",
-            ));
-        }
-        if crc(&header[..60]) != u32_at(&header, 60) {
-            return Err(damaged("has a header whose checksum does not match"));
-        }
-        let version = u32_at(&header, 16);
-        if !(1..=VERSION).contains(&version) {
-            return Err(StoreError::UnknownVersion {
-                path: path.to_path_buf(),
-                version: version.to_string(),
-            });
-        }
-        if u32_at(&header, 20) as usize != BLOCK_PRINTS {
-            return Err(damaged("has a block size this urinorm does not write"));
-        }
-        if &header[32..48] != config_id {
-            return Err(damaged(
-                "belongs to a store of another configuration than its manifest's",
-            ));
-        }
-        let count = u64::from_le_bytes(header[24..32].try_into().expect("8 bytes"));
-        let layout = Layout { version, count };
+        let count = layout.count;
         match layout.file_len() {
             Some(expected) if expected == len => {}
             Some(expected) if expected > len => {
@@ -231,7 +221,60 @@ impl Run {
                 crc: u32_at(entry, 16),
             })
             .collect();
-        let stamp_v1 = match version {
+        let filter_crc = layout.has_filter().then(|| u32_at(filter_crc, 0));
+        Run::with_fence(path, file, layout, fence, filter_crc)
+    }
+
+    /// Opens a run that [`Run::open`] finds damaged, for salvage: from
+    /// version 4, its fence is rebuilt from the checksums after its blocks,
+    /// as far as whole blocks are left in the file (a run cut short keeps
+    /// its leading blocks; a damaged fence or filter loses nothing). Returns
+    /// the run (with no filter) and the entries of the blocks the file no
+    /// longer holds; a run of an older version, or with no sound header, is
+    /// an error (lost whole).
+    pub(crate) fn open_damaged(
+        path: &Path,
+        config_id: &[u8; 16],
+    ) -> Result<(Run, u64), StoreError> {
+        let damage = match Run::open(path, config_id) {
+            Ok(run) => return Ok((run, 0)),
+            Err(e @ StoreError::Damaged { .. }) => e,
+            Err(e) => return Err(e),
+        };
+        let (file, layout, len) = open_header(path, config_id)?;
+        if layout.block_trailer_bytes() == 0 {
+            return Err(damage);
+        }
+        let entry_bytes = layout.entry_bytes();
+        let mut fence = Vec::new();
+        let mut kept = 0;
+        for b in 0..layout.blocks() {
+            let n = (layout.count - b * BLOCK_PRINTS as u64).min(BLOCK_PRINTS as u64);
+            let (at, checksum_at) = (layout.block_at(b), layout.block_at(b) + n * entry_bytes);
+            if checksum_at + BLOCK_CRC_BYTES > len.min(layout.filter_at()) {
+                break;
+            }
+            let (mut first, mut checksum) = ([0u8; 16], [0u8; 4]);
+            read_at(&file, path, &mut first, at)?;
+            read_at(&file, path, &mut checksum, checksum_at)?;
+            fence.push(FenceEntry {
+                first: u128::from_be_bytes(first),
+                crc: u32::from_le_bytes(checksum),
+            });
+            kept += n;
+        }
+        let run = Run::with_fence(path, file, layout, fence, None)?;
+        Ok((run, layout.count - kept))
+    }
+
+    fn with_fence(
+        path: &Path,
+        file: File,
+        layout: Layout,
+        fence: Vec<FenceEntry>,
+        filter_crc: Option<u32>,
+    ) -> Result<Run, StoreError> {
+        let stamp_v1 = match layout.version {
             1 => {
                 let modified = file.metadata().and_then(|m| m.modified());
                 Stamp::of_file_time(modified.map_err(StoreError::io(path, "read"))?)
@@ -244,9 +287,23 @@ impl Run {
             layout,
             fence,
             stamp_v1,
-            filter_crc: layout.has_filter().then(|| u32_at(filter_crc, 0)),
+            filter_crc,
             filter: None,
         })
+    }
+
+    /// Copies its file, from the handle this run holds open, to a new file
+    /// at `path`, synced.
+    pub(crate) fn copy_to(&self, path: &Path) -> Result<(), StoreError> {
+        let copied = File::create_new(path).and_then(|mut out| {
+            let mut from = &self.file;
+            from.seek(io::SeekFrom::Start(0))?;
+            io::copy(&mut from, &mut out)?;
+            // A version 1 run's keys are stamped with its file's time.
+            out.set_modified(self.file.metadata()?.modified()?)?;
+            out.sync_all()
+        });
+        copied.map_err(StoreError::io(path, "write"))
     }
 
     /// How many fingerprints it holds.
@@ -308,16 +365,11 @@ impl Run {
 
     /// Reads block `b` into `block`, checked against its checksum.
     fn read_block(&self, b: usize, block: &mut Block) -> Result<(), StoreError> {
-        let start = (b * BLOCK_PRINTS) as u64;
         let n = self.block_entries(b) as usize;
         let entry_bytes = self.layout.entry_bytes();
         block.bytes.resize(n * entry_bytes as usize, 0);
-        read_at(
-            &self.file,
-            &self.path,
-            &mut block.bytes,
-            HEADER_BYTES + start * entry_bytes,
-        )?;
+        let at = self.layout.block_at(b as u64);
+        read_at(&self.file, &self.path, &mut block.bytes, at)?;
         let entry = self.fence[b];
         if crc(&block.bytes) != entry.crc {
             return Err(found_damaged(
@@ -390,25 +442,42 @@ impl Run {
     }
 
     /// Every entry, in order, each block checked; `each` is called with
-    /// them a block at a time.
-    pub(crate) fn for_each_block(
+    /// them a block at a time, and ends the reading by returning `false`.
+    /// Returns whether every block was read.
+    fn for_each_block(
         &self,
-        mut each: impl FnMut(&Block) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+        mut each: impl FnMut(&Block) -> Result<bool, StoreError>,
+    ) -> Result<bool, StoreError> {
         let mut block = Block::default();
         for b in 0..self.fence.len() {
             self.read_block(b, &mut block)?;
-            each(&block)?;
+            if !each(&block)? {
+                return Ok(false);
+            }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Reads every block and checks that the prints are strictly ascending,
     /// and that its filter (if it has one) passes every print.
     pub(crate) fn verify(&self) -> Result<(), StoreError> {
+        self.verify_paced(&mut |_| true).map(drop)
+    }
+
+    /// [`Run::verify`], calling `pace` with each block's bytes read (the
+    /// filter's first): it may sleep, and stops the reading by returning
+    /// `false`. Returns whether every block was read.
+    pub(crate) fn verify_paced(
+        &self,
+        pace: &mut dyn FnMut(u64) -> bool,
+    ) -> Result<bool, StoreError> {
+        if !pace(self.layout.filter_bytes()) {
+            return Ok(false);
+        }
         let filter = self.read_filter()?;
         let mut last: Option<u128> = None;
         let mut b = 0;
+        let entry_bytes = self.layout.entry_bytes();
         self.for_each_block(|block| {
             let words = filter.as_deref().map(|filter| block_words(filter, b));
             b += 1;
@@ -424,7 +493,7 @@ impl Run {
                 }
                 last = Some(print);
             }
-            Ok(())
+            Ok(pace(block.prints.len() as u64 * entry_bytes))
         })
     }
 
@@ -437,6 +506,44 @@ impl Run {
             at: 0,
         }
     }
+}
+
+/// Opens the run file at `path` and checks its header (made for the
+/// configuration `config_id`): the file, its layout and its length.
+fn open_header(path: &Path, config_id: &[u8; 16]) -> Result<(File, Layout, u64), StoreError> {
+    let file = File::open(path).map_err(StoreError::io(path, "open"))?;
+    let damaged = |why: &str| found_damaged(path, why);
+    let len = file.metadata().map_err(StoreError::io(path, "read"))?.len();
+    if len < HEADER_BYTES {
+        return Err(damaged("is cut short: it has no complete header"));
+    }
+    let mut header = [0u8; HEADER_BYTES as usize];
+    read_at(&file, path, &mut header, 0)?;
+    if &header[..16] != MAGIC {
+        return Err(damaged(
+            "is not a run of fingerprints (its first bytes are wrong)",
+        ));
+    }
+    if crc(&header[..60]) != u32_at(&header, 60) {
+        return Err(damaged("has a header whose checksum does not match"));
+    }
+    let version = u32_at(&header, 16);
+    if !(1..=VERSION).contains(&version) {
+        return Err(StoreError::UnknownVersion {
+            path: path.to_path_buf(),
+            version: version.to_string(),
+        });
+    }
+    if u32_at(&header, 20) as usize != BLOCK_PRINTS {
+        return Err(damaged("has a block size this urinorm does not write"));
+    }
+    if &header[32..48] != config_id {
+        return Err(damaged(
+            "belongs to a store of another configuration than its manifest's",
+        ));
+    }
+    let count = u64::from_le_bytes(header[24..32].try_into().expect("8 bytes"));
+    Ok((file, Layout { version, count }, len))
 }
 
 /// The error for a damaged run file, recorded in its store (see
@@ -654,8 +761,9 @@ impl RunWriter {
 
     fn end_block(&mut self) -> Result<(), StoreError> {
         self.block.append(&mut self.stamps);
-        self.fence
-            .extend_from_slice(&crc(&self.block).to_le_bytes());
+        let checksum = crc(&self.block).to_le_bytes();
+        self.fence.extend_from_slice(&checksum);
+        self.block.extend_from_slice(&checksum);
         self.out
             .write_all(&self.block)
             .map_err(StoreError::io(&self.path, "write"))?;

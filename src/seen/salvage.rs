@@ -1,7 +1,8 @@
 //! Salvage: a damaged store rebuilt from what is intact, the way out that
 //! needs no backup. Every entry of every block whose checksum matches, of
-//! every run that opens, is merged into one new run (each key's newest
-//! entry decides, as in any merge); what was lost is counted and told.
+//! every run whose header is sound (a run cut short keeps its leading
+//! blocks), is merged into one new run (each key's newest entry decides, as
+//! in any merge); what was kept and lost is counted, run by run, and told.
 //!
 //! It knows the store's runs and manifest; not what the keys mean.
 
@@ -32,6 +33,17 @@ pub struct Salvaged {
     pub runs_lost: u64,
     /// What was found damaged, a sentence each.
     pub damage: Vec<String>,
+    /// Each damaged run's entries kept and lost, oldest run first.
+    pub damaged_runs: Vec<RunSalvaged>,
+}
+
+/// What salvage kept of one damaged run.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RunSalvaged {
+    /// The run's file name.
+    pub file: String,
+    pub kept: u64,
+    pub lost: u64,
 }
 
 impl super::Store {
@@ -65,13 +77,34 @@ impl super::Store {
         };
         let id = manifest.config.id();
         let mut runs = Vec::new();
+        // The entries of each run lost before its blocks are read: all of
+        // a run that does not open, the missing blocks' of one cut short.
+        let mut lost = Vec::new();
         for entry in &manifest.runs {
-            match Run::open(&dir.join(entry.file_name()), &id).map_err(missing_run) {
-                Ok(run) => runs.push(run),
+            let path = dir.join(entry.file_name());
+            match Run::open_damaged(&path, &id).map_err(missing_run) {
+                Ok((run, missing)) => {
+                    if missing > 0 {
+                        salvaged.damage.push(
+                            StoreError::damaged(
+                                &path,
+                                format!("is cut short: its last {missing} fingerprints are gone"),
+                            )
+                            .to_string(),
+                        );
+                    }
+                    runs.push(run);
+                    lost.push((entry, missing));
+                }
                 Err(e @ StoreError::Damaged { .. }) => {
                     salvaged.runs_lost += 1;
                     salvaged.entries_lost += entry.entries;
                     salvaged.damage.push(e.to_string());
+                    salvaged.damaged_runs.push(RunSalvaged {
+                        file: entry.file_name(),
+                        kept: 0,
+                        lost: entry.entries,
+                    });
                 }
                 Err(e) => return Err(e),
             }
@@ -91,13 +124,22 @@ impl super::Store {
                 false => Ok(()),
             })
         })?;
-        for reader in readers {
+        for (reader, (entry, missing)) in readers.into_iter().zip(lost) {
+            let run_lost = reader.entries_lost + missing;
             salvaged.blocks_lost += reader.blocks_lost;
-            salvaged.entries_lost += reader.entries_lost;
+            salvaged.entries_lost += run_lost;
             salvaged
                 .damage
                 .extend(reader.first_damage.map(|e| e.to_string()));
+            if run_lost > 0 {
+                salvaged.damaged_runs.push(RunSalvaged {
+                    file: entry.file_name(),
+                    kept: entry.entries - run_lost.min(entry.entries),
+                    lost: run_lost,
+                });
+            }
         }
+        salvaged.damaged_runs.sort_by(|a, b| a.file.cmp(&b.file));
         let mut next = manifest.clone();
         next.next_run = new_id + 1;
         next.runs = put_in_place(dir, new_id, entries)?

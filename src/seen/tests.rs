@@ -450,3 +450,70 @@ fn a_manifest_that_miscounts_its_runs_fails_verification() {
     let e = reader.verify().unwrap_err().to_string();
     assert!(e.contains("counts 99 keys where its runs hold 100"), "{e}");
 }
+
+/// A run cut short (a full disk, a partial copy) keeps every block left
+/// whole in the file: cut by 2 %, it loses its filter and fence only; cut
+/// in its second block, it keeps the first. Salvage says how many entries
+/// of which run it kept and lost.
+#[test]
+fn salvage_keeps_the_whole_blocks_of_a_run_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut prints = spread(2, 100_000);
+    commit(&mut writer(dir.path()), &prints);
+    prints.sort_unstable();
+    let run = dir.path().join("0000000001.run");
+    let len = std::fs::metadata(&run).unwrap().len();
+    let cut = |to: u64| {
+        std::fs::File::options()
+            .write(true)
+            .open(&run)
+            .unwrap()
+            .set_len(to)
+            .unwrap()
+    };
+    cut(len - len / 50);
+    let e = Store::open(dir.path(), &config(), Access::ReadOnly).unwrap_err();
+    assert!(e.to_string().contains("cut short"), "{e}");
+    let salvaged = Store::salvage(dir.path(), false).unwrap();
+    assert_eq!((salvaged.keys, salvaged.entries_lost), (100_000, 0));
+    let store = Store::open(dir.path(), &config(), Access::ReadOnly).unwrap();
+    store.verify().unwrap();
+    assert!(
+        store
+            .holds(&prints)
+            .unwrap()
+            .iter()
+            .all(|&h| h == Holding::Held)
+    );
+    drop(store);
+
+    // The salvaged store's one run, cut inside its second block.
+    let run = dir.path().join("0000000002.run");
+    std::fs::File::options()
+        .write(true)
+        .open(&run)
+        .unwrap()
+        .set_len(64 + (20 * 4096 + 4) + 1000)
+        .unwrap();
+    let salvaged = Store::salvage(dir.path(), false).unwrap();
+    assert_eq!(salvaged.keys, 4096);
+    assert_eq!(salvaged.entries_lost, 100_000 - 4096);
+    assert_eq!(
+        salvaged.damaged_runs,
+        [RunSalvaged {
+            file: "0000000002.run".into(),
+            kept: 4096,
+            lost: 100_000 - 4096
+        }]
+    );
+    assert!(
+        salvaged.damage.iter().any(|d| d.contains("cut short")),
+        "{:?}",
+        salvaged.damage
+    );
+    let store = Store::open(dir.path(), &config(), Access::ReadOnly).unwrap();
+    store.verify().unwrap();
+    let held = store.holds(&prints).unwrap();
+    assert!(held[..4096].iter().all(|&h| h == Holding::Held));
+    assert!(held[4096..].iter().all(|&h| h == Holding::Absent));
+}

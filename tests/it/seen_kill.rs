@@ -198,3 +198,87 @@ fn a_writer_killed_at_any_instant_leaves_the_old_commit_or_the_new() {
     assert!(left.is_empty(), "temporary files left: {left:?}");
     assert_eq!(urinorm(&["seen", "verify", store], b"").code, 0);
 }
+
+/// The same proof for a served store: `urinorm serve` SIGKILLed while a
+/// forget, an expire or a compaction asked of it over HTTP is under way
+/// (each written while lookups go on, then put in place), and while its
+/// own merges run after a commit. After each kill the store verifies and
+/// holds the keys of the commit before or of the one being made.
+#[test]
+fn a_service_killed_during_maintenance_leaves_the_old_commit_or_the_new() {
+    use crate::common::server::Server;
+    const KILLS: u32 = 15;
+    const LINES: u32 = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let store = store.to_str().unwrap();
+    let mut batches = Vec::new();
+    // Batches of shrinking size: several runs, so a compaction has work.
+    for n in 0..4 {
+        let input = batch(dir.path(), n, LINES >> n);
+        let add = urinorm(&["seen", "add", "-q", store, "--now", &day(n), &input], b"");
+        assert_eq!(add.code, 0, "{}", add.stderr);
+        batches.push(input);
+    }
+    let mut random = Random(0x2545_f491_4f6c_dd1d);
+    let (mut before_seen, mut after_seen) = (0, 0);
+    for n in 4..4 + KILLS {
+        let before = store_keys(store);
+        let today = day(n);
+        let earlier = batches[random.below(batches.len() as u64) as usize].clone();
+        // A batch to admit first (its commit merges runs), then the job.
+        let input = batch(dir.path(), n, LINES / 4);
+        let admitted = before + u64::from(LINES / 4);
+        // What the store holds once the job is done too.
+        let (path, body, job_done) = match n % 3 {
+            0 => (
+                "/v1/forget",
+                std::fs::read(&earlier).unwrap(),
+                admitted - held(store, &earlier),
+            ),
+            1 => (
+                "/v1/expire?older-than=3d",
+                Vec::new(),
+                keys_since(store, n - 3) + u64::from(LINES / 4),
+            ),
+            _ => ("/v1/compact", Vec::new(), admitted),
+        };
+        let server = Server::start(store, &["--commit-every", "1h", "--now", &today]);
+        let agent = crate::common::server::agent();
+        let add = crate::common::server::post(
+            &agent,
+            &server.url("/v1/add"),
+            &std::fs::read(&input).unwrap(),
+            None,
+        );
+        assert_eq!(add.0, 200);
+        let url = server.url(path);
+        let asking = std::thread::spawn(move || {
+            // The answer may never come: the server is killed.
+            let _ = crate::common::server::agent().post(&url).send(&body[..]);
+        });
+        std::thread::sleep(Duration::from_micros(random.below(150_000)));
+        server.signal("-KILL");
+        drop(server);
+        asking.join().unwrap();
+        let verify = urinorm(&["seen", "verify", store], b"");
+        assert_eq!(verify.code, 0, "kill {n}: {}", verify.stderr);
+        let after = store_keys(store);
+        // Before the add's commit, after it, or after the job too.
+        let done = [before, admitted, job_done];
+        assert!(
+            done.contains(&after),
+            "kill {n}: {before} keys before, {after} after, one of {done:?} expected"
+        );
+        match after == before {
+            true => before_seen += 1,
+            false => after_seen += 1,
+        }
+        batches.push(input);
+    }
+    eprintln!("{KILLS} served kills: {before_seen} left the store as it was, {after_seen} changed");
+    let last = batch(dir.path(), 99, 10);
+    let run = urinorm(&["seen", "add", "--now", &day(99), store, &last], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(urinorm(&["seen", "verify", store], b"").code, 0);
+}

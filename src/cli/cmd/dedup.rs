@@ -106,6 +106,10 @@ pub struct SeenArgs {
     /// and for ages (replays and tests).
     #[arg(long, value_name = "TIME", value_parser = parse_now, requires = "seen")]
     pub now: Option<Stamp>,
+    /// Take a --now earlier than the store's last commit (a replay of old
+    /// batches on purpose); without it, that is refused.
+    #[arg(long, requires = "now")]
+    pub replay: bool,
 }
 
 /// How often a live run commits unless told.
@@ -122,6 +126,7 @@ impl SeenArgs {
             commit_every: self.commit_every.unwrap_or(COMMIT_EVERY),
             clock: self.clock(),
             forget: false,
+            refuse_clock_back: self.now.is_some() && !self.replay,
         })
     }
 

@@ -37,6 +37,10 @@ pub enum SeenCommand {
     Expire(ExpireArgs),
     /// Merge a store's runs into one.
     Compact(DirArgs),
+    /// Copy a store to a new directory, consistent as of one commit, without
+    /// its writer lock: while `urinorm serve` or a batch writes it. The
+    /// copy is verified, then made a store in one atomic rename.
+    Backup(BackupArgs),
     /// Rebuild a damaged store from its intact blocks, as one run: every
     /// key of a block whose checksum matches is kept; the damaged blocks'
     /// and unreadable runs' are lost, and counted.
@@ -63,6 +67,14 @@ pub struct ExpireArgs {
     pub older_than: std::time::Duration,
     #[command(flatten)]
     pub now: NowArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct BackupArgs {
+    /// The store's directory.
+    pub dir: PathBuf,
+    /// Where the copy goes: a directory that does not exist yet.
+    pub dest: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -118,6 +130,7 @@ pub fn run(args: &SeenCommandArgs) -> Result<Outcome, Error> {
         SeenCommand::Forget(args) => keys_of_lines(args, args.now.clock(), true),
         SeenCommand::Expire(args) => expire(args),
         SeenCommand::Compact(args) => compact(args),
+        SeenCommand::Backup(args) => backup(args),
         SeenCommand::Salvage(args) => salvage(args),
     }
 }
@@ -212,12 +225,8 @@ fn verify(args: &DirArgs) -> Result<Outcome, Error> {
 /// `seen add` and `seen forget`: the keys of the lines admitted to the
 /// store, or with `forget`, forgotten.
 fn keys_of_lines(args: &LinesArgs, clock: Clock, forget: bool) -> Result<Outcome, Error> {
-    // Forgetting takes every key the store may hold, fetchable or not.
-    let feeds = match forget {
-        true => Feeds::Output,
-        false => Feeds::Frontier,
-    };
-    let mapper = args.columns.mapper(&args.rung, feeds)?;
+    // Forgetting rejects what adding rejects: the store holds no other key.
+    let mapper = args.columns.mapper(&args.rung, Feeds::Frontier)?;
     let request = SeenRequest {
         dir: &args.dir,
         config: Config::new(mapper.key_settings()),
@@ -226,6 +235,7 @@ fn keys_of_lines(args: &LinesArgs, clock: Clock, forget: bool) -> Result<Outcome
         commit_every: Duration::from_secs(1),
         clock,
         forget,
+        refuse_clock_back: args.now.refuse_clock_back(),
     };
     let command = if forget { "seen forget" } else { "seen add" };
     let extra = [
@@ -260,6 +270,20 @@ fn expire(args: &ExpireArgs) -> Result<Outcome, Error> {
     Ok(Outcome::default())
 }
 
+fn backup(args: &BackupArgs) -> Result<Outcome, Error> {
+    let store = Store::open_existing(&args.dir, Access::ReadOnly)?;
+    let copy = store.backup(&args.dest)?;
+    print_line(&format!(
+        "seen store '{}' copied to '{}' as of its commit {}: {} keys in {}, every checksum matches",
+        shown(&store),
+        escape_str(&args.dest.display().to_string()),
+        copy.last_commit().0,
+        copy.keys(),
+        counted(copy.runs(), "run")
+    ))?;
+    Ok(Outcome::default())
+}
+
 fn salvage(args: &DirArgs) -> Result<Outcome, Error> {
     let salvaged = Store::salvage(&args.dir, args.wait)?;
     let store = Store::open_existing(&args.dir, Access::ReadOnly)?;
@@ -267,6 +291,15 @@ fn salvage(args: &DirArgs) -> Result<Outcome, Error> {
     let mut err = std::io::stderr().lock();
     for damage in &salvaged.damage {
         let _ = writeln!(err, "urinorm: found: {}", escape_str(damage));
+    }
+    for run in &salvaged.damaged_runs {
+        let _ = writeln!(
+            err,
+            "urinorm: run {}: {} entries kept, {} lost",
+            escape_str(&run.file),
+            run.kept,
+            run.lost
+        );
     }
     let lost = match (salvaged.entries_lost, salvaged.runs_lost) {
         (0, _) => "nothing was damaged, every key kept".to_string(),

@@ -1,8 +1,8 @@
 //! `urinorm serve`: one seen store shared by many crawler processes over
 //! HTTP/1.1. The answers are the library's ([`urinorm::serve::Service`]);
 //! here is the HTTP shell: hyper on tokio, the bearer token, the limits
-//! (body size, idle and slow clients, connections), the metrics, and a
-//! clean stop on SIGTERM or SIGINT.
+//! (body size, idle and slow clients, connections), the metrics, the log
+//! (standard error), and a clean stop on SIGTERM or SIGINT.
 
 use std::convert::Infallible;
 use std::io::{self, Write};
@@ -33,7 +33,9 @@ use urinorm::escape::escape_str;
 use urinorm::os_error::Reason;
 use urinorm::pipeline::MAX_LINE_BYTES;
 use urinorm::seen::{Config, Stamp};
-use urinorm::serve::{Answer, CommitReport, Refused, Service, Settings, VERDICTS};
+use urinorm::serve::{
+    Answer, CommitReport, Event, FORGET_VERDICTS, Refused, Service, Settings, VERDICTS,
+};
 
 use super::normalize::{ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{SeenRequest, clock_at, parse_now, parse_size, report_store};
@@ -53,10 +55,22 @@ pub struct ServeArgs {
     /// An address other than loopback needs --token-file.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878")]
     pub listen: String,
-    /// Every request must carry `Authorization: Bearer TOKEN`, TOKEN being
-    /// this file's content (its final line break aside).
+    /// Every request but /healthz must carry `Authorization: Bearer
+    /// TOKEN`, TOKEN being this file's content (its final line break
+    /// aside): at least 16 bytes, and best readable by its owner only.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// Answer /metrics without the token (for a Prometheus that has none).
+    #[arg(long)]
+    pub metrics_public: bool,
+    /// Read every block of the store this often, checking its checksums,
+    /// at most --scrub-rate: damage is found before a request meets it
+    /// (0 turns it off).
+    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = humantime::parse_duration)]
+    pub scrub_every: Duration,
+    /// The most a scrub reads a second.
+    #[arg(long, value_name = "SIZE", default_value = "32M", value_parser = parse_size)]
+    pub scrub_rate: u64,
     /// Commit the keys admitted at least this often (e.g. 1s, 250ms); a
     /// kill loses at most that much (those keys are answered new again).
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration)]
@@ -69,6 +83,10 @@ pub struct ServeArgs {
     /// what is admitted and for ages (tests and replays).
     #[arg(long, value_name = "TIME", value_parser = parse_now)]
     pub now: Option<Stamp>,
+    /// Take a --now earlier than the store's last commit (a replay on
+    /// purpose); without it, that is refused.
+    #[arg(long, requires = "now")]
+    pub replay: bool,
     /// When another process is writing the store, wait for it.
     #[arg(long)]
     pub seen_wait: bool,
@@ -115,6 +133,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome, Error> {
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
         .map_err(|source| Error::Usage(format!("cannot listen on {addr}: {}", Reason(&source))))?;
     let local = listener.local_addr().unwrap_or(addr);
+    service.note_serving(&format!("http://{local}"))?;
     // SIGTERM and SIGINT end the serving, which drains and commits; a
     // second one exits at once.
     let deferred = urinorm::cleanup::defer_interrupts();
@@ -133,6 +152,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome, Error> {
         service,
         metrics,
         token,
+        metrics_public: args.metrics_public,
         max_body: args.max_body,
         idle: args.idle_timeout,
         work: Semaphore::new(threads),
@@ -170,12 +190,37 @@ fn open_service(args: &ServeArgs, metrics: Arc<Metrics>) -> Result<Service, Erro
             .seen_max_age
             .map_or(clock, |age| clock.with_max_age(age)),
         forget: false,
+        refuse_clock_back: args.now.is_some() && !args.replay,
     };
     let store = request.open(args.quiet)?;
-    let observer = Box::new(move |report: &CommitReport| metrics.committed(report));
+    let quiet = args.quiet;
+    let observer = Box::new(move |event: &Event| match event {
+        Event::Committed(report) => metrics.committed(report),
+        Event::Damaged(why) => {
+            metrics.damaged.set(1);
+            // Said whatever --quiet says: it is an error.
+            let _ = writeln!(
+                io::stderr(),
+                "urinorm: {}; writes are refused (503) and /healthz answers 503 until the store is salvaged",
+                escape_str(why)
+            );
+        }
+        Event::Scrubbed { bytes, took } => {
+            metrics.scrubs.inc();
+            if !quiet {
+                let _ = writeln!(
+                    io::stderr(),
+                    "urinorm: scrubbed the store, {bytes} bytes in {:.1} s: every checksum matches",
+                    took.as_secs_f64()
+                );
+            }
+        }
+    });
     let settings = Settings {
         commit_every: args.commit_every,
         max_line_bytes: args.max_line_bytes,
+        scrub_every: (!args.scrub_every.is_zero()).then_some(args.scrub_every),
+        scrub_bytes_per_second: args.scrub_rate,
         ..Settings::default()
     };
     Ok(Service::start_watched(
@@ -211,17 +256,35 @@ fn read_token(path: &std::path::Path) -> Result<Vec<u8>, Error> {
     while token.last().is_some_and(|&b| b == b'\n' || b == b'\r') {
         token.pop();
     }
-    match token.is_empty() {
-        true => Err(Error::Usage(format!("the token file '{shown}' is empty"))),
-        false => Ok(token),
+    if token.is_empty() {
+        return Err(Error::Usage(format!("the token file '{shown}' is empty")));
     }
+    if token.len() < MIN_TOKEN_BYTES {
+        return Err(Error::Usage(format!(
+            "the token in '{shown}' is {} bytes long, too short to keep a guesser out: use at least {MIN_TOKEN_BYTES} random bytes (say, `head -c 24 /dev/urandom | base64 > FILE`)",
+            token.len()
+        )));
+    }
+    let mode =
+        std::fs::metadata(path).map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()));
+    if mode.is_ok_and(|mode| mode & 0o044 != 0) {
+        let _ = writeln!(
+            io::stderr(),
+            "urinorm: warning: the token file '{shown}' can be read by other users of this machine (chmod 600 it)"
+        );
+    }
+    Ok(token)
 }
+
+/// The shortest token taken.
+const MIN_TOKEN_BYTES: usize = 16;
 
 /// What every connection shares.
 struct Server {
     service: Service,
     metrics: Arc<Metrics>,
     token: Option<Vec<u8>>,
+    metrics_public: bool,
     max_body: u64,
     idle: Duration,
     /// Bodies answered at once, off the connections' threads.
@@ -298,6 +361,9 @@ async fn accept_loop(
 enum Endpoint {
     Add,
     Check,
+    Forget,
+    Expire,
+    Compact,
     Stats,
     Healthz,
     Metrics,
@@ -309,6 +375,9 @@ impl Endpoint {
         match path {
             "/v1/add" => Endpoint::Add,
             "/v1/check" => Endpoint::Check,
+            "/v1/forget" => Endpoint::Forget,
+            "/v1/expire" => Endpoint::Expire,
+            "/v1/compact" => Endpoint::Compact,
             "/v1/stats" => Endpoint::Stats,
             "/healthz" => Endpoint::Healthz,
             "/metrics" => Endpoint::Metrics,
@@ -321,6 +390,9 @@ impl Endpoint {
         match self {
             Endpoint::Add => "add",
             Endpoint::Check => "check",
+            Endpoint::Forget => "forget",
+            Endpoint::Expire => "expire",
+            Endpoint::Compact => "compact",
             Endpoint::Stats => "stats",
             Endpoint::Healthz => "healthz",
             Endpoint::Metrics => "metrics",
@@ -330,8 +402,23 @@ impl Endpoint {
 
     fn method(self) -> Method {
         match self {
-            Endpoint::Add | Endpoint::Check => Method::POST,
+            Endpoint::Add
+            | Endpoint::Check
+            | Endpoint::Forget
+            | Endpoint::Expire
+            | Endpoint::Compact => Method::POST,
             _ => Method::GET,
+        }
+    }
+
+    /// Whether it needs the token: all but the health check, which tells
+    /// only ok or failing (a load balancer has no token), and the metrics
+    /// with --metrics-public.
+    fn needs_token(self, metrics_public: bool) -> bool {
+        match self {
+            Endpoint::Healthz => false,
+            Endpoint::Metrics => !metrics_public,
+            _ => true,
         }
     }
 }
@@ -357,7 +444,7 @@ impl Server {
         request: Request<Incoming>,
     ) -> Answered {
         // Every request, before a byte of its body is read.
-        if !self.authorized(&request) {
+        if endpoint.needs_token(self.metrics_public) && !self.authorized(&request) {
             let mut response = text(StatusCode::UNAUTHORIZED, "a valid bearer token is needed\n");
             response
                 .headers_mut()
@@ -367,7 +454,7 @@ impl Server {
         if endpoint == Endpoint::Other {
             return text(
                 StatusCode::NOT_FOUND,
-                "no such endpoint: see /v1/add, /v1/check, /v1/stats, /healthz, /metrics\n",
+                "no such endpoint: see /v1/add, /v1/check, /v1/forget, /v1/expire, /v1/compact, /v1/stats, /healthz, /metrics\n",
             );
         }
         if request.method() != endpoint.method() {
@@ -380,8 +467,11 @@ impl Server {
             return response;
         }
         match endpoint {
-            Endpoint::Add => self.lines(request, true).await,
-            Endpoint::Check => self.lines(request, false).await,
+            Endpoint::Add => self.lines(request, Lines::Add).await,
+            Endpoint::Check => self.lines(request, Lines::Check).await,
+            Endpoint::Forget => self.lines(request, Lines::Forget).await,
+            Endpoint::Expire => self.maintain(request.uri().query(), true).await,
+            Endpoint::Compact => self.maintain(None, false).await,
             Endpoint::Stats => self.stats(),
             Endpoint::Healthz => self.health(),
             Endpoint::Metrics => self.metrics_text(),
@@ -407,8 +497,9 @@ impl Server {
         bool::from(given.ct_eq(token))
     }
 
-    /// `/v1/add` and `/v1/check`: a verdict for every line of the body.
-    async fn lines(self: &Arc<Server>, request: Request<Incoming>, admit: bool) -> Answered {
+    /// `/v1/add`, `/v1/check` and `/v1/forget`: a verdict for every line
+    /// of the body.
+    async fn lines(self: &Arc<Server>, request: Request<Incoming>, lines: Lines) -> Answered {
         let too_large = || {
             let max = self.max_body;
             text(
@@ -433,33 +524,76 @@ impl Server {
             Ok(Err(_)) => return text(StatusCode::BAD_REQUEST, "the body could not be read\n"),
             Ok(Ok(collected)) => collected.to_bytes(),
         };
-        let answered = match body.len() <= INLINE_BODY {
-            true => self.service.answer(&body, admit),
-            false => {
-                let _permit = self.work.acquire().await.expect("never closed");
-                let server = Arc::clone(self);
-                let work = tokio::task::spawn_blocking(move || server.service.answer(&body, admit));
-                match work.await {
-                    Ok(answered) => answered,
-                    Err(_) => {
-                        return text(
-                            StatusCode::INTERNAL_SERVER_ERROR,
-                            "internal error (a bug: please report it)\n",
-                        );
-                    }
-                }
-            }
+        let body_len = body.len();
+        let server = Arc::clone(self);
+        let answer = move || match lines {
+            Lines::Add => server.service.answer(&body, true),
+            Lines::Check => server.service.answer(&body, false),
+            Lines::Forget => server.service.forget(&body),
+        };
+        // A forget waits for the committer: never on a connection's thread.
+        let answered = match body_len <= INLINE_BODY && lines != Lines::Forget {
+            true => answer(),
+            false => match self.off_thread(answer).await {
+                Ok(answered) => answered,
+                Err(response) => return response,
+            },
         };
         match answered {
             Ok(answer) => {
-                self.metrics.answered(&answer);
+                let words = match lines {
+                    Lines::Forget => &FORGET_VERDICTS[..],
+                    _ => &VERDICTS[..],
+                };
+                self.metrics.answered(&answer, words);
                 text(StatusCode::OK, answer.body)
             }
-            Err(refused @ Refused::Store(_)) => {
-                text(StatusCode::INTERNAL_SERVER_ERROR, format!("{refused}\n"))
-            }
-            Err(refused) => text(StatusCode::SERVICE_UNAVAILABLE, format!("{refused}\n")),
+            Err(refused) => refusal(refused),
         }
+    }
+
+    /// Runs `work` on the blocking pool, as many at once as there are
+    /// threads; a panic is answered 500.
+    async fn off_thread<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Answered> {
+        let _permit = self.work.acquire().await.expect("never closed");
+        tokio::task::spawn_blocking(work).await.map_err(|_| {
+            text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal error (a bug: please report it)\n",
+            )
+        })
+    }
+
+    /// `/v1/expire?older-than=DURATION` (with `expire`) and `/v1/compact`:
+    /// done by the committer while lookups go on; the figures as JSON.
+    async fn maintain(self: &Arc<Server>, query: Option<&str>, expire: bool) -> Answered {
+        let older_than = match expire {
+            true => match older_than(query) {
+                Ok(age) => Some(age),
+                Err(why) => return text(StatusCode::BAD_REQUEST, format!("{why}\n")),
+            },
+            false => None,
+        };
+        let server = Arc::clone(self);
+        let done = self
+            .off_thread(move || match older_than {
+                Some(age) => server.service.expire(age),
+                None => server.service.compact(),
+            })
+            .await;
+        let committed = match done {
+            Ok(Ok(committed)) => committed,
+            Ok(Err(refused)) => return refusal(refused),
+            Err(response) => return response,
+        };
+        let mut body = json!({"keys": committed.keys, "runs": committed.runs});
+        if expire {
+            body["removed"] = json!(committed.forgotten);
+        }
+        json_answer(&body)
     }
 
     /// `/v1/stats`: the store's and the service's figures, as JSON.
@@ -496,20 +630,22 @@ impl Server {
                 "commits": status.commits,
                 "failed_commits": status.failed_commits,
                 "failing": status.failing,
+                "damaged": status.damaged,
+                "scrubs": status.scrubs,
+                "last_scrub": status.last_scrub.map(|t| humantime::format_rfc3339_seconds(t).to_string()),
             },
         });
-        let mut response = text(StatusCode::OK, format!("{body:#}\n"));
-        response
-            .headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        response
+        json_answer(&body)
     }
 
-    /// `/healthz`: 200 while commits succeed.
+    /// `/healthz`: 200 while the store is sound and commits succeed, 503
+    /// with the reason else.
     fn health(&self) -> Answered {
-        match self.service.status().failing {
-            None => text(StatusCode::OK, "ok\n"),
-            Some(why) => text(
+        let status = self.service.status();
+        match (status.damaged, status.failing) {
+            (None, None) => text(StatusCode::OK, "ok\n"),
+            (Some(why), _) => text(StatusCode::SERVICE_UNAVAILABLE, format!("damaged: {why}\n")),
+            (None, Some(why)) => text(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!("commits are failing: {why}\n"),
             ),
@@ -542,6 +678,51 @@ impl Server {
 
 fn gauge(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Which lines endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lines {
+    Add,
+    Check,
+    Forget,
+}
+
+/// The answer to a refused body: 503 while the service cannot write (it
+/// is stopping, full, or the store is damaged), 500 when the store could
+/// not be read.
+fn refusal(refused: Refused) -> Answered {
+    let status = match refused {
+        Refused::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    text(status, format!("{refused}\n"))
+}
+
+/// `/v1/expire`'s `older-than=DURATION` (as `seen expire --older-than`).
+fn older_than(query: Option<&str>) -> Result<Duration, String> {
+    let value = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .find_map(|pair| pair.strip_prefix("older-than="));
+    let Some(value) = value else {
+        return Err("/v1/expire needs ?older-than=DURATION (such as 30d)".into());
+    };
+    humantime::parse_duration(value).map_err(|e| {
+        format!(
+            "older-than takes a duration such as 30d or 12h, not '{}' ({e})",
+            escape_str(value)
+        )
+    })
+}
+
+/// A JSON answer.
+fn json_answer(body: &serde_json::Value) -> Answered {
+    let mut response = text(StatusCode::OK, format!("{body:#}\n"));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
 }
 
 /// A plain-text answer.
@@ -578,6 +759,8 @@ struct Metrics {
     keys: Gauge,
     store_bytes: Gauge,
     pending_keys: Gauge,
+    damaged: Gauge,
+    scrubs: Counter,
 }
 
 impl Metrics {
@@ -618,6 +801,18 @@ impl Metrics {
             "Keys admitted, not yet committed",
             pending_keys.clone(),
         );
+        let damaged = Gauge::default();
+        registry.register(
+            "damaged",
+            "1 once the store was found damaged: writes are refused until it is salvaged",
+            damaged.clone(),
+        );
+        let scrubs = Counter::default();
+        registry.register(
+            "scrubs",
+            "Scrubs that read the whole store and found every checksum right",
+            scrubs.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -628,11 +823,13 @@ impl Metrics {
             keys,
             store_bytes,
             pending_keys,
+            damaged,
+            scrubs,
         }
     }
 
-    fn answered(&self, answer: &Answer) {
-        for (&verdict, &n) in VERDICTS.iter().zip(&answer.counts) {
+    fn answered(&self, answer: &Answer, words: &[&'static str]) {
+        for (&verdict, &n) in words.iter().zip(&answer.counts) {
             if n > 0 {
                 self.lines
                     .get_or_create(&VerdictLabels { verdict })

@@ -181,7 +181,9 @@ fn a_binary_file_contributes_no_lines_unless_read_as_text() {
     );
     let alone = urinorm(&["dedup", list], b"");
     let run = urinorm(&["dedup", "--stats", stats_name, list, elf_name], b"");
-    assert_eq!(run.code, alone.code, "{}", run.stderr);
+    // None of its lines was used: exit 1, as for rejected lines, so that a
+    // cron job notices.
+    assert_eq!(run.code, 1, "{}", run.stderr);
     // Only the list's lines are written, and nothing of the binary file
     // is reported as a rejected line.
     assert_eq!(run.stdout, alone.stdout);
@@ -215,6 +217,16 @@ fn a_binary_file_contributes_no_lines_unless_read_as_text() {
     let text = urinorm(&["dedup", "--text", elf_name], b"");
     assert!(text.stdout.lines().any(|l| l == "end"), "{}", text.stdout);
     assert!(!text.stderr.contains("binary"), "{}", text.stderr);
+    // A NUL inside a URL list's first 64 KiB: the file is skipped, exit 1.
+    let nul = dir.path().join("b.txt");
+    std::fs::write(&nul, b"http://exa\0mple.com/\nhttp://ok.example/\n").unwrap();
+    let skipped = urinorm(&["dedup", nul.to_str().unwrap()], b"");
+    assert_eq!(skipped.code, 1, "{}", skipped.stderr);
+    assert!(
+        skipped.stderr.contains("looks like a binary file"),
+        "{}",
+        skipped.stderr
+    );
     // A list of URIs, even with some bad lines, is not binary.
     let run = urinorm(&["dedup", "-o", "/dev/null", list], b"");
     assert!(!run.stderr.contains("binary"), "{}", run.stderr);

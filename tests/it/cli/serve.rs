@@ -2,134 +2,14 @@
 //! driven over HTTP as a crawler's processes drive it.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use crate::common::cli::urinorm;
+use crate::common::server::{Server, agent, get, post, read};
 use crate::common::testdata;
-
-/// A running server: its child process, its address, and what it has
-/// written to standard error so far.
-struct Server {
-    child: Child,
-    addr: String,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Server {
-    /// `urinorm serve --seen STORE --listen 127.0.0.1:0 ARGS…`, once it
-    /// says where it listens.
-    fn start(store: &str, args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
-            .args(["serve", "--seen", store, "--listen", "127.0.0.1:0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let mut said = String::new();
-        let addr = loop {
-            let Some(Ok(line)) = lines.next() else {
-                panic!("the server stopped before listening: {said}");
-            };
-            if let Some(addr) = line.strip_prefix("urinorm: listening on ") {
-                break addr.to_string();
-            }
-            said.push_str(&line);
-            said.push('\n');
-        };
-        let stderr = Arc::new(Mutex::new(said));
-        let kept = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                let mut kept = kept.lock().unwrap();
-                kept.push_str(&line);
-                kept.push('\n');
-            }
-        });
-        Server {
-            child,
-            addr,
-            stderr,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    fn signal(&self, signal: &str) {
-        let pid = self.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args([signal, &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-    }
-
-    /// Stops it with SIGTERM: its exit code and everything it said.
-    fn stop(self) -> (Option<i32>, String) {
-        self.signal("-TERM");
-        self.wait()
-    }
-
-    /// Waits for it to exit: its exit code and everything it said.
-    fn wait(mut self) -> (Option<i32>, String) {
-        let code = self.child.wait().unwrap().code();
-        // The reader thread ends with the pipe.
-        std::thread::sleep(Duration::from_millis(50));
-        let said = self.stderr.lock().unwrap().clone();
-        (code, said)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A client with its own kept-alive connections, which reads any status.
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(60)))
-        .build()
-        .into()
-}
-
-/// POSTs `body` to `url`: the status and the answer.
-fn post(agent: &ureq::Agent, url: &str, body: &[u8], token: Option<&str>) -> (u16, String) {
-    let mut request = agent.post(url);
-    if let Some(token) = token {
-        request = request.header("Authorization", &format!("Bearer {token}"));
-    }
-    let mut response = request.send(body).unwrap();
-    read(&mut response)
-}
-
-fn get(agent: &ureq::Agent, url: &str) -> (u16, String) {
-    read(&mut agent.get(url).call().unwrap())
-}
-
-fn read(response: &mut ureq::http::Response<ureq::Body>) -> (u16, String) {
-    let status = response.status().as_u16();
-    let text = response
-        .body_mut()
-        .with_config()
-        .limit(u64::MAX)
-        .read_to_string()
-        .unwrap();
-    (status, text)
-}
 
 fn store_in(dir: &tempfile::TempDir) -> String {
     dir.path().join("store").display().to_string()
@@ -631,4 +511,345 @@ fn random_requests_get_an_answer_or_a_close() {
     assert_eq!(get(&agent(), &server.url("/healthz")).0, 200);
     let (code, said) = server.stop();
     assert_eq!(code, Some(0), "{said}");
+}
+
+/// The store's files: its manifest and runs, by name.
+fn store_files(store: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".run") || n == "MANIFEST")
+        .collect();
+    names.sort();
+    names
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// A served store is maintained while it serves: keys forgotten (pending
+/// or committed) and expired through the service, runs compacted, and
+/// read, verified and copied by commands that need no writer lock; a
+/// command that needs the lock names the endpoint to use instead.
+#[test]
+fn a_served_store_is_forgotten_into_expired_and_backed_up_while_it_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(&dir);
+    // Ten days before the service's clock: keys to expire.
+    let old: String = (0..50)
+        .map(|i| format!("http://old{i}.example/\n"))
+        .collect();
+    let old_file = dir.path().join("old.txt");
+    std::fs::write(&old_file, &old).unwrap();
+    let add = urinorm(
+        &[
+            "seen",
+            "add",
+            "-q",
+            &store,
+            old_file.to_str().unwrap(),
+            "--now",
+            "2026-11-01T00:00:00Z",
+        ],
+        b"",
+    );
+    assert_eq!(add.code, 0, "{}", add.stderr);
+    let server = Server::start(
+        &store,
+        &["--commit-every", "1h", "--now", "2026-11-11T00:00:00Z"],
+    );
+    let agent = agent();
+    let (_, added) = post(
+        &agent,
+        &server.url("/v1/add"),
+        b"http://a.example/x\nhttp://b.example/y\n",
+        None,
+    );
+    assert_eq!(added, "new\thttp://a.example/x\nnew\thttp://b.example/y\n");
+
+    // Forgetting: one line each, in order; a forgotten key is new again.
+    let body = b"http://A.example/x\nhttp://a.example:80/x\nhttp://nothere.example/\n../rel\n\nhttp://old3.example/\n";
+    let (status, forgot) = post(&agent, &server.url("/v1/forget"), body, None);
+    assert_eq!(status, 200, "{forgot}");
+    let lines: Vec<&str> = forgot.lines().collect();
+    assert_eq!(
+        lines[..3],
+        [
+            "forgotten\thttp://a.example/x",
+            "dup\thttp://a.example/x",
+            "absent\thttp://nothere.example/"
+        ]
+    );
+    assert!(
+        lines[3].starts_with("rejected\ta relative reference"),
+        "{forgot}"
+    );
+    assert_eq!(lines[4..], ["blank", "forgotten\thttp://old3.example/"]);
+    let (_, again) = post(
+        &agent,
+        &server.url("/v1/check"),
+        b"http://a.example/x\nhttp://b.example/y\nhttp://old3.example/\nhttp://old4.example/\n",
+        None,
+    );
+    assert_eq!(
+        again,
+        "new\thttp://a.example/x\nseen\thttp://b.example/y\nnew\thttp://old3.example/\nseen\thttp://old4.example/\n"
+    );
+
+    // Readers need no lock; a writer is sent to the endpoints.
+    let stats = urinorm(&["seen", "stats", "--json", &store], b"");
+    assert_eq!(stats.code, 0, "{}", stats.stderr);
+    assert_eq!(json(&stats.stdout)["keys"], 50, "{}", stats.stdout);
+    let verify = urinorm(&["seen", "verify", &store], b"");
+    assert_eq!(verify.code, 0, "{}", verify.stderr);
+    let forget = urinorm(&["seen", "forget", &store, old_file.to_str().unwrap()], b"");
+    assert_eq!(forget.code, 2);
+    let url = server.url("");
+    assert!(
+        forget.stderr.contains(&format!("`urinorm serve` at {url}")),
+        "{}",
+        forget.stderr
+    );
+    assert!(
+        forget
+            .stderr
+            .contains(&format!("POST {url}/v1/add, /v1/forget")),
+        "{}",
+        forget.stderr
+    );
+    for command in [
+        &["seen", "compact", &store][..],
+        &["seen", "expire", &store, "--older-than", "1d"],
+    ] {
+        let run = urinorm(command, b"");
+        assert_eq!(run.code, 2, "{command:?}");
+        assert!(
+            run.stderr.contains("/v1/expire?older-than=DURATION"),
+            "{}",
+            run.stderr
+        );
+    }
+
+    // Expiring: the keys older than a week go, the others stay.
+    let (status, expired) = post(&agent, &server.url("/v1/expire?older-than=7d"), b"", None);
+    assert_eq!(status, 200, "{expired}");
+    let expired = json(&expired);
+    assert_eq!(
+        (expired["removed"].as_u64(), expired["keys"].as_u64()),
+        (Some(49), Some(1)),
+        "{expired:#}"
+    );
+    let (_, after) = post(
+        &agent,
+        &server.url("/v1/check"),
+        b"http://old4.example/\nhttp://b.example/y\n",
+        None,
+    );
+    assert_eq!(
+        after,
+        "new\thttp://old4.example/\nseen\thttp://b.example/y\n"
+    );
+    let (status, bad) = post(&agent, &server.url("/v1/expire?older-than=soon"), b"", None);
+    assert_eq!(status, 400);
+    assert!(bad.contains("older-than takes a duration"), "{bad}");
+    assert_eq!(post(&agent, &server.url("/v1/expire"), b"", None).0, 400);
+
+    // Compacting, and a copy made meanwhile.
+    post(&agent, &server.url("/v1/add"), b"http://c.example/\n", None);
+    let (status, compacted) = post(&agent, &server.url("/v1/compact"), b"", None);
+    assert_eq!(status, 200);
+    assert_eq!(json(&compacted)["runs"], 1, "{compacted}");
+    let backup = dir.path().join("backup").display().to_string();
+    let copy = urinorm(&["seen", "backup", &store, &backup], b"");
+    assert_eq!(copy.code, 0, "{}", copy.stderr);
+    assert!(
+        copy.stdout
+            .contains("2 keys in 1 run, every checksum matches"),
+        "{}",
+        copy.stdout
+    );
+    let again = urinorm(&["seen", "backup", &store, &backup], b"");
+    assert_eq!(again.code, 2, "a backup never overwrites");
+    let (code, said) = server.stop();
+    assert_eq!(code, Some(0), "{said}");
+    // The copy is a store of its own, that serves.
+    let server = Server::start(&backup, &[]);
+    let (_, held) = post(
+        &agent,
+        &server.url("/v1/check"),
+        b"http://b.example/y\nhttp://c.example/\n",
+        None,
+    );
+    assert_eq!(held, "seen\thttp://b.example/y\nseen\thttp://c.example/\n");
+}
+
+/// A scrub finds damage no request touched: the service says so (healthz
+/// 503 with the reason, the metrics, its log), refuses every write, and
+/// commits nothing more beside the damaged run.
+#[test]
+fn damage_found_by_a_scrub_stops_every_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(&dir);
+    let server = Server::start(
+        &store,
+        &["--commit-every", "20ms", "--scrub-every", "100ms"],
+    );
+    let agent = agent();
+    // 10,000 keys: three blocks of the one run.
+    let body: String = (0..10_000)
+        .map(|i| format!("http://h{i}.example/p\n"))
+        .collect();
+    let (status, _) = post(&agent, &server.url("/v1/add"), body.as_bytes(), None);
+    assert_eq!(status, 200);
+    crate::common::cli::wait_until("a commit and a scrub", || {
+        let stats = json(&get(&agent, &server.url("/v1/stats")).1);
+        stats["store"]["keys"] == 10_000 && stats["service"]["scrubs"].as_u64() >= Some(1)
+    });
+    assert_eq!(get(&agent, &server.url("/healthz")), (200, "ok\n".into()));
+    let files = store_files(&store);
+    let run = files.iter().find(|n| n.ends_with(".run")).unwrap().clone();
+    let path = std::path::Path::new(&store).join(&run);
+    let mut bytes = std::fs::read(&path).unwrap();
+    // In the second block's prints, which no request below reads.
+    for at in 0..4 {
+        bytes[64 + 20 * 4096 + 4 + 100 + at] ^= 0x5a;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    crate::common::cli::wait_until("the scrub finds it", || {
+        get(&agent, &server.url("/healthz")).0 == 503
+    });
+    let (_, health) = get(&agent, &server.url("/healthz"));
+    assert!(
+        health.starts_with("damaged: ") && health.contains(&run) && health.contains("(block 1)"),
+        "{health}"
+    );
+    let (status, refused) = post(
+        &agent,
+        &server.url("/v1/add"),
+        b"http://fresh-1.example/\n",
+        None,
+    );
+    assert_eq!(status, 503, "{refused}");
+    assert!(refused.contains("salvaged"), "{refused}");
+    assert_eq!(
+        post(
+            &agent,
+            &server.url("/v1/forget"),
+            b"http://h1.example/p\n",
+            None
+        )
+        .0,
+        503
+    );
+    assert_eq!(post(&agent, &server.url("/v1/compact"), b"", None).0, 503);
+    let (_, metrics) = get(&agent, &server.url("/metrics"));
+    assert!(metrics.contains("urinorm_serve_damaged 1"), "{metrics}");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        store_files(&store),
+        files,
+        "nothing committed beside the damage"
+    );
+    let (code, said) = server.stop();
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains(&format!("{run}' has a block of fingerprints (block 1)")),
+        "{said}"
+    );
+    assert!(said.contains("writes are refused"), "{said}");
+    // Salvage, then it serves again.
+    let salvage = urinorm(&["seen", "salvage", &store], b"");
+    assert_eq!(salvage.code, 0, "{}", salvage.stderr);
+    let server = Server::start(&store, &[]);
+    assert_eq!(get(&agent, &server.url("/healthz")).0, 200);
+}
+
+/// /healthz answers a load balancer that has no token; /metrics does with
+/// --metrics-public; a short token is refused before anything is bound.
+#[test]
+fn health_needs_no_token_and_a_short_token_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    std::fs::write(&file, "0123456789abcdef-long-enough\n").unwrap();
+    let token = file.to_str().unwrap();
+    let server = Server::start(&store_in(&dir), &["--token-file", token]);
+    let agent = agent();
+    assert_eq!(get(&agent, &server.url("/healthz")), (200, "ok\n".into()));
+    assert_eq!(get(&agent, &server.url("/metrics")).0, 401);
+    assert_eq!(get(&agent, &server.url("/v1/stats")).0, 401);
+    drop(server);
+    let server = Server::start(
+        &store_in(&dir),
+        &["--token-file", token, "--metrics-public"],
+    );
+    assert_eq!(get(&agent, &server.url("/metrics")).0, 200);
+    assert_eq!(get(&agent, &server.url("/v1/stats")).0, 401);
+    drop(server);
+    std::fs::write(&file, "12345\n").unwrap();
+    let short = urinorm(
+        &[
+            "serve",
+            "--seen",
+            &store_in(&dir),
+            "--listen",
+            "127.0.0.1:0",
+            "--token-file",
+            token,
+        ],
+        b"",
+    );
+    assert_eq!(short.code, 2);
+    assert!(
+        short.stderr.contains("is 5 bytes long, too short"),
+        "{}",
+        short.stderr
+    );
+    assert!(!short.stderr.contains("12345"), "{}", short.stderr);
+}
+
+/// A clock set earlier than the store's last commit is refused, naming
+/// both times, unless --replay says it is meant.
+#[test]
+fn a_clock_that_runs_back_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(&dir);
+    let day = |d: u32| format!("2026-11-{d:02}T00:00:00Z");
+    let dedup = |now: &str, extra: &[&str]| {
+        let mut args = vec!["dedup", "-q", "--seen", &store, "--now", now];
+        args.extend_from_slice(extra);
+        urinorm(&args, b"http://a.example/\n")
+    };
+    assert_eq!(dedup(&day(10), &[]).code, 0);
+    let back = dedup(&day(9), &[]);
+    assert_eq!(back.code, 2);
+    assert!(
+        back.stderr.contains(&format!(
+            "--now {} is earlier than the seen store's last commit, at {}",
+            day(9),
+            day(10)
+        )),
+        "{}",
+        back.stderr
+    );
+    assert_eq!(dedup(&day(9), &["--replay"]).code, 0);
+    let serve = urinorm(
+        &[
+            "serve",
+            "--seen",
+            &store,
+            "--listen",
+            "127.0.0.1:0",
+            "--now",
+            &day(1),
+        ],
+        b"",
+    );
+    assert_eq!(serve.code, 2);
+    assert!(serve.stderr.contains("add --replay"), "{}", serve.stderr);
+    let add = urinorm(
+        &["seen", "add", &store, "-", "--now", &day(1)],
+        b"http://b.example/\n",
+    );
+    assert_eq!(add.code, 2);
 }

@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod grammar;
+pub mod server;
 
 use std::path::PathBuf;
 
