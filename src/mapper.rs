@@ -193,6 +193,17 @@ fn column<'l>(line: &'l [u8], columns: &[Range<usize>], n: usize) -> Result<&'l 
         .ok_or(InvalidUri::new(line.len(), ErrorKind::MissingField))
 }
 
+/// The preset of a frontier's keys when no option names a rung or a
+/// transform (`urinorm serve`, `dedup --seen`, `seen add`, Python's
+/// `SeenSet`, the Scrapy filter), with [`FRONTIER_WITH`]: a fragment,
+/// tracking and session parameters and the order of query parameters make
+/// no other page to fetch. Scrapy's own request fingerprint merges
+/// fragments and parameter order as well.
+pub const FRONTIER_PRESET: &str = "safe";
+
+/// The transforms a frontier's default adds to [`FRONTIER_PRESET`].
+pub const FRONTIER_WITH: &[Transform] = &[Transform::SortQueryPairs];
+
 /// A [`Normalizer`] as the engine's line mapper.
 pub struct NormalizeLines {
     pub normalizer: Normalizer,
@@ -206,6 +217,10 @@ pub struct NormalizeLines {
     /// an `http(s)` URI without a host, is rejected
     /// ([`SchemeHost::fetchable`]). What feeds a frontier wants this.
     pub fetchable: bool,
+    /// With `fetchable`, only URIs of a scheme a crawler fetches are taken
+    /// ([`SchemeHost::crawled`]): the others (`mailto:`, `javascript:`,
+    /// ...) are rejected. A frontier's default, short of a scheme filter.
+    pub crawled: bool,
 }
 
 /// The buffers [`NormalizeLines`] reuses from one line to the next, in
@@ -289,6 +304,7 @@ impl NormalizeLines {
             scope: None,
             site: None,
             fetchable: false,
+            crawled: false,
         }
     }
 
@@ -403,9 +419,12 @@ impl NormalizeLines {
             return Ok(true);
         }
         let parts = SchemeHost::of_valid(canonical);
-        if self.fetchable {
-            parts.fetchable().map_err(|kind| InvalidUri::new(0, kind))?;
-        }
+        let fetched = match (self.fetchable, self.crawled) {
+            (true, true) => parts.crawled(),
+            (true, false) => parts.fetchable(),
+            (false, _) => Ok(()),
+        };
+        fetched.map_err(|kind| InvalidUri::new(0, kind))?;
         if let Some(site) = self.site {
             kept.clear();
             kept.extend_from_slice(site.of(&parts).unwrap_or_default());

@@ -2,8 +2,16 @@
 //! (`urinorm::serve::Service`, what `urinorm serve` answers `/v1/add` and
 //! `/v1/check` with), one service for the whole campaign, committing every
 //! few milliseconds beside the requests. The first byte of the input says
-//! whether it is added or checked; the rest is the body. Invariants:
+//! whether it is added or checked (bit 0), how the body is sent (bits 1-2:
+//! plain, gzip, zstd) and in what pieces (bits 3-7: their size); the rest is
+//! the body. It is encoded so, fed in those pieces to a `BodyParts` of small
+//! windows (as `urinorm serve` reads a chunked body), and each part answered
+//! by `Service::answer_part`; a fifth of the inputs are also fed as they are
+//! to a gzip and a zstd reader (mostly not valid: an error, never a panic).
+//! Invariants:
 //! - no panic, whatever the bytes;
+//! - what was encoded decodes, and the parts join to the body (a line
+//!   longer than the limit cut one byte past it);
 //! - one verdict line for each line of the body, each a verdict's word,
 //!   with a tab and a key after `new`, `dup`, `seen`, `rejected`;
 //! - a key is answered `new` by an add once in the whole campaign, and
@@ -19,7 +27,8 @@ use urinorm::key::KeyFormat;
 use urinorm::mapper::{Columns, NormalizeLines};
 use urinorm::normalize::{Normalizer, Rung};
 use urinorm::seen::{Access, Config, Store};
-use urinorm::serve::{Service, Settings, VERDICTS};
+use std::io::Write;
+use urinorm::serve::{Asking, Body, BodyParts, Encoding, Service, Settings, VERDICTS};
 
 struct Campaign {
     service: Service,
@@ -61,16 +70,81 @@ fn lines_in(body: &[u8]) -> usize {
     feeds + usize::from(!body.is_empty() && body.last() != Some(&b'\n'))
 }
 
+/// `body` as `encoding` encodes it.
+fn encoded(body: &[u8], encoding: Encoding) -> Vec<u8> {
+    match encoding {
+        Encoding::Identity => body.to_vec(),
+        Encoding::Gzip => {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(body).unwrap();
+            gz.finish().unwrap()
+        }
+        Encoding::Zstd => zstd::encode_all(body, 1).unwrap(),
+    }
+}
+
+/// `body` with every line longer than `max` bytes cut to `max + 1`, as
+/// `BodyParts` keeps it.
+fn cut_lines(body: &[u8], max: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, line) in body.split(|&b| b == b'\n').enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        out.extend_from_slice(&line[..line.len().min(max + 1)]);
+    }
+    out
+}
+
+const MAX_LINE: usize = 512;
+
 fuzz_target!(|data: &[u8]| {
     let Some((&how, body)) = data.split_first() else {
         return;
     };
     let admit = how & 1 == 1;
+    let encoding = match (how >> 1) & 3 {
+        1 => Encoding::Gzip,
+        2 => Encoding::Zstd,
+        _ => Encoding::Identity,
+    };
+    let piece = 1 + usize::from(how >> 3) * 29;
+    if how % 5 == 0 {
+        for wrong in [Encoding::Gzip, Encoding::Zstd] {
+            let mut parts = BodyParts::new(wrong, 64, MAX_LINE, u64::MAX);
+            let _ = parts.feed(body).and_then(|()| parts.finish().map(drop));
+        }
+    }
     let campaign = campaign();
-    let answer = campaign
-        .service
-        .answer(body, admit)
-        .expect("a running service answers");
+    let asking = match admit {
+        true => Asking::Add,
+        false => Asking::Check,
+    };
+    let mut parts = BodyParts::new(encoding, 64, MAX_LINE, u64::MAX);
+    let mut state = Body::default();
+    let mut answer = urinorm::serve::Answer::default();
+    let mut joined = Vec::new();
+    let mut answer_part = |part: Vec<u8>, answer: &mut urinorm::serve::Answer| {
+        let answered = campaign
+            .service
+            .answer_part(&part, asking, &mut state)
+            .expect("a running service answers");
+        answer.body.extend_from_slice(&answered.body);
+        for (sum, n) in answer.counts.iter_mut().zip(answered.counts) {
+            *sum += n;
+        }
+        joined.extend_from_slice(&part);
+    };
+    for bytes in encoded(body, encoding).chunks(piece) {
+        parts.feed(bytes).expect("what was encoded decodes");
+        while let Some(part) = parts.next_part() {
+            answer_part(part, &mut answer);
+        }
+    }
+    if let Some(part) = parts.finish().expect("what was encoded ends") {
+        answer_part(part, &mut answer);
+    }
+    assert_eq!(joined, cut_lines(body, MAX_LINE), "the parts join to the body");
     assert_eq!(answer.body.last().copied().unwrap_or(b'\n'), b'\n');
     let verdicts: Vec<&[u8]> = answer.body.split(|&b| b == b'\n').collect();
     let verdicts = &verdicts[..verdicts.len() - 1];

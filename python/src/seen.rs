@@ -63,9 +63,10 @@ impl PySeenSet {
         now: Option<f64>,
     ) -> PyResult<Self> {
         let clock = clock(max_age, now)?;
-        // A frontier takes only what a crawler can fetch.
+        // A frontier takes only what a crawler fetches.
         let lines = NormalizeLines {
             fetchable: true,
+            crawled: true,
             ..NormalizeLines::new(
                 normalizer.normalizer.clone(),
                 parse_key(key)?,

@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING
 
 from ._options import Duration, Names, Paths
 from ._options import epoch_seconds as _epoch_seconds
+from ._options import frontier_normalizer as _frontier_normalizer
 from ._options import normalizer as _normalizer
 from ._options import seconds as _seconds
 from ._urinorm import PRESETS as _PRESETS
@@ -589,9 +590,16 @@ class SeenSet:
     a store (``wait=True`` waits for the other).
 
     The options are :func:`normalize`'s and ``key`` (``"canonical"`` or
-    ``"surt"``); the store records them, and a store made with others is
-    refused (:class:`SeenStoreError`): keys made differently cannot be
-    compared. Site rules (``rules``, ``rules_clearurls``) are read once, when
+    ``"surt"``); with none of them, a frontier's default: the ``safe``
+    preset with ``sort-query-pairs`` (fragments, tracking and session
+    parameters and the order of query parameters make no other page), as
+    ``urinorm serve`` and ``dedup --seen`` make keys with no option, and
+    the Scrapy filter. Only what a crawler fetches is taken: a relative
+    reference, an http(s) URI without a host, and a URI of another scheme
+    than http, https, ftp, ftps, ws and wss (``mailto:``, ``javascript:``)
+    are answered ``None``. The store records the options, and a store made
+    with others is refused (:class:`SeenStoreError`): keys made differently
+    cannot be compared. Site rules (``rules``, ``rules_clearurls``) are read once, when
     the store opens, and recorded by their contents' fingerprint, not their
     paths: a store made under other rules is refused, and the same rules
     read from another path are the same.
@@ -627,7 +635,7 @@ class SeenSet:
         max_age: Duration | None = None,
         now: datetime | float | None = None,
     ):
-        normalizer = _normalizer(
+        normalizer = _frontier_normalizer(
             rung, preset, with_, without, tracking_params, rules, rules_clearurls
         )
         self._attach(path, normalizer, key, wait, max_age, now)

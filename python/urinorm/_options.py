@@ -141,6 +141,31 @@ def _stamp(path: str) -> tuple:
     return (path, status.st_ino, status.st_mtime_ns, status.st_size)
 
 
+#: The keys of a frontier when no option names a rung or a transform: the
+#: safe preset with sort-query-pairs, as ``urinorm serve``, ``dedup --seen``
+#: and ``seen add`` make them (the engine's ``FRONTIER_PRESET`` and
+#: ``FRONTIER_WITH``, in ``src/mapper.rs``; a test holds the two alike).
+FRONTIER_PRESET = "safe"
+FRONTIER_WITH = ("sort-query-pairs",)
+
+
+def frontier_normalizer(
+    rung: str | None,
+    preset: str | None,
+    with_: Names,
+    without: Names,
+    tracking_params: Names | None,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+) -> Normalizer:
+    """The normalizer of a frontier's keys: as :func:`normalizer`, or
+    the frontier's default when no option names a rung or a transform."""
+    chosen = rung or preset or names(with_) or names(without) or tracking_params
+    if not (chosen or paths(rules) or paths(rules_clearurls)):
+        preset, with_ = FRONTIER_PRESET, FRONTIER_WITH
+    return normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
+
+
 def normalizer(
     rung: str | None,
     preset: str | None,

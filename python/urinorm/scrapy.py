@@ -63,13 +63,15 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str
 
 from . import InvalidUri, SeenClient, SeenSet, SeenStoreError
-from ._options import normalizer, paths
+from ._options import FRONTIER_PRESET, FRONTIER_WITH, normalizer, paths
 
 __all__ = ["DupeFilter", "SCRAPY_DEFAULT"]
 
-#: The transforms of the filter's keys when no option names any: with the
-#: scheme rung's rules, what Scrapy's default request fingerprint merges.
-SCRAPY_DEFAULT = ("drop-fragment", "sort-query-pairs")
+#: The transforms the filter's keys add to the ``safe`` preset when no
+#: option names any: a frontier's default (``urinorm serve``,
+#: :class:`urinorm.SeenSet`), which merges at least what Scrapy's default
+#: request fingerprint merges.
+SCRAPY_DEFAULT = FRONTIER_WITH
 
 
 class DupeFilter(BaseDupeFilter):
@@ -100,8 +102,8 @@ class DupeFilter(BaseDupeFilter):
         with_ = tuple(with_)
         chosen = rung or preset or with_ or tuple(without) or tracking_params or rules or rules_clearurls
         if not chosen:
-            # A drop-in filter merges at least what Scrapy's own does.
-            with_ = SCRAPY_DEFAULT
+            # A frontier's default, which merges at least what Scrapy's own does.
+            preset, with_ = FRONTIER_PRESET, FRONTIER_WITH
         options = {
             "rung": rung,
             "preset": preset,

@@ -37,6 +37,7 @@ fn is_malformed(kind: ErrorKind) -> bool {
         kind,
         ErrorKind::RelativeReference
             | ErrorKind::HttpWithoutHost
+            | ErrorKind::NotCrawled
             | ErrorKind::NoHost
             | ErrorKind::SiteRule(_)
     )

@@ -230,14 +230,15 @@ impl Run {
     /// as far as whole blocks are left in the file (a run cut short keeps
     /// its leading blocks; a damaged fence or filter loses nothing). Returns
     /// the run (with no filter) and the entries of the blocks the file no
-    /// longer holds; a run of an older version, or with no sound header, is
-    /// an error (lost whole).
+    /// longer holds, and what [`Run::open`] found wrong, if anything; a run
+    /// of an older version, or with no sound header, is an error (lost
+    /// whole).
     pub(crate) fn open_damaged(
         path: &Path,
         config_id: &[u8; 16],
-    ) -> Result<(Run, u64), StoreError> {
+    ) -> Result<(Run, u64, Option<StoreError>), StoreError> {
         let damage = match Run::open(path, config_id) {
-            Ok(run) => return Ok((run, 0)),
+            Ok(run) => return Ok((run, 0, None)),
             Err(e @ StoreError::Damaged { .. }) => e,
             Err(e) => return Err(e),
         };
@@ -264,7 +265,7 @@ impl Run {
             kept += n;
         }
         let run = Run::with_fence(path, file, layout, fence, None)?;
-        Ok((run, layout.count - kept))
+        Ok((run, layout.count - kept, Some(damage)))
     }
 
     fn with_fence(

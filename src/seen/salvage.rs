@@ -83,16 +83,8 @@ impl super::Store {
         for entry in &manifest.runs {
             let path = dir.join(entry.file_name());
             match Run::open_damaged(&path, &id).map_err(missing_run) {
-                Ok((run, missing)) => {
-                    if missing > 0 {
-                        salvaged.damage.push(
-                            StoreError::damaged(
-                                &path,
-                                format!("is cut short: its last {missing} fingerprints are gone"),
-                            )
-                            .to_string(),
-                        );
-                    }
+                Ok((run, missing, damage)) => {
+                    salvaged.damage.extend(damage.map(|e| e.to_string()));
                     runs.push(run);
                     lost.push((entry, missing));
                 }

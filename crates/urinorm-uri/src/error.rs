@@ -89,6 +89,10 @@ pub enum ErrorKind {
     /// Where only URIs a crawler can fetch are taken: an `http` or `https`
     /// URI without a host, which RFC 9110 §4.2.1 and §4.2.2 make invalid.
     HttpWithoutHost,
+    /// Where only URIs a crawler fetches are taken (a frontier): a URI of
+    /// another scheme than [`CRAWLED_SCHEMES`](crate::uri::CRAWLED_SCHEMES)
+    /// (`mailto:`, `javascript:`, `data:`, `tel:`, ...).
+    NotCrawled,
     /// At the protocol rung: a site rule (`--rules`, `--rules-clearurls`)
     /// made the URI invalid, or gave one that normalizing again changes;
     /// the reason names the rule.
@@ -141,6 +145,9 @@ impl ErrorKind {
             }
             ErrorKind::HttpWithoutHost => {
                 "an http(s) URI without a host cannot be fetched (RFC 9110 §4.2.1)"
+            }
+            ErrorKind::NotCrawled => {
+                "a URI of a scheme no crawler fetches (a frontier takes http, https, ftp, ftps, ws and wss; --keep-scheme names others to take)"
             }
             ErrorKind::SiteRule(reason) => reason,
             ErrorKind::InternalError => "internal error in urinorm (a bug: please report the line)",
@@ -266,6 +273,7 @@ impl fmt::Display for InvalidUri {
             ErrorKind::NoHost
             | ErrorKind::RelativeReference
             | ErrorKind::HttpWithoutHost
+            | ErrorKind::NotCrawled
             | ErrorKind::NotAnIndexRecord
             | ErrorKind::SiteRule(_) => Ok(()),
             _ => write!(f, " at byte {offset}{of}"),

@@ -241,7 +241,36 @@ impl<'a> SchemeHost<'a> {
     }
 }
 
+/// The schemes a crawler fetches (what a frontier takes by default): those
+/// of a resource named by a network host, over HTTP (RFC 9110 §4.2),
+/// WebSocket (RFC 6455 §3) and FTP (RFC 1738 §3.2).
+pub const CRAWLED_SCHEMES: [&str; 6] = ["http", "https", "ftp", "ftps", "ws", "wss"];
+
 impl SchemeHost<'_> {
+    /// Whether the URI is one a crawler fetches: [`SchemeHost::fetchable`],
+    /// and of one of [`CRAWLED_SCHEMES`] (not `mailto:`, `javascript:`,
+    /// `data:`, `tel:`, ...).
+    ///
+    /// ```
+    /// use urinorm_uri::ErrorKind;
+    /// use urinorm_uri::uri::SchemeHost;
+    /// let crawled = |uri: &str| SchemeHost::of_valid(uri.as_bytes()).crawled();
+    /// assert_eq!(crawled("HTTPS://example.com/"), Ok(()));
+    /// assert_eq!(crawled("mailto:a@example.com"), Err(ErrorKind::NotCrawled));
+    /// assert_eq!(crawled("../x"), Err(ErrorKind::RelativeReference));
+    /// ```
+    pub fn crawled(&self) -> Result<(), ErrorKind> {
+        self.fetchable()?;
+        let scheme = self.scheme.unwrap_or_default();
+        match CRAWLED_SCHEMES
+            .iter()
+            .any(|s| scheme.eq_ignore_ascii_case(s.as_bytes()))
+        {
+            true => Ok(()),
+            false => Err(ErrorKind::NotCrawled),
+        }
+    }
+
     /// Whether a crawler can fetch the URI: it has a scheme (a relative
     /// reference names nothing until resolved, RFC 3986 §4.2), and an
     /// `http` or `https` URI has a host that is not empty (RFC 9110

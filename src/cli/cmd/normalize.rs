@@ -6,6 +6,7 @@ use urinorm::crawl_index::IndexFormat;
 use urinorm::domain::SuffixList;
 use urinorm::escape::escape_str;
 use urinorm::ladder_report::LadderRules;
+use urinorm::mapper::{FRONTIER_PRESET, FRONTIER_WITH};
 use urinorm::normalize::protocol::{Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{NeedsProtocolRung, Normalizer, Rung};
 use urinorm::pipeline::Mode;
@@ -49,6 +50,23 @@ pub struct RungArgs {
 }
 
 impl RungArgs {
+    /// The keys of a frontier (`dedup --seen`, `seen add`, `serve`) when no
+    /// flag names a rung or a transform: [`FRONTIER_PRESET`] with
+    /// [`FRONTIER_WITH`], as Python's `SeenSet` and the Scrapy filter make
+    /// them.
+    fn frontier_default(&self) -> RungArgs {
+        RungArgs {
+            preset: Some(FRONTIER_PRESET.parse().expect("a preset's name")),
+            with: FRONTIER_WITH.to_vec(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether any flag of the rung or its transforms was given.
+    fn given(&self) -> bool {
+        self.rung.is_some() || self.wants_protocol()
+    }
+
     /// Whether any protocol-rung flag was given.
     fn wants_protocol(&self) -> bool {
         self.preset.is_some()
@@ -234,6 +252,14 @@ impl ColumnArgs {
     /// The mapper these flags and `rung`'s describe, for lines that feed
     /// `feeds`.
     pub fn mapper(&self, rung: &RungArgs, feeds: Feeds) -> Result<NormalizeLines, Error> {
+        let frontier_default;
+        let rung = match feeds == Feeds::Frontier && !rung.given() {
+            true => {
+                frontier_default = rung.frontier_default();
+                &frontier_default
+            }
+            false => rung,
+        };
         let normalizer = rung.normalizer()?;
         let key_fields = self
             .key_fields
@@ -261,6 +287,9 @@ impl ColumnArgs {
         Ok(NormalizeLines {
             scope: self.scope.scope(&normalizer)?,
             fetchable,
+            // A frontier takes what a crawler fetches, unless a scheme
+            // filter names what it takes.
+            crawled: feeds == Feeds::Frontier && self.scope.keep_scheme.is_empty(),
             ..NormalizeLines::new(normalizer, self.key, columns)
         })
     }

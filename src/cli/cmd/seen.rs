@@ -302,7 +302,8 @@ fn salvage(args: &DirArgs) -> Result<Outcome, Error> {
         );
     }
     let lost = match (salvaged.entries_lost, salvaged.runs_lost) {
-        (0, _) => "nothing was damaged, every key kept".to_string(),
+        (0, _) if salvaged.damage.is_empty() => "nothing was damaged, every key kept".to_string(),
+        (0, _) => "every key kept".to_string(),
         (entries, 0) => format!(
             "{entries} entries lost in {}",
             counted(salvaged.blocks_lost as usize, "damaged block")

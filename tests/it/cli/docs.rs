@@ -88,7 +88,7 @@ fn every_subcommand_has_its_own_page() {
         assert!(dir.path().join(file).exists(), "{file}");
     }
     assert!(
-        run.stdout.starts_with("20 manual pages written"),
+        run.stdout.starts_with("21 manual pages written"),
         "{}",
         run.stdout
     );

@@ -34,12 +34,15 @@ fn a_seen_store_takes_only_fetchable_uris() {
             "{verdict}"
         );
     }
-    assert_eq!(
-        verdicts[5..],
-        ["new\thttp://ok.example/", "new\tmailto:a@example.com"]
+    // And what no crawler fetches (RFC 3986 §3.1: a scheme of its own).
+    assert_eq!(verdicts[5], "new\thttp://ok.example/");
+    assert!(
+        verdicts[6].starts_with("rejected\ta URI of a scheme no crawler fetches"),
+        "{}",
+        verdicts[6]
     );
-    assert_eq!(stats["rejected"], 5);
-    assert_eq!(store_keys(&store), 2);
+    assert_eq!(stats["rejected"], 6);
+    assert_eq!(store_keys(&store), 1);
     // Refused URIs are not what makes a file look binary.
     assert!(!run.stderr.contains("binary"), "{}", run.stderr);
 
@@ -48,7 +51,23 @@ fn a_seen_store_takes_only_fetchable_uris() {
         UNFETCHABLE,
     );
     assert_eq!(add.code, 1);
-    assert_eq!(store_keys(&store), 2);
+    assert_eq!(store_keys(&store), 1);
+    // A scheme filter names what a frontier takes.
+    let mail = dir.path().join("m").display().to_string();
+    let (kept, _) = accounted(
+        &[
+            "dedup",
+            "-q",
+            "--seen",
+            &mail,
+            "--keep-scheme",
+            "mailto",
+            "--emit",
+            "verdict",
+        ],
+        b"mailto:a@example.com\nhttp://ok.example/\n",
+    );
+    assert_eq!(kept.stdout, "new\tmailto:a@example.com\nfiltered\n");
 }
 
 #[test]

@@ -72,8 +72,25 @@ fn stats(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The flags that make a plain run's keys what a frontier's are with no
+/// option (`--seen`, `seen add`): the frontier default's transforms, and
+/// only the schemes a crawler fetches (filtered here, rejected there).
+const AS_FRONTIER: [&str; 6] = [
+    "--preset",
+    "safe",
+    "--with",
+    "sort-query-pairs",
+    "--keep-scheme",
+    "http,https,ftp,ftps,ws,wss",
+];
+
+/// `args` with [`AS_FRONTIER`] after them.
+fn as_frontier<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    args.iter().copied().chain(AS_FRONTIER).collect()
+}
+
 fn keys_of(file: &str) -> HashSet<String> {
-    lines(&ok(&["dedup", "-q", file]).stdout)
+    lines(&ok(&as_frontier(&["dedup", "-q", file])).stdout)
         .into_iter()
         .map(str::to_string)
         .collect()
@@ -88,9 +105,9 @@ fn the_second_batch_is_its_dedup_less_the_first_batchs_keys() {
     let dir = tempfile::tempdir().unwrap();
     let (first, second) = batches(dir.path());
     let first_keys = keys_of(&first);
-    let canonical = ok(&["dedup", "-q", &second]).stdout;
-    let firsts = ok(&["dedup", "-q", "--emit", "first", &second]).stdout;
-    let counts = ok(&["dedup", "-q", "--emit", "count", &second]).stdout;
+    let canonical = ok(&as_frontier(&["dedup", "-q", &second])).stdout;
+    let firsts = ok(&as_frontier(&["dedup", "-q", "--emit", "first", &second])).stdout;
+    let counts = ok(&as_frontier(&["dedup", "-q", "--emit", "count", &second])).stdout;
     let unheld = |key: &&str| !first_keys.contains(*key);
     let expected_canonical: Vec<&str> = lines(&canonical).into_iter().filter(unheld).collect();
     let expected_first: Vec<&str> = lines(&canonical)
@@ -108,7 +125,7 @@ fn the_second_batch_is_its_dedup_less_the_first_batchs_keys() {
         "the batches overlap"
     );
     assert!(!expected_canonical.is_empty());
-    let seen_lines = lines(&ok(&["normalize", "-q", &second]).stdout)
+    let seen_lines = lines(&ok(&as_frontier(&["normalize", "-q", &second])).stdout)
         .into_iter()
         .filter(|key| first_keys.contains(*key))
         .count() as u64;
@@ -866,4 +883,66 @@ fn seen_stats_names_the_flags_of_the_stores_keys() {
             serde_json::from_str(&done(&["seen", "stats", "--json", s]).stdout).unwrap();
         assert_eq!(json["flags"], says);
     }
+}
+
+/// A run cut short by 2 % (a full disk, a partial copy) loses only its
+/// filters and fence: salvage keeps every key of its whole blocks, and
+/// says how many entries of which run it kept and lost.
+#[test]
+fn salvage_keeps_a_run_cut_short_but_its_last_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (0..400_000)
+        .map(|i| format!("http://h{}.example/p{i}\n", i % 1000))
+        .collect();
+    let store = dir.path().join("store");
+    let s = store.to_str().unwrap();
+    let added = urinorm(&["seen", "add", "-q", s, "-"], lines.as_bytes());
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    let run_file = store.join("0000000001.run");
+    let len = std::fs::metadata(&run_file).unwrap().len();
+    std::fs::File::options()
+        .write(true)
+        .open(&run_file)
+        .unwrap()
+        .set_len(len - len / 50)
+        .unwrap();
+    assert_eq!(run(&["seen", "verify", s]).code, 2);
+    let salvage = run(&["seen", "salvage", s]);
+    assert_eq!(salvage.code, 0, "{}", salvage.stderr);
+    assert!(
+        salvage
+            .stdout
+            .contains("salvaged, every key kept; it holds 400000 keys"),
+        "{}",
+        salvage.stdout
+    );
+    assert!(
+        salvage.stderr.contains("0000000001.run' is cut short"),
+        "{}",
+        salvage.stderr
+    );
+    // Cut inside its blocks: the blocks before the cut are kept.
+    let run_file = store.join("0000000002.run");
+    let len = std::fs::metadata(&run_file).unwrap().len();
+    std::fs::File::options()
+        .write(true)
+        .open(&run_file)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let salvage = run(&["seen", "salvage", s]);
+    assert_eq!(salvage.code, 0, "{}", salvage.stderr);
+    let kept = salvage
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("urinorm: run 0000000002.run: "))
+        .unwrap_or_else(|| panic!("{}", salvage.stderr));
+    let kept: u64 = kept.split(' ').next().unwrap().parse().unwrap();
+    assert!(
+        kept > 150_000 && kept < 250_000,
+        "{kept}: {}",
+        salvage.stderr
+    );
+    assert_eq!(kept % 4096, 0, "whole blocks");
+    done(&["seen", "verify", s]);
 }

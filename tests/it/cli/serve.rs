@@ -105,7 +105,7 @@ https://
     assert_eq!(stats["service"]["lines"]["seen"], 1);
     assert_eq!(stats["service"]["lines"]["blank"], 1);
     assert_eq!(stats["service"]["pending_keys"], 0);
-    assert_eq!(stats["store"]["config"]["rung"], "scheme");
+    assert_eq!(stats["store"]["config"]["rung"], "protocol");
     assert!(stats["service"]["commits"].as_u64().unwrap() >= 1);
 
     assert_eq!(get(&agent, &server.url("/healthz")), (200, "ok\n".into()));
@@ -852,4 +852,270 @@ fn a_clock_that_runs_back_is_refused() {
         b"http://b.example/\n",
     );
     assert_eq!(add.code, 2);
+}
+
+/// A body of many windows is read and answered a part at a time, as a
+/// chunked stream, and its verdicts are still dedup's, byte for byte (a
+/// key repeated in a later part is `dup`); gzip and zstd bodies answer as
+/// plain ones; other encodings are refused.
+#[test]
+fn a_large_body_streams_and_compressed_bodies_answer_as_plain() {
+    let dir = tempfile::tempdir().unwrap();
+    // About 6 MiB, each key twice, far apart, in two spellings.
+    let mut lines = Vec::new();
+    for round in 0..2 {
+        for i in 0..120_000 {
+            let host = if round == 0 { "h" } else { "H" };
+            lines.extend_from_slice(format!("http://{host}{i}.example/page?q={i}\n").as_bytes());
+        }
+    }
+    lines.extend_from_slice(&sample_with_junk());
+    let dedup_store = dir.path().join("dedup").display().to_string();
+    let dedup = urinorm(
+        &["dedup", "-q", "--emit", "verdict", "--seen", &dedup_store],
+        &lines,
+    );
+    let server = Server::start(&store_in(&dir), &[]);
+    let agent = agent();
+    let mut response = agent
+        .post(&server.url("/v1/check"))
+        .send(&lines[..])
+        .unwrap();
+    assert_eq!(
+        response
+            .headers()
+            .get("transfer-encoding")
+            .map(|v| v.to_str().unwrap()),
+        Some("chunked")
+    );
+    let (status, checked) = read(&mut response);
+    assert_eq!(status, 200);
+    assert_eq!(checked, dedup.stdout, "a check answers as a fresh dedup");
+    let (_, added) = post(&agent, &server.url("/v1/add"), &lines, None);
+    assert_eq!(added, dedup.stdout);
+
+    // Compressed: the same answers (every key held now).
+    let (_, plain) = post(&agent, &server.url("/v1/check"), &lines, None);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &lines).unwrap();
+    let gzip = gz.finish().unwrap();
+    let zstd = zstd::encode_all(&lines[..], 1).unwrap();
+    for (encoding, body) in [("gzip", &gzip), ("zstd", &zstd)] {
+        let mut response = agent
+            .post(&server.url("/v1/check"))
+            .header("Content-Encoding", encoding)
+            .send(&body[..])
+            .unwrap();
+        let (status, answer) = read(&mut response);
+        assert_eq!(status, 200, "{encoding}");
+        assert!(answer == plain, "{encoding}: not the plain body's answers");
+    }
+    let mut broken = agent
+        .post(&server.url("/v1/check"))
+        .header("Content-Encoding", "gzip")
+        .send(&b"http://a/\n"[..])
+        .unwrap();
+    let (status, why) = read(&mut broken);
+    assert_eq!(status, 400);
+    assert!(why.starts_with("the body is not valid gzip"), "{why}");
+    let mut brotli = agent
+        .post(&server.url("/v1/check"))
+        .header("Content-Encoding", "br")
+        .send(&b"http://a/\n"[..])
+        .unwrap();
+    let (status, why) = read(&mut brotli);
+    assert_eq!(status, 415);
+    assert!(why.contains("'br' is not taken"), "{why}");
+    assert_eq!(server.stop().0, Some(0));
+}
+
+/// What the kernel says of a process's memory, in KiB: a line of
+/// /proc/PID/status.
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Memory does not follow the bodies: two 50 MB bodies answered at once
+/// raise the service's peak memory by far less than their size, and past
+/// --max-inflight a body is answered 503 with Retry-After.
+#[test]
+fn two_large_bodies_at_once_hold_little_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(&dir);
+    let body: Vec<u8> = (0..1_400_000)
+        .flat_map(|i| format!("http://host{}.example/a/page{i}\n", i % 5000).into_bytes())
+        .collect();
+    assert!(body.len() > 50_000_000, "{}", body.len());
+    let add = urinorm(&["seen", "add", "-q", &store, "-"], &body);
+    assert_eq!(add.code, 0, "{}", add.stderr);
+    let server = Server::start(&store, &[]);
+    let pid = server.pid();
+    let agent = agent();
+    assert_eq!(
+        post(
+            &agent,
+            &server.url("/v1/check"),
+            b"http://host1.example/a/page1\n",
+            None
+        )
+        .1,
+        "seen\thttp://host1.example/a/page1\n"
+    );
+    // The peak from here on.
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").unwrap();
+    let before = status_kib(pid, "VmRSS:");
+    let body = Arc::new(body);
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let (body, url) = (Arc::clone(&body), server.url("/v1/check"));
+            std::thread::spawn(move || post(&crate::common::server::agent(), &url, &body, None))
+        })
+        .collect();
+    for thread in threads {
+        let (status, answer) = thread.join().unwrap();
+        assert_eq!(status, 200);
+        assert_eq!(answer.lines().count(), 1_400_000);
+        assert!(answer.lines().all(|l| l.starts_with("seen\t")));
+    }
+    let peak = status_kib(pid, "VmHWM:");
+    let grew = peak.saturating_sub(before);
+    eprintln!("two 50 MB bodies at once: RSS {before} KiB, peak {peak} KiB (+{grew} KiB)");
+    assert!(grew <= 128 * 1024, "peak RSS grew by {grew} KiB");
+    drop(server);
+
+    let server = Server::start(&store, &["--max-inflight", "8K"]);
+    let (status, answer) = post(
+        &agent,
+        &server.url("/v1/check"),
+        b"http://host1.example/a/page1\n",
+        None,
+    );
+    assert_eq!(
+        (status, answer.as_str()),
+        (200, "seen\thttp://host1.example/a/page1\n")
+    );
+    // A body of no declared length weighs a whole body's memory: refused.
+    let mut tcp = TcpStream::connect(&server.addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    tcp.write_all(b"POST /v1/check HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        .unwrap();
+    let mut head = vec![0; 4096];
+    let n = tcp.read(&mut head).unwrap();
+    let head = String::from_utf8_lossy(&head[..n]).to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 503"), "{head}");
+    assert!(head.contains("retry-after: 1\r\n"), "{head}");
+    assert!(head.contains("--max-inflight"), "{head}");
+}
+
+/// Sockets that send nothing cannot keep a client with the token out:
+/// they are closed within seconds, and the oldest of them make way for
+/// new connections past --max-connections.
+#[test]
+fn idle_sockets_do_not_keep_an_authorized_client_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    let token = "0123456789abcdef-idle-test";
+    std::fs::write(&file, token).unwrap();
+    let server = Server::start(&store_in(&dir), &["--token-file", file.to_str().unwrap()]);
+    let idle: Vec<TcpStream> = (0..1100)
+        .map(|_| TcpStream::connect(&server.addr).unwrap())
+        .collect();
+    let started = std::time::Instant::now();
+    let mut response = agent()
+        .get(&server.url("/v1/stats"))
+        .header("Authorization", &format!("Bearer {token}"))
+        .call()
+        .unwrap();
+    let (status, _) = read(&mut response);
+    let took = started.elapsed();
+    assert_eq!(status, 200);
+    assert!(
+        took < Duration::from_secs(2),
+        "answered in {took:?} beside 1,100 idle sockets"
+    );
+    // And they are closed, unasked, within seconds.
+    let mut first = &idle[0];
+    first
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    assert_eq!(
+        first.read(&mut byte).unwrap_or(0),
+        0,
+        "closed by the server"
+    );
+    drop(idle);
+    assert_eq!(server.stop().0, Some(0));
+}
+
+/// With no option, a frontier's keys are the safe preset's with
+/// sort-query-pairs (as `dedup --seen` and `seen add` make them): a
+/// fragment, a tracking parameter and the order of parameters make no new
+/// page; what a crawler cannot fetch is rejected with its reason, unless
+/// --keep-scheme takes it in.
+#[test]
+fn the_frontier_default_merges_fragments_and_tracking_and_rejects_mailto() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(&dir);
+    let server = Server::start(&store, &[]);
+    let agent = agent();
+    let add = |body: &[u8]| post(&agent, &server.url("/v1/add"), body, None).1;
+    assert_eq!(
+        add(b"http://a.example/x#one\n"),
+        "new\thttp://a.example/x\n"
+    );
+    assert_eq!(
+        add(b"http://a.example/x#two\nhttp://a.example/x?utm_source=z\nhttp://a.example/x\n"),
+        "seen\thttp://a.example/x\nseen\thttp://a.example/x\nseen\thttp://a.example/x\n"
+    );
+    assert_eq!(
+        add(b"http://a.example/y?b=2&a=1\nhttp://a.example/y?a=1&b=2\n"),
+        "new\thttp://a.example/y?a=1&b=2\ndup\thttp://a.example/y?a=1&b=2\n"
+    );
+    let refused = add(b"mailto:a@b.c\njavascript:void(0)\ndata:text/plain,x\ntel:+1555\n");
+    for line in refused.lines() {
+        assert!(
+            line.starts_with("rejected\ta URI of a scheme no crawler fetches"),
+            "{refused}"
+        );
+    }
+    let (_, stats) = get(&agent, &server.url("/v1/stats"));
+    let config = &json(&stats)["store"]["config"];
+    assert_eq!(config["rung"], "protocol", "{config}");
+    assert!(
+        config["transforms"]
+            .as_str()
+            .unwrap()
+            .contains("sort-query-pairs"),
+        "{config}"
+    );
+    drop(server);
+    // The same keys as `seen add` makes with no option: the store opens.
+    let seed = urinorm(
+        &["seen", "add", &store, "-"],
+        b"http://b.example/?utm_medium=x\n",
+    );
+    assert_eq!(seed.code, 0, "{}", seed.stderr);
+    let server = Server::start(&store, &[]);
+    let (_, held) = post(
+        &agent,
+        &server.url("/v1/check"),
+        b"http://b.example/\n",
+        None,
+    );
+    assert_eq!(held, "seen\thttp://b.example/\n");
+    drop(server);
+    // --keep-scheme names what a frontier takes (its keys being other).
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = store_in(&other_dir);
+    let server = Server::start(&other, &["--keep-scheme", "http,mailto"]);
+    let (_, kept) = post(
+        &agent,
+        &server.url("/v1/add"),
+        b"mailto:a@b.c\nftp://f.example/\n",
+        None,
+    );
+    assert_eq!(kept, "new\tmailto:a@b.c\nfiltered\n");
 }

@@ -35,6 +35,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod body;
+
+pub use body::{BodyError, BodyParts, Encoding};
+
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
 use std::path::PathBuf;
@@ -346,6 +350,8 @@ pub enum Asking {
 #[derive(Default)]
 pub struct Body {
     decided: PrintSet,
+    /// The bytes of the parts answered: where the next starts.
+    offset: usize,
 }
 
 impl Service {
@@ -465,7 +471,8 @@ impl Service {
         asking: Asking,
         body: &mut Body,
     ) -> Result<Answer, Refused> {
-        let p = self.shared.keys_of(part);
+        let p = self.shared.keys_of(part, body.offset);
+        body.offset += part.len();
         let (firsts, classes) = first_lines(&p.prints);
         let fresh: Vec<u128> = firsts
             .iter()
@@ -661,13 +668,15 @@ impl Shared {
         self.store.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Every line of `body` made a key, with its fingerprint.
-    fn keys_of<'b>(&self, body: &'b [u8]) -> Processed<'b> {
+    /// Every line of `part` made a key, with its fingerprint; `offset` is
+    /// where the part starts in its body (only a body's start may hold a
+    /// BOM).
+    fn keys_of<'b>(&self, part: &'b [u8], offset: usize) -> Processed<'b> {
         let chunk = Chunk {
             source: 0,
-            offset: 0,
-            bytes: ChunkBytes::Borrowed(body),
-            input_bytes: body.len() as u64,
+            offset,
+            bytes: ChunkBytes::Borrowed(part),
+            input_bytes: part.len() as u64,
             // A request's lines are each answered, whatever they hold.
             binary: false,
         };

@@ -12,10 +12,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+mod body;
+mod gate;
+
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{
-    ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE,
+    ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE,
 };
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -34,14 +38,60 @@ use urinorm::os_error::Reason;
 use urinorm::pipeline::MAX_LINE_BYTES;
 use urinorm::seen::{Config, Stamp};
 use urinorm::serve::{
-    Answer, CommitReport, Event, FORGET_VERDICTS, Refused, Service, Settings, VERDICTS,
+    Answer, Asking, Body, BodyError, BodyParts, CommitReport, Encoding, Event, FORGET_VERDICTS,
+    Refused, Service, Settings, VERDICTS,
 };
+
+use body::{Reading, Spool, Streamed, Unread};
+use gate::{Gate, Pass};
 
 use super::normalize::{ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{SeenRequest, clock_at, parse_now, parse_size, report_store};
 use crate::cli::{Error, Outcome, thread_count};
 
+/// What `serve --help` and `urinorm man serve` end with: the protocol.
+const SERVE_HELP: &str = "\
+Endpoints (HTTP/1.1, kept alive; a body is URLs, one a line, plain or with
+Content-Encoding gzip or zstd, read whole, then answered one line for each of
+its lines, in order, as the answers are made):
+  POST /v1/add        verdicts, admitting the new keys
+  POST /v1/check      verdicts, admitting nothing
+  POST /v1/forget     forgotten<TAB>key | absent<TAB>key | dup<TAB>key, ...:
+                      the next add answers a forgotten key new
+  POST /v1/expire?older-than=DURATION
+                      removes the keys admitted longer ago, for good (JSON)
+  POST /v1/compact    merges the store's runs into one (JSON)
+  GET  /v1/stats      the store's and the service's figures (JSON)
+  GET  /healthz       ok, or why not (needs no token)
+  GET  /metrics       Prometheus text (no token with --metrics-public)
+
+Verdicts:
+  new<TAB>key         not held: admitted now (by /v1/add)
+  expired<TAB>key     held, older than --seen-max-age: admitted again
+  seen<TAB>key        held: committed, or admitted by any client since
+  dup<TAB>key         a repeat, in the same body, of a key new or expired
+                      there (a repeat of a held key is seen again)
+  rejected<TAB>why    no URI a crawler fetches (not a URI reference, a
+                      relative reference, mailto:, javascript:, ...)
+  blank, filtered     an empty line; a line out of the scope filters
+
+Status codes: 200 answered; 400 a malformed request or body; 401 no valid
+token; 404 no such endpoint; 405 wrong method; 408 a body too slow; 413 a
+body past --max-body; 415 another Content-Encoding; 500 the store could not
+be read; 503 stopping, commits failing with no room left, the store found
+damaged (until it is salvaged), or --max-inflight full (with Retry-After).
+
+Signals: SIGTERM or SIGINT stops accepting, lets requests in flight finish
+(10 s at most), commits, and exits; a second one exits at once. SIGKILL
+loses at most --commit-every of admitted keys (answered new again), never
+the store.
+
+Exit codes: 0 a clean stop; 2 a usage error, a store that cannot be opened,
+or a store found damaged while serving (what was admitted since is not
+committed: salvage it, then serve again).";
+
 #[derive(Args, Debug)]
+#[command(after_long_help = SERVE_HELP)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub rung: RungArgs,
@@ -96,6 +146,11 @@ pub struct ServeArgs {
     /// A longer line is answered `rejected` (never truncated).
     #[arg(long, value_name = "N", default_value_t = MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
+    /// The most memory the bodies being answered may hold together (each
+    /// holds a few MiB at most, whatever its size, a small one less); a
+    /// body past it is answered 503 with Retry-After.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
+    pub max_inflight: u64,
     /// A connection that sends nothing (or too slowly) for this long is
     /// closed: idle between requests, in its headers, or in its body (408).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
@@ -114,9 +169,17 @@ pub struct ServeArgs {
 /// How long requests in flight at a stop may take to finish.
 const DRAIN: Duration = Duration::from_secs(10);
 
+/// How long a new connection may take to send its first request (or the
+/// idle timeout, if shorter): a socket that sends nothing goes soon.
+const FIRST_REQUEST: Duration = Duration::from_secs(5);
+
 /// A body this small is answered on the connection's own thread: a hop to
 /// the blocking pool costs more than the work.
 const INLINE_BODY: usize = 4096;
+
+/// The most a body being answered holds in memory: its decoded window,
+/// the part being answered, its answer, and the answer waiting to be sent.
+const BODY_BYTES: u64 = 4 * body::WINDOW as u64;
 
 pub fn run(args: &ServeArgs) -> Result<Outcome, Error> {
     let addr = listen_address(&args.listen)?;
@@ -127,6 +190,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome, Error> {
         )));
     }
     let threads = thread_count(args.threads)?;
+    raise_open_files();
     let metrics = Arc::new(Metrics::new());
     let service = open_service(args, Arc::clone(&metrics))?;
     let listener = StdListener::bind(addr)
@@ -154,6 +218,13 @@ pub fn run(args: &ServeArgs) -> Result<Outcome, Error> {
         token,
         metrics_public: args.metrics_public,
         max_body: args.max_body,
+        max_line_bytes: args.max_line_bytes,
+        max_inflight: args.max_inflight,
+        inflight: Arc::new(Semaphore::new(
+            usize::try_from(args.max_inflight / 1024)
+                .unwrap_or(usize::MAX)
+                .min(Semaphore::MAX_PERMITS),
+        )),
         idle: args.idle_timeout,
         work: Semaphore::new(threads),
     });
@@ -231,6 +302,25 @@ fn open_service(args: &ServeArgs, metrics: Arc<Metrics>) -> Result<Service, Erro
     )?)
 }
 
+/// Raises the limit of open files to the most it may be: each connection
+/// is one, and a limit of 1,024 (a common default) would let idle sockets
+/// keep new connections from being accepted at all.
+fn raise_open_files() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one `rlimit` into the one it is given, which
+    // outlives the call.
+    let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    if read == 0 && limit.rlim_cur < limit.rlim_max {
+        limit.rlim_cur = limit.rlim_max;
+        // SAFETY: setrlimit reads the `rlimit` it is given, which outlives
+        // the call; a refusal leaves the limit as it was.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+    }
+}
+
 /// `--listen`: IP:PORT, or localhost:PORT.
 fn listen_address(text: &str) -> Result<SocketAddr, Error> {
     let loopback = text
@@ -286,6 +376,10 @@ struct Server {
     token: Option<Vec<u8>>,
     metrics_public: bool,
     max_body: u64,
+    max_line_bytes: usize,
+    max_inflight: u64,
+    /// KiB of bodies being answered ([`BODY_BYTES`] a body at most).
+    inflight: Arc<Semaphore>,
     idle: Duration,
     /// Bodies answered at once, off the connections' threads.
     work: Semaphore,
@@ -309,16 +403,10 @@ async fn accept_loop(
         .keep_alive(true)
         .max_buf_size(64 * 1024);
     let graceful = GracefulShutdown::new();
-    let connections = Arc::new(Semaphore::new(max_connections));
+    let gate = Gate::new(max_connections, max_connections);
+    let first_request = server.idle.min(FIRST_REQUEST);
     let mut tick = tokio::time::interval(Duration::from_millis(50));
     loop {
-        let permit = tokio::select! {
-            permit = Arc::clone(&connections).acquire_owned() => permit.expect("never closed"),
-            _ = tick.tick() => match urinorm::cleanup::interrupted() {
-                true => break,
-                false => continue,
-            },
-        };
         let tcp = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((tcp, _)) => tcp,
@@ -340,15 +428,29 @@ async fn accept_loop(
         // A client that never reads its answer.
         io.set_write_timeout(Some(server.idle));
         let io = TokioIo::new(Box::pin(io));
-        let server = Arc::clone(&server);
-        let service = hyper::service::service_fn(move |request| {
-            let server = Arc::clone(&server);
-            async move { Ok::<_, Infallible>(server.handle(request).await) }
-        });
+        let pass = gate.admit();
+        let service = {
+            let (server, pass) = (Arc::clone(&server), Arc::clone(&pass));
+            hyper::service::service_fn(move |request| {
+                let (server, pass) = (Arc::clone(&server), Arc::clone(&pass));
+                async move { Ok::<_, Infallible>(server.handle(request, &pass).await) }
+            })
+        };
         let connection = graceful.watch(http.serve_connection(io, service));
         tokio::spawn(async move {
-            let _ = connection.await;
-            drop(permit);
+            // Dropped unfinished, a connection is closed.
+            tokio::pin!(connection);
+            let first = tokio::select! {
+                _ = &mut connection => return,
+                () = tokio::time::sleep(first_request) => pass.has_requested(),
+                () = pass.pushed_out() => return,
+            };
+            if first {
+                tokio::select! {
+                    _ = &mut connection => {}
+                    () = pass.pushed_out() => {}
+                }
+            }
         });
     }
     drop(listener);
@@ -423,12 +525,13 @@ impl Endpoint {
     }
 }
 
-type Answered = Response<Full<Bytes>>;
+type Answered = Response<BoxBody<Bytes, io::Error>>;
 
 impl Server {
-    async fn handle(self: Arc<Server>, request: Request<Incoming>) -> Answered {
+    async fn handle(self: Arc<Server>, request: Request<Incoming>, pass: &Pass) -> Answered {
+        pass.requested();
         let endpoint = Endpoint::of(request.uri().path());
-        let response = self.answer(endpoint, request).await;
+        let response = self.answer(endpoint, request, pass).await;
         let labels = RequestLabels {
             endpoint: endpoint.name(),
             code: response.status().as_u16(),
@@ -442,9 +545,14 @@ impl Server {
         self: &Arc<Server>,
         endpoint: Endpoint,
         request: Request<Incoming>,
+        pass: &Pass,
     ) -> Answered {
         // Every request, before a byte of its body is read.
-        if endpoint.needs_token(self.metrics_public) && !self.authorized(&request) {
+        let authorized = self.authorized(&request);
+        if authorized {
+            pass.prove().await;
+        }
+        if endpoint.needs_token(self.metrics_public) && !authorized {
             let mut response = text(StatusCode::UNAUTHORIZED, "a valid bearer token is needed\n");
             response
                 .headers_mut()
@@ -467,9 +575,9 @@ impl Server {
             return response;
         }
         match endpoint {
-            Endpoint::Add => self.lines(request, Lines::Add).await,
-            Endpoint::Check => self.lines(request, Lines::Check).await,
-            Endpoint::Forget => self.lines(request, Lines::Forget).await,
+            Endpoint::Add => self.lines(request, Asking::Add).await,
+            Endpoint::Check => self.lines(request, Asking::Check).await,
+            Endpoint::Forget => self.lines(request, Asking::Forget).await,
             Endpoint::Expire => self.maintain(request.uri().query(), true).await,
             Endpoint::Compact => self.maintain(None, false).await,
             Endpoint::Stats => self.stats(),
@@ -498,15 +606,10 @@ impl Server {
     }
 
     /// `/v1/add`, `/v1/check` and `/v1/forget`: a verdict for every line
-    /// of the body.
-    async fn lines(self: &Arc<Server>, request: Request<Incoming>, lines: Lines) -> Answered {
-        let too_large = || {
-            let max = self.max_body;
-            text(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("the body is larger than --max-body ({max} bytes)\n"),
-            )
-        };
+    /// of the body, read whole into a spool (`body`), then answered a part
+    /// at a time: a body of one part whole, a longer one as a chunked
+    /// stream of its parts' answers.
+    async fn lines(self: &Arc<Server>, request: Request<Incoming>, asking: Asking) -> Answered {
         // Refused before the body is read: a client that asked to continue
         // uploads nothing.
         let declared = request
@@ -514,42 +617,131 @@ impl Server {
             .get(CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if declared.is_some_and(|n| n > self.max_body) {
-            return too_large();
+            return unread(&Unread::Body(BodyError::TooLarge { max: self.max_body }));
         }
-        let limit = usize::try_from(self.max_body).unwrap_or(usize::MAX);
-        let body = Limited::new(request.into_body(), limit).collect();
-        let body = match tokio::time::timeout(self.idle, body).await {
-            Err(_) => return text(StatusCode::REQUEST_TIMEOUT, "the body came too slowly\n"),
-            Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(),
-            Ok(Err(_)) => return text(StatusCode::BAD_REQUEST, "the body could not be read\n"),
-            Ok(Ok(collected)) => collected.to_bytes(),
+        let encoding = match body::encoding(request.headers()) {
+            Ok(encoding) => encoding,
+            Err(why) => return text(StatusCode::UNSUPPORTED_MEDIA_TYPE, format!("{why}\n")),
         };
-        let body_len = body.len();
-        let server = Arc::clone(self);
-        let answer = move || match lines {
-            Lines::Add => server.service.answer(&body, true),
-            Lines::Check => server.service.answer(&body, false),
-            Lines::Forget => server.service.forget(&body),
-        };
-        // A forget waits for the committer: never on a connection's thread.
-        let answered = match body_len <= INLINE_BODY && lines != Lines::Forget {
-            true => answer(),
-            false => match self.off_thread(answer).await {
-                Ok(answered) => answered,
-                Err(response) => return response,
-            },
-        };
-        match answered {
-            Ok(answer) => {
-                let words = match lines {
-                    Lines::Forget => &FORGET_VERDICTS[..],
-                    _ => &VERDICTS[..],
-                };
-                self.metrics.answered(&answer, words);
-                text(StatusCode::OK, answer.body)
+        // What the body may hold in memory at once, in KiB: a few windows,
+        // or less for a plain body declared smaller.
+        let bytes = match (encoding, declared) {
+            (Encoding::Identity, Some(n)) => {
+                n.saturating_mul(3).saturating_add(4096).min(BODY_BYTES)
             }
-            Err(refused) => refusal(refused),
+            _ => BODY_BYTES,
+        };
+        let kib = u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX);
+        let Ok(permit) = Arc::clone(&self.inflight).try_acquire_many_owned(kib) else {
+            let mut response = text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "the bodies being answered fill --max-inflight ({} bytes): try again shortly\n",
+                    self.max_inflight
+                ),
+            );
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            return response;
+        };
+        let parts = BodyParts::new(encoding, body::WINDOW, self.max_line_bytes, self.max_body);
+        let mut reading = Reading::new(request.into_body(), parts, self.idle);
+        let mut spool = Spool::default();
+        loop {
+            let part = match reading.next().await {
+                Ok(Some(part)) => part,
+                Ok(None) => break,
+                Err(why) => return unread(&why),
+            };
+            if let Err(e) = spool.keep(part).await {
+                return kept_badly(&e);
+            }
         }
+        let first = match spool.next().await {
+            Ok(first) => first.unwrap_or_default(),
+            Err(e) => return kept_badly(&e),
+        };
+        let (mut state, first) = self.answer_part(first, asking, Body::default()).await;
+        let first = match first {
+            Ok(answer) => answer,
+            Err(failed) => return failed.response(),
+        };
+        if spool.is_empty() {
+            return text(StatusCode::OK, first.body);
+        }
+        let (sender, receiver) = tokio::sync::mpsc::channel(1);
+        let server = Arc::clone(self);
+        tokio::spawn(async move {
+            let _permit = permit;
+            let mut answer = Ok(first.body.into());
+            loop {
+                if sender.send(answer).await.is_err() {
+                    return;
+                }
+                let part = match spool.next().await {
+                    Ok(Some(part)) => part,
+                    Ok(None) => return,
+                    Err(e) => {
+                        let _ = sender.send(Err(e)).await;
+                        return;
+                    }
+                };
+                let answered;
+                (state, answered) = server.answer_part(part, asking, state).await;
+                answer = answered
+                    .map(|a| a.body.into())
+                    .map_err(|failed| io::Error::other(failed.sentence()));
+                if answer.is_err() {
+                    let _ = sender.send(answer).await;
+                    return;
+                }
+            }
+        });
+        let mut response = Response::new(Streamed(receiver).boxed());
+        response.headers_mut().insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        response
+    }
+
+    /// Answers one part of a body, carrying `state` from the parts before
+    /// to the next; a small part on the connection's own thread, a larger
+    /// one (and every forget, which waits for the committer) on the
+    /// blocking pool.
+    async fn answer_part(
+        self: &Arc<Server>,
+        part: Vec<u8>,
+        asking: Asking,
+        mut state: Body,
+    ) -> (Body, Result<Answer, Failed>) {
+        let answered = match part.len() <= INLINE_BODY && asking != Asking::Forget {
+            true => {
+                let answered = self.service.answer_part(&part, asking, &mut state);
+                (state, answered)
+            }
+            false => {
+                let server = Arc::clone(self);
+                let work = move || {
+                    let answered = server.service.answer_part(&part, asking, &mut state);
+                    (state, answered)
+                };
+                match self.off_thread(work).await {
+                    Ok(answered) => answered,
+                    Err(_) => return (Body::default(), Err(Failed::Bug)),
+                }
+            }
+        };
+        let (state, answered) = answered;
+        if let Ok(answer) = &answered {
+            let words = match asking {
+                Asking::Forget => &FORGET_VERDICTS[..],
+                _ => &VERDICTS[..],
+            };
+            self.metrics.answered(answer, words);
+        }
+        (state, answered.map_err(Failed::Refused))
     }
 
     /// Runs `work` on the blocking pool, as many at once as there are
@@ -586,7 +778,7 @@ impl Server {
             .await;
         let committed = match done {
             Ok(Ok(committed)) => committed,
-            Ok(Err(refused)) => return refusal(refused),
+            Ok(Err(refused)) => return Failed::Refused(refused).response(),
             Err(response) => return response,
         };
         let mut body = json!({"keys": committed.keys, "runs": committed.runs});
@@ -680,23 +872,52 @@ fn gauge(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// Which lines endpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lines {
-    Add,
-    Check,
-    Forget,
+/// Why a part of a body was not answered.
+enum Failed {
+    Refused(Refused),
+    /// Its answering panicked.
+    Bug,
 }
 
-/// The answer to a refused body: 503 while the service cannot write (it
-/// is stopping, full, or the store is damaged), 500 when the store could
-/// not be read.
-fn refusal(refused: Refused) -> Answered {
-    let status = match refused {
-        Refused::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        _ => StatusCode::SERVICE_UNAVAILABLE,
+impl Failed {
+    fn sentence(&self) -> String {
+        match self {
+            Failed::Refused(refused) => refused.to_string(),
+            Failed::Bug => "internal error (a bug: please report it)".into(),
+        }
+    }
+
+    /// 503 while the service cannot write (it is stopping, full, or the
+    /// store is damaged), 500 when the store could not be read (or a bug).
+    fn response(&self) -> Answered {
+        let status = match self {
+            Failed::Refused(Refused::Store(_)) | Failed::Bug => StatusCode::INTERNAL_SERVER_ERROR,
+            Failed::Refused(_) => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        text(status, format!("{}\n", self.sentence()))
+    }
+}
+
+/// The answer to a body that could not be kept while it was read.
+fn kept_badly(e: &io::Error) -> Answered {
+    text(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        format!(
+            "the body could not be kept in a temporary file while it was read: {}\n",
+            Reason(e)
+        ),
+    )
+}
+
+/// The answer to a body that could not be read before any of it was
+/// answered.
+fn unread(why: &Unread) -> Answered {
+    let status = match why {
+        Unread::Slow => StatusCode::REQUEST_TIMEOUT,
+        Unread::Broken | Unread::Body(BodyError::Undecodable { .. }) => StatusCode::BAD_REQUEST,
+        Unread::Body(BodyError::TooLarge { .. }) => StatusCode::PAYLOAD_TOO_LARGE,
     };
-    text(status, format!("{refused}\n"))
+    text(status, format!("{}\n", why.sentence()))
 }
 
 /// `/v1/expire`'s `older-than=DURATION` (as `seen expire --older-than`).
@@ -727,7 +948,8 @@ fn json_answer(body: &serde_json::Value) -> Answered {
 
 /// A plain-text answer.
 fn text(status: StatusCode, body: impl Into<Bytes>) -> Answered {
-    let mut response = Response::new(Full::new(body.into()));
+    let body = Full::new(body.into()).map_err(|never: Infallible| match never {});
+    let mut response = Response::new(body.boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(
         CONTENT_TYPE,
