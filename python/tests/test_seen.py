@@ -93,11 +93,25 @@ def test_a_store_made_by_the_command_line_opens_in_python_and_back(cli, tmp_path
 def test_a_store_of_other_options_is_refused(cli, tmp_path):
     store = tmp_path / "s"
     dedup_seen(cli, store, LINES[:100])
-    with pytest.raises(urinorm.SeenStoreError, match="rung: the store's scheme, this run's protocol"):
+    with pytest.raises(urinorm.SeenStoreError, match="transforms: the store's"):
         urinorm.SeenSet(store, preset="aggressive")
     with pytest.raises(urinorm.SeenStoreError, match="key: the store's canonical, this run's surt"):
         urinorm.SeenSet(store, key="surt")
     urinorm.SeenSet(store).close()
+
+
+def test_the_frontier_default_is_the_command_lines(cli, tmp_path):
+    """With no option, a SeenSet keys as `dedup --seen` and `urinorm serve`
+    do with none: fragments and tracking parameters merged, parameters
+    sorted, what no crawler fetches refused; the store opens in either."""
+    store = tmp_path / "s"
+    with urinorm.SeenSet(store) as seen:
+        added = seen.add(
+            ["http://a.example/x#one", "http://a.example/x?utm_source=z", "mailto:a@b.c", "http://a.example/y?b=2&a=1"]
+        )
+        assert added == [True, False, None, True]
+    again = dedup_seen(cli, store, ["http://a.example/x", "http://a.example/y?a=1&b=2", "http://new.example/"])
+    assert again == ["http://new.example/"]
 
 
 def test_one_writer_at_a_time_and_an_error_commits_nothing(tmp_path):

@@ -75,11 +75,12 @@ def test_verdicts_give_the_services_words_and_forget_forgets(service):
 
 
 def valid(line: str) -> bool:
+    """Whether a frontier takes `line`: a URI of a scheme a crawler fetches."""
     try:
-        urinorm.normalize(line, preset="safe")
+        canonical = urinorm.normalize(line, preset="safe")
     except urinorm.InvalidUri:
         return False
-    return True
+    return canonical.split(":", 1)[0] in ("http", "https", "ftp", "ftps", "ws", "wss")
 
 
 def test_errors_are_clear(cli, tmp_path):
