@@ -49,7 +49,15 @@ impl std::error::Error for BodyError {}
 enum Decoder {
     Identity,
     Gzip(Box<flate2::write::MultiGzDecoder<Vec<u8>>>),
-    Zstd(Box<zstd::stream::write::Decoder<'static, Vec<u8>>>),
+    /// zstd's own streaming decoder, which says when a frame has ended
+    /// (its write adapter would take a body cut inside a frame for whole).
+    Zstd {
+        raw: Box<zstd::stream::raw::Decoder<'static>>,
+        out: Vec<u8>,
+        in_frame: bool,
+    },
+    /// zstd's context could not be made (memory): every body is refused.
+    Unusable(String),
 }
 
 /// Encoded bytes handed to a decoder at once: what one hand-over may
@@ -101,11 +109,13 @@ impl BodyParts {
             Encoding::Gzip => {
                 Decoder::Gzip(Box::new(flate2::write::MultiGzDecoder::new(Vec::new())))
             }
-            Encoding::Zstd => match zstd::stream::write::Decoder::new(Vec::new()) {
-                Ok(decoder) => Decoder::Zstd(Box::new(decoder)),
-                // Only a failed allocation of zstd's context: read as
-                // undecodable at the first bytes.
-                Err(_) => Decoder::Identity,
+            Encoding::Zstd => match zstd::stream::raw::Decoder::new() {
+                Ok(raw) => Decoder::Zstd {
+                    raw: Box::new(raw),
+                    out: vec![0; FEED_BYTES * 64],
+                    in_frame: false,
+                },
+                Err(e) => Decoder::Unusable(e.to_string()),
             },
         };
         BodyParts {
@@ -123,34 +133,53 @@ impl BodyParts {
 
     /// Takes in bytes of the body, as they came.
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), BodyError> {
-        if let Decoder::Identity = self.decoder {
-            return self.take(bytes);
-        }
+        let encoding = self.encoding;
         for piece in bytes.chunks(FEED_BYTES) {
-            let encoding = self.encoding;
-            let undecodable = |e: std::io::Error| BodyError::Undecodable {
-                encoding,
-                why: e.to_string(),
-            };
-            let out = match &mut self.decoder {
-                Decoder::Gzip(d) => d.write_all(piece).map(|()| d.get_mut()),
-                Decoder::Zstd(d) => d.write_all(piece).map(|()| d.get_mut()),
-                Decoder::Identity => unreachable!("fed above"),
-            };
-            let decoded = std::mem::take(out.map_err(undecodable)?);
-            self.take(&decoded)?;
-            self.reuse(decoded);
+            match &mut self.decoder {
+                Decoder::Identity => self.take(piece)?,
+                Decoder::Gzip(d) => {
+                    let written = d.write_all(piece).map(|()| std::mem::take(d.get_mut()));
+                    let mut decoded =
+                        written.map_err(|e| undecodable(self.encoding, e.to_string()))?;
+                    self.take(&decoded)?;
+                    decoded.clear();
+                    if let Decoder::Gzip(d) = &mut self.decoder {
+                        // Its buffer back, emptied, to fill again.
+                        *d.get_mut() = decoded;
+                    }
+                }
+                Decoder::Zstd { .. } => self.feed_zstd(piece)?,
+                Decoder::Unusable(why) => return Err(undecodable(encoding, why.clone())),
+            }
         }
         Ok(())
     }
 
-    /// Gives a decoder its output buffer back, emptied, to fill again.
-    fn reuse(&mut self, mut buffer: Vec<u8>) {
-        buffer.clear();
-        match &mut self.decoder {
-            Decoder::Gzip(d) => *d.get_mut() = buffer,
-            Decoder::Zstd(d) => *d.get_mut() = buffer,
-            Decoder::Identity => {}
+    /// Runs zstd's decoder over `piece`, taking in what it gives.
+    fn feed_zstd(&mut self, piece: &[u8]) -> Result<(), BodyError> {
+        use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
+        let mut input = InBuffer::around(piece);
+        loop {
+            let Decoder::Zstd { raw, out, in_frame } = &mut self.decoder else {
+                unreachable!("fed to zstd only");
+            };
+            let mut output = OutBuffer::around(&mut out[..]);
+            let hint = raw.run(&mut input, &mut output);
+            let (made, full) = (output.pos(), output.pos() == out.len());
+            // 0: a frame has just ended.
+            *in_frame = hint.as_ref().is_ok_and(|&h| h != 0);
+            let decoded = std::mem::take(out);
+            let taken = hint
+                .map_err(|e| undecodable(self.encoding, e.to_string()))
+                .and_then(|_| self.take(&decoded[..made]));
+            if let Decoder::Zstd { out, .. } = &mut self.decoder {
+                *out = decoded;
+            }
+            taken?;
+            // Done with the piece once it is read and nothing more is held.
+            if input.pos() == piece.len() && !full {
+                return Ok(());
+            }
         }
     }
 
@@ -208,21 +237,25 @@ impl BodyParts {
     }
 
     /// The body's end: the decoder finished, and what is held (the last
-    /// line may have no line feed), if anything.
+    /// line may have no line feed), if anything. A body that ends inside a
+    /// gzip member or a zstd frame is undecodable, never taken as shorter.
     pub fn finish(&mut self) -> Result<Option<Vec<u8>>, BodyError> {
         let encoding = self.encoding;
-        let undecodable = |e: std::io::Error| BodyError::Undecodable {
-            encoding,
-            why: e.to_string(),
-        };
-        let out = match &mut self.decoder {
-            Decoder::Gzip(d) => Some(d.try_finish().map(|()| d.get_mut())),
-            Decoder::Zstd(d) => Some(d.flush().map(|()| d.get_mut())),
-            Decoder::Identity => None,
-        };
-        if let Some(out) = out {
-            let decoded = std::mem::take(out.map_err(undecodable)?);
-            self.take(&decoded)?;
+        match &mut self.decoder {
+            Decoder::Identity => {}
+            Decoder::Gzip(d) => {
+                let finished = d.try_finish().map(|()| std::mem::take(d.get_mut()));
+                let decoded = finished.map_err(|e| undecodable(self.encoding, e.to_string()))?;
+                self.take(&decoded)?;
+            }
+            Decoder::Zstd { in_frame: true, .. } => {
+                return Err(undecodable(
+                    self.encoding,
+                    "the body ends inside a frame".into(),
+                ));
+            }
+            Decoder::Zstd { .. } => {}
+            Decoder::Unusable(why) => return Err(undecodable(encoding, why.clone())),
         }
         Ok((!self.held.is_empty()).then(|| self.hand_out(Vec::new())))
     }
@@ -230,6 +263,11 @@ impl BodyParts {
     fn hand_out(&mut self, rest: Vec<u8>) -> Vec<u8> {
         std::mem::replace(&mut self.held, rest)
     }
+}
+
+/// Why a body of `encoding` could not be decoded.
+fn undecodable(encoding: Encoding, why: String) -> BodyError {
+    BodyError::Undecodable { encoding, why }
 }
 
 #[cfg(test)]

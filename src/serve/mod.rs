@@ -886,33 +886,27 @@ impl Shared {
 
     /// Does one job of maintenance and sends its answer.
     fn do_job(&self, job: Job) {
-        let damaged = self.pending().damaged.clone();
-        let refused = |why: &String| Refused::Damaged(why.clone());
         match job {
             Job::Forget(prints, reply) => {
-                let done = match &damaged {
-                    Some(why) => Err(refused(why)),
-                    None => self.forget(&prints).map_err(|e| self.refused(e)),
-                };
-                let _ = reply.send(done);
+                drop(reply.send(self.unless_damaged(|| self.forget(&prints))))
             }
             Job::Expire(older_than, reply) => {
-                let done = match &damaged {
-                    Some(why) => Err(refused(why)),
-                    None => {
-                        let before = self.store().clock().now().minus(older_than);
-                        self.compact(Some(before)).map_err(|e| self.refused(e))
-                    }
-                };
-                let _ = reply.send(done);
+                let before = self.store().clock().now().minus(older_than);
+                drop(reply.send(self.unless_damaged(|| self.compact(Some(before)))));
             }
-            Job::Compact(reply) => {
-                let done = match &damaged {
-                    Some(why) => Err(refused(why)),
-                    None => self.compact(None).map_err(|e| self.refused(e)),
-                };
-                let _ = reply.send(done);
-            }
+            Job::Compact(reply) => drop(reply.send(self.unless_damaged(|| self.compact(None)))),
+        }
+    }
+
+    /// `work`, unless damage was found since the job was asked.
+    fn unless_damaged<T>(
+        &self,
+        work: impl FnOnce() -> Result<T, StoreError>,
+    ) -> Result<T, Refused> {
+        let damaged = self.pending().damaged.clone();
+        match damaged {
+            Some(why) => Err(Refused::Damaged(why)),
+            None => work().map_err(|e| self.refused(e)),
         }
     }
 
