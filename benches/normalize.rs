@@ -11,8 +11,8 @@
 
 use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
 use urinorm::UriRef;
-use urinorm::key::KeyFormat;
-use urinorm::mapper::{Columns, NormalizeLines};
+use urinorm::line::key::KeyFormat;
+use urinorm::line::{Columns, NormalizeLines};
 use urinorm::normalize::protocol::{PRESETS, Protocol};
 use urinorm::normalize::{Normalizer, Rung, Scratch};
 use urinorm::pipeline::LineMapper;

@@ -45,28 +45,21 @@ pub use urinorm_uri::{
     normalize, resolve, scratch, split, surt, table, uri,
 };
 
-// What a line means: which column, which key, which scope.
-pub mod key;
-pub mod mapper;
-pub mod scope;
+// What a line means: which column, which key, which scope, what a crawl
+// index's line says.
+pub mod line;
 // Site rules: the rule languages behind the core's `SiteRewrite`.
 pub mod rules;
-// The bulk engine and its store.
-pub mod cleanup;
-pub mod memory;
-pub mod os_error;
+// The bulk engine: lines through threads, files and the store.
 pub mod pipeline;
-pub mod seen;
+// The seen store: a crawl frontier's keys on disk.
+pub mod store;
 // The seen store served to many clients (`urinorm serve`), without HTTP.
-pub mod serve;
-// The ladder report (`urinorm ladder`; the ladder of rungs is `normalize`).
-pub mod ladder_report;
-// What a crawl index's lines say (CDX, CDXJ, a digest column), and which
-// merges the digests say are right: the ladder on evidence.
-pub mod crawl_index;
-pub mod evidence;
-// Site rules learned from a crawl index's digests (`urinorm rules learn`).
-pub mod learn_rules;
+pub mod service;
+// What a crawl index's evidence says: the ladder report, rules learned.
+pub mod report;
+// The operating system's side: temporary files, memory, error reasons.
+pub mod sys;
 
 /// The README's examples, run as doctests. (Its `console exit=1` blocks
 /// are the CLI tests' to check, an attribute rustdoc does not know.)

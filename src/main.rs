@@ -9,7 +9,7 @@ mod cli;
 use cli::Cli;
 
 fn main() -> ExitCode {
-    urinorm::memory::keep_large_blocks_mapped();
+    urinorm::sys::memory::keep_large_blocks_mapped();
     // A panic is a bug: one sentence, no backtrace. The engine turns one in a
     // worker into that line's rejection, so the run still accounts for it.
     std::panic::set_hook(Box::new(|info| {
@@ -23,11 +23,11 @@ fn main() -> ExitCode {
     // the spill's partitions and the unfinished `-o` file. A run that
     // defers it (a live seen store) ends its input there and commits first.
     let _ = ctrlc::set_handler(|| {
-        if urinorm::cleanup::interrupt() {
+        if urinorm::sys::cleanup::interrupt() {
             return;
         }
         // Held until the exit: no temporary path is made after this.
-        let _closed = urinorm::cleanup::remove_all();
+        let _closed = urinorm::sys::cleanup::remove_all();
         eprintln!("urinorm: interrupted; temporary files removed");
         std::process::exit(130);
     });

@@ -36,8 +36,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use libduckdb_sys::*;
 use urinorm::fingerprint::fingerprint;
-use urinorm::key::KeyFormat;
-use urinorm::mapper::{ColumnScratch, Columns};
+use urinorm::line::key::KeyFormat;
+use urinorm::line::{ColumnScratch, Columns};
 use urinorm::normalize::protocol::{Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{Normalizer, Rung, Scratch};
 use urinorm::resolve::SchemeRule;

@@ -8,8 +8,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use urinorm::crawl_index::{self, CdxLayout, IndexFormat};
-use urinorm::evidence::Captures;
+use urinorm::line::crawl_index::{self, CdxLayout, IndexFormat};
+use urinorm::report::evidence::Captures;
 
 fuzz_target!(|data: &[u8]| {
     let header = CdxLayout::from_header(data).and_then(Result::ok);

@@ -16,7 +16,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use urinorm::seen::{Access, Holding, Staging, Store};
+use urinorm::store::{Access, Holding, Staging, Store};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 2 {

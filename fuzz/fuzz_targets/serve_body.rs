@@ -1,5 +1,5 @@
 //! `serve_body`: request bodies for the seen service's core
-//! (`urinorm::serve::Service`, what `urinorm serve` answers `/v1/add` and
+//! (`urinorm::service::Service`, what `urinorm serve` answers `/v1/add` and
 //! `/v1/check` with), one service for the whole campaign, committing every
 //! few milliseconds beside the requests. The first byte of the input says
 //! whether it is added or checked (bit 0), how the body is sent (bits 1-2:
@@ -23,12 +23,12 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use urinorm::key::KeyFormat;
-use urinorm::mapper::{Columns, NormalizeLines};
+use urinorm::line::key::KeyFormat;
+use urinorm::line::{Columns, NormalizeLines};
 use urinorm::normalize::{Normalizer, Rung};
-use urinorm::seen::{Access, Config, Store};
+use urinorm::store::{Access, Config, Store};
 use std::io::Write;
-use urinorm::serve::{Asking, Body, BodyParts, Encoding, Service, Settings, VERDICTS};
+use urinorm::service::{Asking, Body, BodyParts, Encoding, Service, Settings, VERDICTS};
 
 struct Campaign {
     service: Service,
@@ -122,9 +122,9 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut parts = BodyParts::new(encoding, 64, MAX_LINE, u64::MAX);
     let mut state = Body::default();
-    let mut answer = urinorm::serve::Answer::default();
+    let mut answer = urinorm::service::Answer::default();
     let mut joined = Vec::new();
-    let mut answer_part = |part: Vec<u8>, answer: &mut urinorm::serve::Answer| {
+    let mut answer_part = |part: Vec<u8>, answer: &mut urinorm::service::Answer| {
         let answered = campaign
             .service
             .answer_part(&part, asking, &mut state)

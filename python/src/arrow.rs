@@ -19,8 +19,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use urinorm::fingerprint::{Fingerprint, fingerprint};
-use urinorm::key::KeyFormat;
-use urinorm::mapper::{ColumnScratch, Columns};
+use urinorm::line::key::KeyFormat;
+use urinorm::line::{ColumnScratch, Columns};
 use urinorm::normalize::{Normalizer, Scratch};
 use urinorm::{InvalidUri, UriRef};
 

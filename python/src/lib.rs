@@ -24,8 +24,8 @@ use pyo3::types::{PyBytes, PyCapsule, PyString};
 
 use urinorm::UriRef;
 use urinorm::fingerprint::fingerprint;
-use urinorm::key::KeyFormat;
-use urinorm::mapper::{ColumnScratch, Columns};
+use urinorm::line::key::KeyFormat;
+use urinorm::line::{ColumnScratch, Columns};
 use urinorm::normalize::protocol::{PRESETS, Preset, ProtocolOptions, Transform};
 use urinorm::normalize::{Normalizer, Rung, Scratch};
 use urinorm::resolve::{SchemeRule, resolve_into};

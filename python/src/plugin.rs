@@ -12,7 +12,7 @@ use pyo3_polars::derive::polars_expr;
 use serde::Deserialize;
 
 use urinorm::fingerprint::fingerprint;
-use urinorm::mapper::Columns;
+use urinorm::line::Columns;
 use urinorm::normalize::Normalizer;
 
 use crate::arrow::{self, Row, Scratches};

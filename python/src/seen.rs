@@ -3,7 +3,7 @@
 //! Python: values in, "new or not" out, admitted keys kept in memory until
 //! committed.
 //!
-//! The store itself is the library's `urinorm::seen::Store`; here are only
+//! The store itself is the library's `urinorm::store::Store`; here are only
 //! the keys of Python values and the keys not yet committed.
 
 use std::collections::HashSet;
@@ -15,10 +15,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyString};
 
 use urinorm::fingerprint::fingerprint;
-use urinorm::mapper::{Columns, NormalizeLines};
+use urinorm::line::{Columns, NormalizeLines};
 use urinorm::pipeline::LineMapper;
 use urinorm::scratch::Slot;
-use urinorm::seen::{Access, Clock, Config, Holding, Staging, Store, StoreError};
+use urinorm::store::{Access, Clock, Config, Holding, Staging, Store, StoreError};
 
 use crate::{PyNormalizer, arrow, parse_key};
 
@@ -188,7 +188,7 @@ fn clock(max_age: Option<f64>, now: Option<f64>) -> PyResult<Clock> {
     let clock = match now {
         Some(now) => {
             let time = std::time::SystemTime::UNIX_EPOCH + seconds(now, "now")?;
-            let stamp = urinorm::seen::Stamp::of(time)
+            let stamp = urinorm::store::Stamp::of(time)
                 .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
             Clock::at(stamp)
         }

@@ -144,7 +144,7 @@ def _stamp(path: str) -> tuple:
 #: The keys of a frontier when no option names a rung or a transform: the
 #: safe preset with sort-query-pairs, as ``urinorm serve``, ``dedup --seen``
 #: and ``seen add`` make them (the engine's ``FRONTIER_PRESET`` and
-#: ``FRONTIER_WITH``, in ``src/mapper.rs``; a test holds the two alike).
+#: ``FRONTIER_WITH``, in ``src/line/mod.rs``; a test holds the two alike).
 FRONTIER_PRESET = "safe"
 FRONTIER_WITH = ("sort-query-pairs",)
 

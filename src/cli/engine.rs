@@ -13,7 +13,7 @@ use urinorm::pipeline::stats::Stats;
 use urinorm::pipeline::{
     self, Invalid, LineMapper, MAX_LINE_BYTES, Mode, Options, RunError, SetAside, Sinks,
 };
-use urinorm::seen::{Access, Clock, Committed, Config, Stamp, Store, StoreError};
+use urinorm::store::{Access, Clock, Committed, Config, Stamp, Store, StoreError};
 
 use super::progress::Bar;
 use super::rejects::{EXAMPLES, RejectExamples, RejectsToFile, RejectsToStderr};
@@ -412,7 +412,7 @@ pub fn execute(
     // Line by line into a store, Ctrl-C ends the input: what was answered
     // is committed before the process exits.
     let _deferred = (job.line_buffered && store.as_ref().is_some_and(Store::is_writable))
-        .then(urinorm::cleanup::defer_interrupts);
+        .then(urinorm::sys::cleanup::defer_interrupts);
 
     let mut examples = RejectExamples::default();
     let mut to_stderr = RejectsToStderr;
@@ -526,7 +526,7 @@ pub fn execute(
             report_store(store.dir(), store.keys(), store.runs(), committed);
         }
     }
-    let interrupted = urinorm::cleanup::interrupted();
+    let interrupted = urinorm::sys::cleanup::interrupted();
     if interrupted && !read.quiet {
         let _ = writeln!(
             io::stderr(),
@@ -592,14 +592,14 @@ pub(crate) fn directory_of(path: &Path) -> PathBuf {
 }
 
 /// Removes what killed runs left in `dirs` (temporary outputs, spills:
-/// [`urinorm::cleanup::sweep`]), and says so.
+/// [`urinorm::sys::cleanup::sweep`]), and says so.
 pub fn sweep_leftovers(dirs: impl IntoIterator<Item = PathBuf>, quiet: bool) {
     let mut seen = Vec::new();
     for dir in dirs {
         if seen.contains(&dir) {
             continue;
         }
-        let swept = urinorm::cleanup::sweep(&dir);
+        let swept = urinorm::sys::cleanup::sweep(&dir);
         if swept.paths > 0 && !quiet {
             let _ = writeln!(
                 io::stderr(),

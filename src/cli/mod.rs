@@ -4,10 +4,12 @@
 //! It knows flags and the words a person reads; every decision about URIs,
 //! lines and files is the library's.
 
+pub mod args;
 pub mod cmd;
 pub mod engine;
 pub mod progress;
 pub mod rejects;
+pub mod serve;
 
 use std::fmt;
 use std::io;
@@ -15,10 +17,10 @@ use std::io;
 use clap::{Parser, Subcommand};
 
 use urinorm::escape::escape_str;
-use urinorm::os_error::Reason;
 use urinorm::pipeline::input::{Input, InputError, MmapChoice, STDIN};
 use urinorm::pipeline::{RunError, SpoolError};
-use urinorm::seen::StoreError;
+use urinorm::store::StoreError;
+use urinorm::sys::os_error::Reason;
 
 /// `urinorm --version`: the program's, and the Public Suffix List's it
 /// carries.
@@ -52,7 +54,7 @@ pub enum Command {
     /// Look into, check, fill or compact a seen store (see `dedup --seen`).
     Seen(cmd::seen::SeenCommandArgs),
     /// Serve a seen store over HTTP to many crawler processes: POST lines, get a verdict for each.
-    Serve(cmd::serve::ServeArgs),
+    Serve(serve::ServeArgs),
     /// Show what each rung makes of one URI, and which rules changed it.
     Explain(cmd::explain::ExplainArgs),
     /// List the protocol rung's transforms and presets.
@@ -191,7 +193,7 @@ impl From<RunError> for Error {
 /// The key flags that make keys with the settings of `config` (a seen
 /// store's), as far as flags can: a tracking list, rules files or a Public
 /// Suffix List are named by what the store recorded of them.
-pub(crate) fn flags_of(config: &urinorm::seen::Config) -> String {
+pub(crate) fn flags_of(config: &urinorm::store::Config) -> String {
     use urinorm::normalize::protocol::{PRESETS, Preset, Transform};
     let mut flags = Vec::new();
     match config.get("transforms") {
@@ -259,7 +261,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Ladder(args) => cmd::ladder::run(&args),
         Command::Seen(args) => cmd::seen::run(&args),
         Command::Rules(args) => cmd::rules::run(&args),
-        Command::Serve(args) => cmd::serve::run(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::Explain(args) => cmd::explain::run(&args),
         Command::Transforms => cmd::transforms::run(),
         Command::Completions(args) => cmd::docs::completions(&args),

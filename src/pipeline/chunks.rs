@@ -344,7 +344,7 @@ impl<'a> Chunks<'a> {
         let mut batch = Vec::with_capacity(len);
         // A deferred interrupt ends every input here, mapped files too,
         // not only a stream waiting for lines (see `receive`).
-        while batch.len() < len && !crate::cleanup::interrupted() {
+        while batch.len() < len && !crate::sys::cleanup::interrupted() {
             let wait = batch.is_empty() || !self.line_buffered;
             match self.next_chunk(wait) {
                 Ok(Next::Chunk(chunk)) => batch.push(chunk),
@@ -395,7 +395,7 @@ impl<'a> Chunks<'a> {
 /// never handed over, so none is cut.
 fn receive(blocks: &Blocks) -> Option<Result<Block, InputError>> {
     loop {
-        if crate::cleanup::interrupted() {
+        if crate::sys::cleanup::interrupted() {
             return None;
         }
         match blocks.recv_timeout(INTERRUPT_POLL) {

@@ -30,7 +30,7 @@ use super::store_join::{Classes, Live};
 use super::worker::{Accepted, Processed, Span};
 use super::writer::ClassLine;
 use super::{Emit, Mode, Options, RunError};
-use crate::seen::{Asked, Holding, StoreError};
+use crate::store::{Asked, Holding, StoreError};
 
 /// What the dedup stage made of an accepted line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -77,7 +77,7 @@ impl std::fmt::Display for InputError {
             Problem::Io(source) => {
                 let reason = match source.kind() {
                     io::ErrorKind::NotFound => "no such file".to_string(),
-                    _ => crate::os_error::Reason(source).to_string(),
+                    _ => crate::sys::os_error::Reason(source).to_string(),
                 };
                 write!(f, "cannot read '{name}': {reason}")?;
                 // A URI given where a file is read: say how to give one.

@@ -57,9 +57,9 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::error::InvalidUri;
-use crate::os_error::Reason;
 use crate::scratch::Slot;
-use crate::seen::{Store, StoreError};
+use crate::store::{Store, StoreError};
+use crate::sys::os_error::Reason;
 use caps::SiteNumbers;
 use chunks::Chunks;
 pub use chunks::looks_binary;
@@ -68,7 +68,7 @@ use hash::key_hasher;
 use input::{Input, InputError, total_bytes};
 use output::RejectSink;
 pub use plan::Refused;
-// What the seen service (`crate::serve`) answers a body with.
+// What the seen service (`crate::service`) answers a body with.
 pub(crate) use dedup::{Fate, Fates};
 use plan::{OutputKind, Plan, StoreAccess};
 pub use sniff::Format;

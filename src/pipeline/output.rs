@@ -14,7 +14,7 @@ use tempfile::TempPath;
 use super::compress::{Compression, ParallelEncoder};
 use super::stream::Format;
 use crate::error::InvalidUri;
-use crate::os_error::{Reason, kind_words};
+use crate::sys::os_error::{Reason, kind_words};
 
 /// Output buffers are large: one write per few thousand lines, not per line.
 const BUFFER_BYTES: usize = 1 << 20;
@@ -98,7 +98,7 @@ pub enum Output {
         temp: TempPath,
         path: PathBuf,
         /// Removed by the signal handler if the run is interrupted.
-        registered: crate::cleanup::Registered,
+        registered: crate::sys::cleanup::Registered,
     },
     /// A path that is not a regular file (a device, a pipe): written in place.
     Special(Encoded<File>),
@@ -226,12 +226,12 @@ impl Output {
         };
         // A temporary file is private by default: ask for the usual mode.
         let mut builder = tempfile::Builder::new();
-        let prefix = crate::cleanup::Temporary::Output.prefix();
+        let prefix = crate::sys::cleanup::Temporary::Output.prefix();
         builder.prefix(&prefix);
         #[cfg(unix)]
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
         let (temp, registered) =
-            crate::cleanup::create(|| builder.tempfile_in(dir), |temp| temp.path())
+            crate::sys::cleanup::create(|| builder.tempfile_in(dir), |temp| temp.path())
                 .map_err(|e| in_directory(dir, e))?;
         // Held as long as the file is open: a sweep leaves it alone.
         let _ = temp.as_file().try_lock();
@@ -261,10 +261,10 @@ impl Output {
     /// Checks that files can be made in `dir` (by making and removing a
     /// directory there), so that a run never learns it halfway through.
     pub fn check_dir(dir: &Path) -> io::Result<()> {
-        let probe = crate::cleanup::create(
+        let probe = crate::sys::cleanup::create(
             || {
                 tempfile::Builder::new()
-                    .prefix(&crate::cleanup::Temporary::Probe.prefix())
+                    .prefix(&crate::sys::cleanup::Temporary::Probe.prefix())
                     .tempdir_in(dir)
             },
             |probe| probe.path(),

@@ -417,7 +417,7 @@ impl DedupSet {
                 len: 0,
             };
         }
-        crate::memory::give_back();
+        crate::sys::memory::give_back();
     }
 
     /// How many distinct keys.

@@ -83,7 +83,7 @@ pub struct Spill {
     /// Runs of survivors given whole ([`Spill::add_run`]), to merge too.
     added_runs: Vec<PathBuf>,
     stats: SpillStats,
-    _registered: crate::cleanup::Registered,
+    _registered: crate::sys::cleanup::Registered,
     /// The directory's lock, which tells a sweep it is in use.
     _held: File,
 }
@@ -118,7 +118,7 @@ impl std::fmt::Display for SpillError {
             f,
             "cannot spill to '{}': {} ({:.1} MiB written",
             crate::escape::escape_str(&self.dir.display().to_string()),
-            crate::os_error::Reason(&self.error),
+            crate::sys::os_error::Reason(&self.error),
             mib(self.written)
         )?;
         if let Some(needed) = self.needed {
@@ -144,15 +144,15 @@ impl Spill {
         memory_limit: u64,
         memory_per_byte: u64,
     ) -> io::Result<Spill> {
-        let (dir, registered) = crate::cleanup::create(
+        let (dir, registered) = crate::sys::cleanup::create(
             || {
                 tempfile::Builder::new()
-                    .prefix(&crate::cleanup::Temporary::Spill.prefix())
+                    .prefix(&crate::sys::cleanup::Temporary::Spill.prefix())
                     .tempdir_in(temp_dir)
             },
             |dir| dir.path(),
         )?;
-        let held = crate::cleanup::hold(dir.path())?;
+        let held = crate::sys::cleanup::hold(dir.path())?;
         let wanted =
             (expected_bytes / memory_limit.max(1)).saturating_mul(memory_per_byte) as usize;
         let count = wanted

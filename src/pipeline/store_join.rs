@@ -1,4 +1,4 @@
-//! A run joined with a seen store ([`crate::seen`]: the store itself, which
+//! A run joined with a seen store ([`crate::store`]: the store itself, which
 //! this module only reads and stages), one of two ways.
 //!
 //! In bulk, whether a class was admitted by an earlier run is known only
@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use super::Halt;
 use super::set::DedupSet;
 use crate::fingerprint::fingerprint;
-use crate::seen::{Holding, Probe, Staging, Store, StoreError};
+use crate::store::{Holding, Probe, Staging, Store, StoreError};
 
 /// A class's fingerprint, its number in output order and its size in
 /// lines: 24 bytes, sorted by fingerprint for the join.

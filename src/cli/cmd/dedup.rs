@@ -5,12 +5,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::json;
-use urinorm::key::Site;
-use urinorm::mapper::NormalizeLines;
+use urinorm::line::NormalizeLines;
+use urinorm::line::key::Site;
 use urinorm::pipeline::{Emit, Mode};
-use urinorm::seen::{Clock, Config, Stamp};
+use urinorm::store::{Clock, Config, Stamp};
 
-use super::normalize::{ColumnArgs, Feeds, RungArgs};
+use crate::cli::args::{ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{Job, MemoryArgs, RunArgs, SeenRequest, clock_at, execute, parse_now};
 use crate::cli::{Error, Outcome};
 

@@ -8,7 +8,7 @@ use urinorm::normalize::{Changes, Normalizer, Rung, Scratch};
 use urinorm::rules::{Events, RuleId};
 use urinorm::uri::mask_password;
 
-use super::normalize::RungArgs;
+use crate::cli::args::RungArgs;
 use crate::cli::rejects::Reason;
 use crate::cli::{Error, Outcome};
 use urinorm::escape::escape;

@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::json;
 use urinorm::escape::escape_str;
-use urinorm::ladder_report::{
-    self, Capture, Evidence, EvidenceSummary, Merge, Options, PresetStep, Report, StepReport,
-};
 use urinorm::normalize::protocol::{PRESETS, Preset, Transform};
 use urinorm::pipeline::MAX_LINE_BYTES;
+use urinorm::report::ladder::{
+    self, Capture, Evidence, EvidenceSummary, Merge, Options, PresetStep, Report, StepReport,
+};
 
 use super::ladder_page;
-use super::normalize::{IndexArgs, LineArgs, RulesArgs, needs_host};
+use crate::cli::args::{IndexArgs, LineArgs, RulesArgs, needs_host};
 use crate::cli::progress::Bar;
 use crate::cli::{Error, Outcome, open_inputs, thread_count, write_whole};
 
@@ -110,7 +110,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         rules: args.rules.each_file()?,
         index,
     };
-    let report = ladder_report::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
+    let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
     let run = RunFacts {
         // The program as `urinorm`, wherever it was run from.
         command: ["urinorm".to_string()]

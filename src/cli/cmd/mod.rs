@@ -8,7 +8,5 @@ pub mod ladder_page;
 pub mod normalize;
 pub mod resolve;
 pub mod rules;
-pub mod scope;
 pub mod seen;
-pub mod serve;
 pub mod transforms;

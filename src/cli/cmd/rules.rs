@@ -5,15 +5,15 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use urinorm::crawl_index::IndexLines;
 use urinorm::escape::escape_str;
-use urinorm::learn_rules::{self, LearnOptions, Learning, Trial};
+use urinorm::line::crawl_index::IndexLines;
 use urinorm::normalize::protocol::{PRESETS, Preset};
 use urinorm::pipeline::MAX_LINE_BYTES;
 use urinorm::pipeline::output::Output;
+use urinorm::report::learn::{self, LearnOptions, Learning, Trial};
 use urinorm::rules::learn::Support;
 
-use super::normalize::{IndexArgs, LineArgs};
+use crate::cli::args::{IndexArgs, LineArgs};
 use crate::cli::engine::{MemoryArgs, directory_of, path_error, sweep_leftovers};
 use crate::cli::progress::Bar;
 use crate::cli::{Error, Outcome, open_inputs, thread_count, write_whole};
@@ -124,7 +124,7 @@ fn run_learn(args: &LearnArgs) -> Result<Outcome, Error> {
         memory_limit: args.memory.limit(),
         temp_dir,
     };
-    let learning = learn_rules::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
+    let learning = learn::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
     let summary = summary(&learning, &options);
     match &args.output {
         Some(path) => {

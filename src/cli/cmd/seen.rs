@@ -9,9 +9,9 @@ use serde_json::json;
 use std::time::Duration;
 use urinorm::escape::escape_str;
 
-use urinorm::seen::{Access, Clock, Config, Stamp, Store};
+use urinorm::store::{Access, Clock, Config, Stamp, Store};
 
-use super::normalize::{ColumnArgs, Feeds, RungArgs};
+use crate::cli::args::{ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{Job, MemoryArgs, NowArgs, ReadArgs, SeenRequest, execute};
 use crate::cli::{Error, Outcome, counted, flags_of, print_line};
 use urinorm::pipeline::{Emit, Mode};

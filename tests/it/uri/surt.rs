@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 use urinorm::UriRef;
-use urinorm::key::KeyFormat;
+use urinorm::line::key::KeyFormat;
 use urinorm::normalize::protocol::{Preset, Protocol, Transform};
 use urinorm::normalize::{Normalizer, Scratch};
 use urinorm::surt::write_surt;

@@ -41,7 +41,7 @@ pub type UrlId = u32;
 /// key order, and what a step gives the units it changes.
 ///
 /// ```
-/// use urinorm::evidence::{Captures, Keyed, Level};
+/// use urinorm::report::evidence::{Captures, Keyed, Level};
 /// let mut captures = Captures::default();
 /// for (own, digest) in [(1, 7), (2, 7)] {
 ///     captures.add(own, digest);
@@ -396,7 +396,7 @@ impl Contents {
     /// `examples` examples of each kind.
     ///
     /// ```
-    /// use urinorm::evidence::{Captures, REJECTED};
+    /// use urinorm::report::evidence::{Captures, REJECTED};
     /// let mut captures = Captures::default();
     /// // URLs 1 and 2 serve digest 7; URL 3 serves 8.
     /// for (own, digest) in [(1, 7), (2, 7), (3, 8)] {

@@ -11,7 +11,7 @@ use std::io;
 /// their number, starting in lower case.
 ///
 /// ```
-/// use urinorm::os_error::Reason;
+/// use urinorm::sys::os_error::Reason;
 /// let denied = std::io::Error::from_raw_os_error(13);
 /// assert_eq!(Reason(&denied).to_string(), "permission denied");
 /// let own = std::io::Error::other("the store changed");
@@ -23,7 +23,7 @@ pub struct Reason<'e>(pub &'e io::Error);
 /// system's error): the system's own words for the usual kinds.
 ///
 /// ```
-/// use urinorm::os_error::kind_words;
+/// use urinorm::sys::os_error::kind_words;
 /// assert_eq!(kind_words(std::io::ErrorKind::NotFound), "no such file or directory");
 /// ```
 pub fn kind_words(kind: io::ErrorKind) -> String {

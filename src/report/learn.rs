@@ -2,7 +2,7 @@
 //! index through the pipeline's chunks (CDX, CDXJ or a digest column, as
 //! the ladder does), brings each capture of content to the base step's
 //! form (a preset), groups the URLs into contents by their digests
-//! ([`crate::evidence`]), and proposes the rules the evidence supports
+//! ([`crate::report::evidence`]), and proposes the rules the evidence supports
 //! ([`crate::rules::learn`]). With a held-out share of the contents, it
 //! learns from the rest and applies the rules (through the rules engine,
 //! as `--rules` would) to the share it did not learn from.
@@ -15,10 +15,8 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use crate::crawl_index::IndexLines;
-use crate::evidence::{Captures, Contents, pairs, share};
-use crate::ladder_report::learn_layout;
-use crate::mapper::ColumnScratch;
+use crate::line::ColumnScratch;
+use crate::line::crawl_index::IndexLines;
 use crate::normalize::protocol::{Preset, Protocol};
 use crate::normalize::{Normalizer, Scratch};
 use crate::pipeline::chunks::{Chunk, Chunks, Line, LineRules};
@@ -26,6 +24,8 @@ use crate::pipeline::hash::InMemoryPrints;
 use crate::pipeline::input::{Input, total_size};
 use crate::pipeline::spill::{Spill, SpillError, Survivor};
 use crate::pipeline::{CHUNKS_PER_THREAD, Progress, RunError, thread_pool};
+use crate::report::evidence::{Captures, Contents, pairs, share};
+use crate::report::ladder::learn_layout;
 use crate::rules::learn::{LearnedRule, Support, learn};
 use crate::rules::{RulesFormat, RulesText, SiteRules};
 use crate::split;

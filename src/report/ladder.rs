@@ -26,11 +26,10 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::crawl_index::{IndexFormat, IndexLines};
 use crate::error::ErrorKind;
-use crate::evidence::{Captures, Contents, Judgement, Keyed, Level, UrlId};
-use crate::key::Site;
-use crate::mapper::{ColumnScratch, Columns};
+use crate::line::crawl_index::{IndexFormat, IndexLines};
+use crate::line::key::Site;
+use crate::line::{ColumnScratch, Columns};
 use crate::normalize::protocol::{PRESETS, Preset, Protocol, Transform, candidates};
 use crate::normalize::{Normalizer, Rung, Scratch};
 use crate::pipeline::chunks::{Chunk, ChunkBytes, Chunks, Line, LineRules};
@@ -38,6 +37,7 @@ use crate::pipeline::hash::{InMemoryPrints, PrintHasher};
 use crate::pipeline::input::{Input, InputError, total_bytes};
 use crate::pipeline::place::Place;
 use crate::pipeline::{CHUNKS_PER_THREAD, MAX_LINE_BYTES, Progress, RunError, thread_pool};
+use crate::report::evidence::{Captures, Contents, Judgement, Keyed, Level, UrlId};
 use crate::rules::SiteRules;
 use crate::uri::{SchemeHost, UriRef, mask_password};
 
@@ -105,7 +105,7 @@ pub struct Options {
     /// on its own.
     pub rules: Option<LadderRules>,
     /// The lines are a crawl index: judge each step's merges by the
-    /// digests of what the URLs served ([`crate::evidence`]).
+    /// digests of what the URLs served ([`crate::report::evidence`]).
     pub index: Option<IndexFormat>,
 }
 
@@ -196,7 +196,7 @@ pub struct TransformMerges {
 }
 
 /// What the digests of a crawl index say of one step's merges (see
-/// [`crate::evidence`]).
+/// [`crate::report::evidence`]).
 #[derive(Clone, Debug)]
 pub struct Evidence {
     /// The counts (its examples name URLs by number: the two lists below

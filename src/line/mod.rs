@@ -7,17 +7,21 @@
 //! It knows lines and columns and calls the RFC modules; it knows nothing
 //! of threads or files.
 
+pub mod crawl_index;
+pub mod key;
+pub mod scope;
+
 use std::ops::Range;
 
 use crate::error::{ErrorKind, InvalidUri, Within};
-use crate::key::{KeyFormat, Site};
 use crate::lenient::{self, Repair};
+use crate::line::key::{KeyFormat, Site};
+use crate::line::scope::Scope;
 use crate::normalize::protocol::Transform;
 use crate::normalize::{Changes, Normalizer, Scratch};
 use crate::pipeline::{LineMapper, Mapped, Note, NoteKind};
 use crate::resolve::{SchemeRule, resolve_into};
 use crate::rules::Events;
-use crate::scope::Scope;
 use crate::scratch::Slot;
 use crate::surt::normalize_surt_into;
 use crate::uri::{SchemeHost, UriRef};
@@ -66,7 +70,7 @@ impl Columns {
     /// repairs made (as [`Repair::bit`]s).
     ///
     /// ```
-    /// use urinorm::mapper::{ColumnScratch, Columns};
+    /// use urinorm::line::{ColumnScratch, Columns};
     /// let columns = Columns { field: Some(1), base_field: Some(0), delimiter: b'\t', ..Columns::default() };
     /// let mut scratch = ColumnScratch::default();
     /// let (uri, _) = columns.with_uri(b"http://a/b/c\t../d", &mut scratch, |uri| Ok(uri.to_vec()))?;
@@ -103,7 +107,7 @@ impl Columns {
     /// that come apart (two columns of a dataframe).
     ///
     /// ```
-    /// use urinorm::mapper::{ColumnScratch, Columns};
+    /// use urinorm::line::{ColumnScratch, Columns};
     /// let columns = Columns { lenient: true, ..Columns::default() };
     /// let mut scratch = ColumnScratch::default();
     /// let (uri, _) = columns.with_reference(b" ../d ", Some(b"http://a/b/c"), &mut scratch, |uri| Ok(uri.to_vec()))?;
@@ -448,8 +452,8 @@ impl NormalizeLines {
     /// delimiter.
     ///
     /// ```
-    /// use urinorm::key::KeyFormat;
-    /// use urinorm::mapper::{Columns, NormalizeLines};
+    /// use urinorm::line::key::KeyFormat;
+    /// use urinorm::line::{Columns, NormalizeLines};
     /// use urinorm::normalize::{Normalizer, Rung};
     /// let lines = NormalizeLines::new(Normalizer::new(Rung::Scheme), KeyFormat::Canonical, Columns::default());
     /// assert_eq!(lines.key_settings(), [("rung", "scheme".into()), ("key", "canonical".into())]);

@@ -32,7 +32,7 @@ pub struct ScopeRules {
 ///
 /// ```
 /// use urinorm::normalize::{Normalizer, Rung};
-/// use urinorm::scope::{Scope, ScopeRules};
+/// use urinorm::line::scope::{Scope, ScopeRules};
 /// let rules = ScopeRules {
 ///     keep_domains: vec!["Example.COM".into()],
 ///     drop_regex: vec![r"\.(png|jpg)$".into()],
@@ -42,7 +42,7 @@ pub struct ScopeRules {
 /// assert!(scope.admits(b"http://www.example.com/a"));
 /// assert!(!scope.admits(b"http://notexample.com/a"));
 /// assert!(!scope.admits(b"http://example.com/logo.png"));
-/// # Ok::<(), urinorm::scope::ScopeError>(())
+/// # Ok::<(), urinorm::line::scope::ScopeError>(())
 /// ```
 #[derive(Debug)]
 pub struct Scope {
@@ -202,12 +202,12 @@ impl Domains {
 /// ```
 /// use urinorm::normalize::{Normalizer, Rung};
 /// let normalizer = Normalizer::new(Rung::Scheme);
-/// assert_eq!(urinorm::scope::domain("Bücher.DE.", &normalizer)?, b"xn--bcher-kva.de");
-/// assert_eq!(urinorm::scope::domain("*.Example.com", &normalizer)?, b"example.com");
-/// assert_eq!(urinorm::scope::domain(".example.com", &normalizer)?, b"example.com");
-/// assert!(urinorm::scope::domain("*", &normalizer).is_err());
-/// assert!(urinorm::scope::domain("example.com/path", &normalizer).is_err());
-/// # Ok::<(), urinorm::scope::ScopeError>(())
+/// assert_eq!(urinorm::line::scope::domain("Bücher.DE.", &normalizer)?, b"xn--bcher-kva.de");
+/// assert_eq!(urinorm::line::scope::domain("*.Example.com", &normalizer)?, b"example.com");
+/// assert_eq!(urinorm::line::scope::domain(".example.com", &normalizer)?, b"example.com");
+/// assert!(urinorm::line::scope::domain("*", &normalizer).is_err());
+/// assert!(urinorm::line::scope::domain("example.com/path", &normalizer).is_err());
+/// # Ok::<(), urinorm::line::scope::ScopeError>(())
 /// ```
 pub fn domain(given: &str, normalizer: &Normalizer) -> Result<Vec<u8>, ScopeError> {
     let not_a_domain = |why: &str| {

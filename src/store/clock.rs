@@ -13,11 +13,11 @@ use std::time::{Duration, SystemTime};
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
-/// use urinorm::seen::Stamp;
+/// use urinorm::store::Stamp;
 /// let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
 /// assert_eq!(Stamp::of(t)?.time(), t);
 /// assert!(Stamp::of(SystemTime::UNIX_EPOCH).is_err());
-/// # Ok::<(), urinorm::seen::ClockError>(())
+/// # Ok::<(), urinorm::store::ClockError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Stamp(pub(crate) u32);
@@ -100,13 +100,13 @@ pub enum Holding {
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
-/// use urinorm::seen::{Clock, Holding, Stamp};
+/// use urinorm::store::{Clock, Holding, Stamp};
 /// let now = Stamp::of(SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000))?;
 /// let week = Clock::at(now).with_max_age(Duration::from_secs(7 * 86_400));
 /// let ten_days_ago = Stamp::of(now.time() - Duration::from_secs(10 * 86_400))?;
 /// assert_eq!(week.judge(ten_days_ago), Holding::Expired);
 /// assert_eq!(Clock::at(now).judge(ten_days_ago), Holding::Held);
-/// # Ok::<(), urinorm::seen::ClockError>(())
+/// # Ok::<(), urinorm::store::ClockError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Clock {

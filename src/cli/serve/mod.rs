@@ -1,5 +1,5 @@
 //! `urinorm serve`: one seen store shared by many crawler processes over
-//! HTTP/1.1. The answers are the library's ([`urinorm::serve::Service`]);
+//! HTTP/1.1. The answers are the library's ([`urinorm::service::Service`]);
 //! here is the HTTP shell: hyper on tokio, the bearer token, the limits
 //! (body size, idle and slow clients, connections), the metrics, the log
 //! (standard error), and a clean stop on SIGTERM or SIGINT.
@@ -34,18 +34,18 @@ use serde_json::json;
 use subtle::ConstantTimeEq;
 use tokio::sync::Semaphore;
 use urinorm::escape::escape_str;
-use urinorm::os_error::Reason;
 use urinorm::pipeline::MAX_LINE_BYTES;
-use urinorm::seen::{Config, Stamp};
-use urinorm::serve::{
+use urinorm::service::{
     Answer, Asking, Body, BodyError, BodyParts, CommitReport, Encoding, Event, FORGET_VERDICTS,
     Refused, Service, Settings, VERDICTS,
 };
+use urinorm::store::{Config, Stamp};
+use urinorm::sys::os_error::Reason;
 
 use body::{Reading, Spool, Streamed, Unread};
 use gate::{Gate, Pass};
 
-use super::normalize::{ColumnArgs, Feeds, RungArgs};
+use crate::cli::args::{ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{SeenRequest, clock_at, parse_now, parse_size, report_store};
 use crate::cli::{Error, Outcome, thread_count};
 
@@ -200,7 +200,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome, Error> {
     service.note_serving(&format!("http://{local}"))?;
     // SIGTERM and SIGINT end the serving, which drains and commits; a
     // second one exits at once.
-    let deferred = urinorm::cleanup::defer_interrupts();
+    let deferred = urinorm::sys::cleanup::defer_interrupts();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .max_blocking_threads(threads.max(2) * 4)
@@ -416,7 +416,7 @@ async fn accept_loop(
                     continue;
                 }
             },
-            _ = tick.tick() => match urinorm::cleanup::interrupted() {
+            _ = tick.tick() => match urinorm::sys::cleanup::interrupted() {
                 true => break,
                 false => continue,
             },

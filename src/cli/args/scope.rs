@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use urinorm::escape::escape_str;
+use urinorm::line::scope::{Scope, ScopeRules};
 use urinorm::normalize::Normalizer;
 use urinorm::pipeline::input::InputError;
-use urinorm::scope::{Scope, ScopeRules};
 
 use crate::cli::Error;
 
@@ -89,7 +89,7 @@ fn read_list(file: &Path, normalizer: &Normalizer, names: &mut Vec<String>) -> R
         if entry.is_empty() {
             continue;
         }
-        urinorm::scope::domain(entry, normalizer)
+        urinorm::line::scope::domain(entry, normalizer)
             .map_err(|e| Error::Usage(format!("{}:{}: {e}", escape_str(&name), n + 1)))?;
         names.push(entry.to_string());
     }

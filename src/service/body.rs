@@ -67,13 +67,13 @@ const FEED_BYTES: usize = 1024;
 /// A body being taken in: see the module's comment.
 ///
 /// ```
-/// use urinorm::serve::{BodyParts, Encoding};
+/// use urinorm::service::{BodyParts, Encoding};
 /// let mut body = BodyParts::new(Encoding::Identity, 8, 100, u64::MAX);
 /// body.feed(b"http://a/\nhttp://b/\nhttp://c")?;
 /// assert_eq!(body.next_part().unwrap(), b"http://a/\nhttp://b/\n");
 /// assert_eq!(body.next_part(), None);
 /// assert_eq!(body.finish()?.unwrap(), b"http://c");
-/// # Ok::<(), urinorm::serve::BodyError>(())
+/// # Ok::<(), urinorm::service::BodyError>(())
 /// ```
 pub struct BodyParts {
     decoder: Decoder,

@@ -81,7 +81,7 @@ impl fmt::Display for StoreError {
                 f,
                 "cannot {action} '{}': {}",
                 shown(path),
-                crate::os_error::Reason(source)
+                crate::sys::os_error::Reason(source)
             ),
             StoreError::Damaged { path, why } => write!(
                 f,

@@ -55,7 +55,7 @@ impl super::Store {
     /// damaged store or the salvaged one.
     ///
     /// ```
-    /// use urinorm::seen::{Access, Config, Store};
+    /// use urinorm::store::{Access, Config, Store};
     /// let dir = tempfile::tempdir().unwrap();
     /// let config = Config::new([("rung", "syntax")]);
     /// drop(Store::open(dir.path(), &config, Access::Write { wait: false }).unwrap());

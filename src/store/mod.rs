@@ -70,7 +70,7 @@ use crate::fingerprint::fingerprint;
 /// configuration differs from its own.
 ///
 /// ```
-/// use urinorm::seen::Config;
+/// use urinorm::store::Config;
 /// let config = Config::new([("rung", "scheme"), ("key", "canonical")]);
 /// assert_eq!(config.to_string(), "key=canonical, rung=scheme");
 /// ```
@@ -98,7 +98,7 @@ impl Config {
     /// that only one of the two has), in order.
     ///
     /// ```
-    /// use urinorm::seen::Config;
+    /// use urinorm::store::Config;
     /// let stored = Config::new([("rung", "scheme"), ("key", "canonical")]);
     /// let wanted = Config::new([("rung", "protocol"), ("key", "canonical"), ("transforms", "drop-fragment")]);
     /// assert_eq!(stored.differing(&wanted), ["rung", "transforms"]);
@@ -258,7 +258,7 @@ enum Merging {
 /// An open seen store.
 ///
 /// ```
-/// use urinorm::seen::{Access, Config, Holding, Staging, Store};
+/// use urinorm::store::{Access, Config, Holding, Staging, Store};
 /// let dir = tempfile::tempdir()?;
 /// let config = Config::new([("rung", "scheme")]);
 /// let mut store = Store::open(dir.path(), &config, Access::Write { wait: false })?;

@@ -17,11 +17,11 @@
 //! admitted or written beside the damage, until the store is salvaged.
 //!
 //! ```
-//! use urinorm::mapper::{Columns, NormalizeLines};
+//! use urinorm::line::{Columns, NormalizeLines};
 //! use urinorm::normalize::{Normalizer, Rung};
-//! use urinorm::key::KeyFormat;
-//! use urinorm::seen::{Access, Config, Store};
-//! use urinorm::serve::{Service, Settings};
+//! use urinorm::line::key::KeyFormat;
+//! use urinorm::store::{Access, Config, Store};
+//! use urinorm::service::{Service, Settings};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let lines = NormalizeLines::new(Normalizer::new(Rung::Syntax), KeyFormat::Canonical, Columns::default());
@@ -48,12 +48,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::mapper::NormalizeLines;
+use crate::line::NormalizeLines;
 use crate::pipeline::chunks::{Chunk, ChunkBytes};
 use crate::pipeline::{
     Buffers, Emit, Fate, Fates, Hashes, Mode, Options, Processed, Verdict, process, verdicts,
 };
-use crate::seen::{Access, Committed, Config, Holding, Staging, Store, StoreError};
+use crate::store::{Access, Committed, Config, Holding, Staging, Store, StoreError};
 
 /// The words of the verdicts a service gives, in the order of
 /// [`Answer::counts`].
@@ -450,11 +450,11 @@ impl Service {
     /// repeat of a key first met in an earlier part is `dup` as in one.
     ///
     /// ```
-    /// # use urinorm::mapper::{Columns, NormalizeLines};
+    /// # use urinorm::line::{Columns, NormalizeLines};
     /// # use urinorm::normalize::{Normalizer, Rung};
-    /// # use urinorm::key::KeyFormat;
-    /// # use urinorm::seen::{Access, Config, Store};
-    /// use urinorm::serve::{Asking, Body, Service, Settings};
+    /// # use urinorm::line::key::KeyFormat;
+    /// # use urinorm::store::{Access, Config, Store};
+    /// use urinorm::service::{Asking, Body, Service, Settings};
     /// # let dir = tempfile::tempdir()?;
     /// # let lines = NormalizeLines::new(Normalizer::new(Rung::Syntax), KeyFormat::Canonical, Columns::default());
     /// # let store = Store::open(dir.path(), &Config::new(lines.key_settings()), Access::Write { wait: false })?;
@@ -961,7 +961,7 @@ impl Shared {
     /// Merges every run into one, without the keys admitted before
     /// `expire_before`: written while lookups read the store, put in place
     /// under its write lock. `forgotten` is the keys removed.
-    fn compact(&self, expire_before: Option<crate::seen::Stamp>) -> Result<Committed, StoreError> {
+    fn compact(&self, expire_before: Option<crate::store::Stamp>) -> Result<Committed, StoreError> {
         let keys = self.store().keys();
         let written = self.store().write_compaction(expire_before)?;
         if let Some(written) = written {
@@ -1099,10 +1099,10 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::key::KeyFormat;
-    use crate::mapper::Columns;
+    use crate::line::Columns;
+    use crate::line::key::KeyFormat;
     use crate::normalize::{Normalizer, Rung};
-    use crate::seen::Access;
+    use crate::store::Access;
 
     fn service(dir: &std::path::Path, settings: Settings) -> Service {
         let lines = NormalizeLines::new(

@@ -829,7 +829,7 @@ impl RunWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seen::{Asked, Holding};
+    use crate::store::{Asked, Holding};
 
     const CONFIG: [u8; 16] = [7; 16];
     const STAMP: Stamp = Stamp(1_795_000_000);

@@ -13,7 +13,7 @@ use crate::uri::SchemeHost;
 /// The kind of key.
 ///
 /// ```
-/// use urinorm::key::KeyFormat;
+/// use urinorm::line::key::KeyFormat;
 /// use urinorm::normalize::{Normalizer, Rung, Scratch};
 /// let (mut out, mut scratch) = (Vec::new(), Scratch::default());
 /// let key: KeyFormat = "surt".parse()?;
@@ -135,7 +135,7 @@ impl Site {
     /// slice of its host, or `None` when it has none (or an empty one).
     ///
     /// ```
-    /// use urinorm::key::Site;
+    /// use urinorm::line::key::Site;
     /// use urinorm::uri::SchemeHost;
     /// let uri = SchemeHost::of_valid(b"http://news.bbc.co.uk/a");
     /// assert_eq!(Site::Host.of(&uri), Some(&b"news.bbc.co.uk"[..]));

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use crate::error::{ErrorKind, InvalidUri};
-use crate::mapper::{ColumnScratch, Columns};
+use crate::line::{ColumnScratch, Columns};
 
 /// How a run reads its lines: where the URI is (a column, or an index
 /// record's URL, prepared as [`Columns`] say) and, for a crawl index,
@@ -192,7 +192,7 @@ impl CdxLayout {
     /// an error names a field it lacks.
     ///
     /// ```
-    /// use urinorm::crawl_index::CdxLayout;
+    /// use urinorm::line::crawl_index::CdxLayout;
     /// let layout = CdxLayout::from_header(b" CDX N b a m s k r M S V g").unwrap()?;
     /// assert_eq!(layout, CdxLayout::CLASSIC);
     /// assert!(CdxLayout::from_header(b"com,example)/ 2020").is_none());

@@ -18,7 +18,7 @@ use hyper::body::{Bytes, Frame, Incoming};
 use hyper::header::{CONTENT_ENCODING, HeaderMap};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 use urinorm::escape::escape_str;
-use urinorm::serve::{BodyError, BodyParts, Encoding};
+use urinorm::service::{BodyError, BodyParts, Encoding};
 
 /// Decoded bytes a part is cut at: the memory of a body being answered is
 /// a few of these, whatever its size.

@@ -1,0 +1,11 @@
+//! The flag groups several subcommands share (clap's `#[command(flatten)]`
+//! groups): the rung and its rules, the columns and keys of a line, the
+//! scope filters. Each maps flags onto the library's types and knows no
+//! subcommand.
+
+mod columns;
+mod rung;
+mod scope;
+
+pub use columns::{ColumnArgs, Feeds, IndexArgs, LineArgs, needs_host};
+pub use rung::{RulesArgs, RungArgs};
