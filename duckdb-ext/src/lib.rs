@@ -37,11 +37,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use libduckdb_sys::*;
 use urinorm::fingerprint::fingerprint;
 use urinorm::line::key::KeyFormat;
+use urinorm::line::spec::{NormalizerSpec, SpecError};
 use urinorm::line::{ColumnScratch, Columns};
-use urinorm::normalize::protocol::{Preset, ProtocolOptions, Transform};
-use urinorm::normalize::{Normalizer, Rung, Scratch};
-use urinorm::resolve::SchemeRule;
-use urinorm::rules::{RulesFormat, RulesText, SiteRules};
+use urinorm::normalize::{Normalizer, Scratch};
 
 /// The C API version asked for and written in the footer: the bind callback
 /// (and its client context), and the unchecked string assignment are stable
@@ -135,140 +133,63 @@ impl Maker {
             .is_ok()
     }
 
-    /// The options of `text`: `name=value` pairs separated by `;` (lists,
-    /// as `with`, separated by `,`), the names of the batch functions'
-    /// keyword arguments: `rung`, `preset`, `with` (or `with_`), `without`,
-    /// `tracking_params`, `key` (not `urinorm_surt`'s), `lenient`, `rules`,
-    /// `rules_clearurls`, and `urinorm_resolve`'s `non_strict`.
+    /// The options of `text`, in the library's text form ([`NormalizerSpec`]:
+    /// `name=value` pairs separated by `;`, lists separated by `,`), the
+    /// names of the batch functions' keyword arguments. The function adds
+    /// its own: `urinorm_surt`'s key is a SURT (it takes no `key`), and only
+    /// `urinorm_resolve` reads `non_strict`. Every other meaning and refusal
+    /// is the model's.
     fn parse(kind: Kind, text: &str) -> Result<Maker, String> {
         let function = kind.text();
-        let (mut rung, mut preset) = (None, None);
-        let (mut with, mut without) = (Vec::new(), Vec::new());
-        let mut tracking: Option<String> = None;
-        let mut key = match kind {
-            Kind::Surt => KeyFormat::Surt,
-            _ => KeyFormat::Canonical,
-        };
-        let (mut lenient, mut non_strict, mut panic_in_rows) = (false, false, false);
-        let mut rules: Vec<RulesText> = Vec::new();
-        let mut rules_clearurls: Vec<RulesText> = Vec::new();
-        let list = |value: &str| -> Vec<String> {
-            (value.split(',').map(str::trim))
-                .filter(|name| !name.is_empty())
-                .map(String::from)
-                .collect()
-        };
-        let transforms = |value: &str| -> Result<Vec<Transform>, String> {
-            list(value).iter().map(|n| n.parse::<Transform>()).collect()
-        };
-        let flag = |name: &str, value: &str| match value {
-            "true" | "1" => Ok(true),
-            "false" | "0" => Ok(false),
-            _ => Err(format!(
-                "{function}: {name} is true or false, not '{value}'"
-            )),
-        };
-        for pair in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-            let Some((name, value)) = pair.split_once('=') else {
-                return Err(format!("{function}: an option is name=value, not '{pair}'"));
-            };
-            let value = value.trim();
-            let in_function = |e: String| format!("{function}: {e}");
-            match name.trim() {
-                "rung" => rung = Some(value.parse::<Rung>().map_err(in_function)?),
-                "preset" => preset = Some(value.parse::<Preset>().map_err(in_function)?),
-                "with" | "with_" => with.extend(transforms(value).map_err(in_function)?),
-                "without" => without.extend(transforms(value).map_err(in_function)?),
-                // The command line reads a file of one name per line.
-                "tracking_params" => tracking = Some(list(value).join("\n")),
-                "key" if kind != Kind::Surt => {
-                    key = value.parse::<KeyFormat>().map_err(in_function)?
-                }
-                "lenient" => lenient = flag("lenient", value)?,
-                "non_strict" if kind == Kind::Resolve => non_strict = flag("non_strict", value)?,
-                "rules" => {
-                    for path in list(value) {
-                        rules.push(read_rules(&path, RulesFormat::Lines)?);
-                    }
-                }
-                "rules_clearurls" => {
-                    for path in list(value) {
-                        rules_clearurls.push(read_rules(&path, RulesFormat::ClearUrls)?);
-                    }
-                }
-                "test_panic" if TEST_PANIC.load(Ordering::Relaxed) => match value {
-                    "bind" => panic!("test_panic=bind"),
-                    _ => panic_in_rows = true,
-                },
-                other => {
-                    let key = if kind == Kind::Surt { "" } else { ", key" };
-                    let non_strict = if kind == Kind::Resolve {
-                        ", non_strict"
-                    } else {
-                        ""
-                    };
-                    return Err(format!(
-                        "{function}: unknown option '{other}' (rung, preset, with, without, tracking_params{key}, lenient, rules, rules_clearurls{non_strict})"
-                    ));
-                }
+        let in_function = |e: SpecError| format!("{function}: {e}");
+        let (text, panic_in_rows) = test_panic(text);
+        let mut spec: NormalizerSpec = text.parse().map_err(in_function)?;
+        match kind {
+            Kind::Surt if spec.key != KeyFormat::Canonical => {
+                return Err(format!(
+                    "{function}: takes no key option: its key is a SURT (use urinorm_normalize with key={})",
+                    spec.key.name()
+                ));
             }
+            Kind::Surt => spec.key = KeyFormat::Surt,
+            Kind::Resolve => {}
+            _ if spec.non_strict => {
+                return Err(format!(
+                    "{function}: non_strict is urinorm_resolve's option"
+                ));
+            }
+            _ => {}
         }
-        // ClearURLs' lists first, then urinorm's: as the command line's
-        // --rules-clearurls and --rules are compiled.
-        rules_clearurls.append(&mut rules);
-        let site_rules = match rules_clearurls.is_empty() {
-            true => None,
-            false => {
-                let compiled =
-                    SiteRules::compile(&rules_clearurls).map_err(|e| format!("{function}: {e}"))?;
-                Some(compiled.into_rewrite())
-            }
-        };
-        let options = ProtocolOptions {
-            preset,
-            with: &with,
-            without: &without,
-            tracking_list: tracking.as_deref(),
-            rules: site_rules.as_ref(),
-        };
-        let normalizer =
-            Normalizer::from_options(rung, &options).map_err(|e| format!("{function}: {e}"))?;
-        let columns = Columns {
-            lenient,
-            scheme_rule: match non_strict {
-                true => SchemeRule::NonStrict,
-                false => SchemeRule::Strict,
-            },
-            ..Columns::default()
-        };
+        let normalizer = spec.normalizer().map_err(in_function)?;
         Ok(Maker {
             kind,
             normalizer,
-            key,
-            columns,
+            key: spec.key,
+            columns: spec.columns(),
             panic_in_rows,
         })
     }
 }
 
-/// The text of a rules file, as Python's `urinorm` reads it (UTF-8, line
-/// endings untouched); the error names the path.
-fn read_rules(path: &str, format: RulesFormat) -> Result<RulesText, String> {
-    let data = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
-    let text = String::from_utf8(data).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let bytes = e.as_bytes();
-        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-        format!(
-            "{path}:{line}: not UTF-8 text (byte 0x{:02x} at offset {at})",
-            bytes[at]
-        )
-    })?;
-    Ok(RulesText {
-        name: path.to_string(),
-        format,
-        text,
-    })
+/// `text` without its `test_panic=bind` or `test_panic=row` option (tests
+/// only: set when `URINORM_DUCKDB_TEST_PANIC` was in the environment at
+/// load), which panics here (`bind`) or says rows should.
+fn test_panic(text: &str) -> (String, bool) {
+    if !TEST_PANIC.load(Ordering::Relaxed) {
+        return (text.to_string(), false);
+    }
+    let mut in_rows = false;
+    let kept: Vec<&str> = (text.split(';'))
+        .filter(|pair| match pair.trim() {
+            "test_panic=bind" => panic!("test_panic=bind"),
+            "test_panic=row" => {
+                in_rows = true;
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    (kept.join(";"), in_rows)
 }
 
 /// The buffers a thread reuses from row to row.

@@ -11,10 +11,10 @@
 //! Python API (argument defaults, pyarrow arrays) is `urinorm/__init__.py`.
 
 mod arrow;
+mod options;
 mod plugin;
 mod seen;
 
-use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use pyo3::create_exception;
@@ -25,12 +25,15 @@ use pyo3::types::{PyBytes, PyCapsule, PyString};
 use urinorm::UriRef;
 use urinorm::fingerprint::fingerprint;
 use urinorm::line::key::KeyFormat;
+use urinorm::line::spec::NormalizerSpec;
 use urinorm::line::{ColumnScratch, Columns};
-use urinorm::normalize::protocol::{PRESETS, Preset, ProtocolOptions, Transform};
+use urinorm::line::{FRONTIER_PRESET, FRONTIER_WITH};
+use urinorm::normalize::protocol::{PRESETS, Transform};
 use urinorm::normalize::{Normalizer, Rung, Scratch};
 use urinorm::resolve::{SchemeRule, resolve_into};
-use urinorm::rules::{RulesFormat, RulesText, SiteRules};
 use urinorm::surt::normalize_surt_into;
+
+use options::{Given, RulesGiven};
 
 create_exception!(
     urinorm,
@@ -75,96 +78,42 @@ pub(crate) fn parse_key(key: &str) -> PyResult<KeyFormat> {
     key.parse().map_err(PyValueError::new_err)
 }
 
-/// The options of a normalizer but its rules, parsed, and the rung checked
-/// against them.
-struct Options {
-    rung: Option<Rung>,
-    preset: Option<Preset>,
-    with: Vec<Transform>,
-    without: Vec<Transform>,
-    tracking_list: Option<String>,
-}
-
-impl Options {
-    /// Parses the names; the sentence of a ValueError for an unknown one,
-    /// or for protocol options (`rules` says whether rules are given) with
-    /// a lower rung.
-    fn parse(
-        rung: Option<&str>,
-        preset: Option<&str>,
-        with_: &[String],
-        without: &[String],
-        tracking_params: Option<&[String]>,
-        rules: bool,
-    ) -> Result<Options, String> {
-        let rung = rung.map(str::parse::<Rung>).transpose()?;
-        let preset = preset.map(str::parse::<Preset>).transpose()?;
-        let transforms = |names: &[String]| {
-            names
-                .iter()
-                .map(|n| n.parse::<Transform>())
-                .collect::<Result<Vec<_>, _>>()
-        };
-        let (with, without) = (transforms(with_)?, transforms(without)?);
-        // The command line reads a file of one name per line; a list of
-        // names is the same text.
-        let tracking_list = tracking_params.map(|names| names.join("\n"));
-        let options = ProtocolOptions {
-            preset,
-            with: &with,
-            without: &without,
-            tracking_list: tracking_list.as_deref(),
-            rules: None,
-        };
-        let protocol = rules || !options.is_empty();
-        if let Err(e) = Rung::requested(rung, protocol) {
-            return Err(match rules {
-                true => format!(
-                    "site rules (rules, rules_clearurls) need the protocol rung, not the {} rung",
-                    e.rung
-                ),
-                false => e.to_string(),
-            });
-        }
-        Ok(Options {
-            rung,
-            preset,
-            with,
-            without,
-            tracking_list,
-        })
-    }
-}
-
-/// Checks the options as `Normalizer(...)` does, without any rules text:
+/// Checks the options as `Normalizer(...)` does, reading no file:
 /// ValueError for an unknown name, or for protocol options (`rules`: rules
 /// are given) with a lower rung. Lets the caller report such a mistake
-/// before a rules file it could not read.
+/// before a rules file it could not stat.
 #[pyfunction]
 #[pyo3(signature = (rung=None, preset=None, with_=Vec::new(), without=Vec::new(), tracking_params=None, rules=false))]
 fn check_options(
-    rung: Option<&str>,
-    preset: Option<&str>,
+    py: Python<'_>,
+    rung: Option<String>,
+    preset: Option<String>,
     with_: Vec<String>,
     without: Vec<String>,
     tracking_params: Option<Vec<String>>,
     rules: bool,
 ) -> PyResult<()> {
-    Options::parse(
+    let given = Given {
         rung,
         preset,
-        &with_,
-        &without,
-        tracking_params.as_deref(),
-        rules,
-    )
-    .map(drop)
-    .map_err(PyValueError::new_err)
+        with_,
+        without,
+        tracking_params,
+        // A stand-in: only that some rules are given counts.
+        rules: match rules {
+            true => vec![RulesGiven::Text(String::new(), String::new())],
+            false => Vec::new(),
+        },
+        ..Given::default()
+    };
+    (given.spec())
+        .and_then(|spec| spec.check())
+        .map_err(|e| options::refusal(py, e))
 }
 
 /// The Python exception for a rules text that cannot be used, with its
 /// file, line and problem as attributes.
-fn rules_error(py: Python<'_>, error: &urinorm::rules::RulesError) -> PyErr {
+pub(crate) fn rules_error(py: Python<'_>, error: &urinorm::rules::RulesError) -> PyErr {
     let err = RulesError::new_err(error.to_string());
     let value = err.value(py);
     let attributes = value
@@ -177,105 +126,27 @@ fn rules_error(py: Python<'_>, error: &urinorm::rules::RulesError) -> PyErr {
     }
 }
 
-/// Rules files of one format as Python read them: `(name, text)` pairs.
-type NamedTexts = Vec<(String, String)>;
-
-/// What a normalizer is made of, as Python gives it: the names of its
-/// options, and the texts of its rules files (read in Python).
-#[derive(Clone, Default, PartialEq, Eq, Hash, serde::Deserialize)]
-pub(crate) struct Spec {
-    rung: Option<String>,
-    preset: Option<String>,
-    with_: Vec<String>,
-    without: Vec<String>,
-    tracking_params: Option<Vec<String>>,
-    /// Rules files in urinorm's line format.
-    rules: NamedTexts,
-    /// Rules files in ClearURLs' `data.min.json`.
-    rules_clearurls: NamedTexts,
-}
-
-/// Why a normalizer cannot be made.
-pub(crate) enum Refusal {
-    /// An unknown name, or protocol options under a lower rung: a sentence.
-    Options(String),
-    /// A rules text that cannot be used.
-    Rules(urinorm::rules::RulesError),
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Refusal::Options(sentence) => f.write_str(sentence),
-            Refusal::Rules(e) => e.fmt(f),
-        }
-    }
-}
-
-impl Spec {
-    /// The normalizer these options make, its rules compiled as `--rules`
-    /// and `--rules-clearurls` are (ClearURLs' first). Compiling a large
-    /// list (ClearURLs') takes a while: Python calls this without the GIL.
-    pub(crate) fn build(&self) -> Result<Normalizer, Refusal> {
-        let given_rules = !self.rules.is_empty() || !self.rules_clearurls.is_empty();
-        let parsed = Options::parse(
-            self.rung.as_deref(),
-            self.preset.as_deref(),
-            &self.with_,
-            &self.without,
-            self.tracking_params.as_deref(),
-            given_rules,
-        )
-        .map_err(Refusal::Options)?;
-        // The rung is checked first (in `Options::parse`): a lower rung
-        // never compiles the rules.
-        let text = |format| {
-            move |(name, text): &(String, String)| RulesText {
-                name: name.clone(),
-                format,
-                text: text.clone(),
-            }
-        };
-        let texts: Vec<RulesText> = (self.rules_clearurls.iter())
-            .map(text(RulesFormat::ClearUrls))
-            .chain(self.rules.iter().map(text(RulesFormat::Lines)))
-            .collect();
-        let site_rules = match texts.is_empty() {
-            true => None,
-            false => Some(
-                SiteRules::compile(&texts)
-                    .map_err(Refusal::Rules)?
-                    .into_rewrite(),
-            ),
-        };
-        let options = ProtocolOptions {
-            preset: parsed.preset,
-            with: &parsed.with,
-            without: &parsed.without,
-            tracking_list: parsed.tracking_list.as_deref(),
-            rules: site_rules.as_ref(),
-        };
-        Normalizer::from_options(parsed.rung, &options).map_err(|e| Refusal::Options(e.to_string()))
-    }
-}
-
 /// A normalizer built once from the options, for the functions of `urinorm`
 /// to cache (building one parses names, copies the tracking list and
 /// compiles the rules).
 #[pyclass(frozen, module = "urinorm._urinorm", name = "Normalizer")]
 pub(crate) struct PyNormalizer {
     pub(crate) normalizer: Normalizer,
+    spec: NormalizerSpec,
 }
 
 #[pymethods]
 impl PyNormalizer {
-    /// Raises ValueError for an unknown rung, preset or transform name, for
-    /// protocol options given with a rung below protocol, and RulesError for
-    /// a rules text that cannot be used. `texts` is `(rules,
-    /// rules_clearurls)`, each a list of `(name, text)` pairs: rules files
-    /// in urinorm's line format and in ClearURLs' `data.min.json`, as read.
+    /// Raises ValueError for an unknown rung, preset, transform or key
+    /// name, for protocol options given with a rung below protocol,
+    /// RulesError for a rules text that cannot be used and OSError for a
+    /// rules file that cannot be read. `rules` and `rules_clearurls` are
+    /// rules files in urinorm's line format and in ClearURLs'
+    /// `data.min.json`, each a path or a `(name, text)` pair; `frontier`:
+    /// the keys of a frontier, its default when nothing names a rung.
     #[new]
-    #[pyo3(signature = (rung=None, preset=None, with_=Vec::new(), without=Vec::new(), tracking_params=None, texts=(Vec::new(), Vec::new())))]
+    #[pyo3(signature = (rung=None, preset=None, with_=Vec::new(), without=Vec::new(), tracking_params=None, rules=Vec::new(), rules_clearurls=Vec::new(), key=None, lenient=false, non_strict=false, frontier=false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         rung: Option<String>,
@@ -283,10 +154,14 @@ impl PyNormalizer {
         with_: Vec<String>,
         without: Vec<String>,
         tracking_params: Option<Vec<String>>,
-        texts: (NamedTexts, NamedTexts),
+        rules: Vec<RulesGiven>,
+        rules_clearurls: Vec<RulesGiven>,
+        key: Option<String>,
+        lenient: bool,
+        non_strict: bool,
+        frontier: bool,
     ) -> PyResult<Self> {
-        let (rules, rules_clearurls) = texts;
-        let spec = Spec {
+        let given = Given {
             rung,
             preset,
             with_,
@@ -294,12 +169,84 @@ impl PyNormalizer {
             tracking_params,
             rules,
             rules_clearurls,
+            key,
+            lenient,
+            non_strict,
+            frontier,
         };
-        match py.detach(|| spec.build()) {
-            Ok(normalizer) => Ok(PyNormalizer { normalizer }),
-            Err(Refusal::Options(sentence)) => Err(PyValueError::new_err(sentence)),
-            Err(Refusal::Rules(e)) => Err(rules_error(py, &e)),
-        }
+        let spec = given.spec().map_err(|e| options::refusal(py, e))?;
+        PyNormalizer::of_spec(py, spec)
+    }
+
+    /// The normalizer of options shipped by [`PyNormalizer::shipped`] (a
+    /// Spark executor's, from the driver's).
+    #[staticmethod]
+    fn of_shipped(py: Python<'_>, shipped: &str) -> PyResult<Self> {
+        let spec = serde_json::from_str(shipped)
+            .map_err(|e| PyValueError::new_err(format!("not shipped options: {e}")))?;
+        PyNormalizer::of_spec(py, spec)
+    }
+
+    /// The options with the files they name read, as JSON, and with how
+    /// each value is read (`key`, `lenient`, `non_strict`): what a Polars
+    /// expression or a Spark UDF carries to where it runs, so that the
+    /// files are read once, here.
+    #[pyo3(signature = (key=None, lenient=false, non_strict=false))]
+    fn shipped(
+        &self,
+        py: Python<'_>,
+        key: Option<&str>,
+        lenient: bool,
+        non_strict: bool,
+    ) -> PyResult<String> {
+        let mut spec = self
+            .reading(key, lenient, non_strict)
+            .map_err(|e| options::refusal(py, e))?;
+        spec.read_files().map_err(|e| options::refusal(py, e))?;
+        Ok(serde_json::to_string(&spec).expect("a spec serializes"))
+    }
+
+    /// The normalizer of options in their text form (`'preset=safe;
+    /// key=host'`: DuckDB's last argument).
+    #[staticmethod]
+    fn of_text(py: Python<'_>, text: &str) -> PyResult<Self> {
+        let spec = text.parse().map_err(|e| options::refusal(py, e))?;
+        PyNormalizer::of_spec(py, spec)
+    }
+
+    /// The options in their text form, with how each value is read
+    /// (`key`, `lenient`, `non_strict`), as [`PyNormalizer::shipped`]
+    /// takes them; the files named by their paths.
+    #[pyo3(signature = (key=None, lenient=false, non_strict=false))]
+    fn options_text(
+        &self,
+        py: Python<'_>,
+        key: Option<&str>,
+        lenient: bool,
+        non_strict: bool,
+    ) -> PyResult<String> {
+        let spec = self
+            .reading(key, lenient, non_strict)
+            .map_err(|e| options::refusal(py, e))?;
+        Ok(spec.to_string())
+    }
+
+    /// The key the options name (`canonical` unless `key=` said).
+    #[getter]
+    fn key(&self) -> &'static str {
+        self.spec.key.name()
+    }
+
+    /// Whether the options repair each value first.
+    #[getter]
+    fn lenient(&self) -> bool {
+        self.spec.lenient
+    }
+
+    /// Whether the options resolve by the non-strict rule.
+    #[getter]
+    fn non_strict(&self) -> bool {
+        self.spec.non_strict
     }
 
     /// What the site rules hold and their fingerprint (what a seen store
@@ -470,6 +417,31 @@ impl PyNormalizer {
 }
 
 impl PyNormalizer {
+    /// The options with how each value is read added to them.
+    fn reading(
+        &self,
+        key: Option<&str>,
+        lenient: bool,
+        non_strict: bool,
+    ) -> Result<NormalizerSpec, urinorm::line::spec::SpecError> {
+        let mut spec = self.spec.clone();
+        if let Some(key) = key {
+            spec.set("key", &[key])?;
+        }
+        spec.lenient |= lenient;
+        spec.non_strict |= non_strict;
+        Ok(spec)
+    }
+
+    /// The normalizer `spec` makes. Compiling a large list (ClearURLs')
+    /// takes a while: done without the GIL.
+    fn of_spec(py: Python<'_>, spec: NormalizerSpec) -> PyResult<Self> {
+        match py.detach(|| spec.normalizer()) {
+            Ok(normalizer) => Ok(PyNormalizer { normalizer, spec }),
+            Err(e) => Err(options::refusal(py, e)),
+        }
+    }
+
     /// Makes `made` of every row of `rows` with the GIL released: the
     /// prologue and epilogue every batch shares.
     fn run(
@@ -551,19 +523,20 @@ impl Reading {
     /// The reading as [`Columns`]; InvalidUri naming the base when it is
     /// not an absolute URI.
     fn columns(&self, py: Python<'_>) -> PyResult<Columns> {
-        let scheme_rule = scheme_rule(self.non_strict);
-        if let Some(base) = &self.base {
-            let at_fault = |e| invalid_uri_in(py, &e, Some("base"));
-            let parsed = UriRef::parse(base).map_err(at_fault)?;
-            let empty = UriRef::parse("").expect("the empty reference");
-            resolve_into(&parsed, &empty, scheme_rule, &mut Vec::new()).map_err(at_fault)?;
-        }
-        Ok(Columns {
+        let columns = Columns {
             lenient: self.lenient,
             base: self.base.clone(),
-            scheme_rule,
+            scheme_rule: scheme_rule(self.non_strict),
             ..Columns::default()
-        })
+        };
+        if self.base.is_some() {
+            // The empty reference resolves to the base: what fails is the
+            // base's (repaired first when lenient, as every row's is).
+            let mut scratch = ColumnScratch::default();
+            (columns.with_reference(b"", None, &mut scratch, |_| Ok(())))
+                .map_err(|e| invalid_uri_in(py, &e, Some("base")))?;
+        }
+        Ok(columns)
     }
 }
 
@@ -688,5 +661,10 @@ fn _urinorm(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .map(|p| (p.name, p.transforms().map(Transform::name).collect()))
         .collect();
     m.add("PRESETS", presets)?;
+    m.add("FRONTIER_PRESET", FRONTIER_PRESET)?;
+    m.add(
+        "FRONTIER_WITH",
+        FRONTIER_WITH.iter().map(|t| t.name()).collect::<Vec<_>>(),
+    )?;
     Ok(())
 }

@@ -13,41 +13,43 @@ use serde::Deserialize;
 
 use urinorm::fingerprint::fingerprint;
 use urinorm::line::Columns;
+use urinorm::line::spec::NormalizerSpec;
 use urinorm::normalize::Normalizer;
 
 use crate::arrow::{self, Row, Scratches};
-use crate::{Spec, scheme_rule};
 
 /// An expression's keyword arguments (made in `urinorm/polars.py`).
 #[derive(Deserialize)]
 struct Kwargs {
-    spec: Spec,
-    /// `canonical`, `surt`, or another key `fingerprint` takes.
-    key: String,
-    lenient: bool,
+    /// The options, shipped (`Normalizer.shipped()`: JSON, the files read).
+    spec: String,
     /// One base every value is resolved against.
     base: Option<String>,
-    non_strict: bool,
 }
 
-/// The normalizer `spec` makes, built once and kept (a few at a time: each
-/// may hold compiled rules) for every chunk of every expression made with
-/// the same options.
-fn normalizer(spec: &Spec) -> PolarsResult<Arc<Normalizer>> {
+/// The options `shipped` carries and the normalizer they make, built once
+/// and kept (a few at a time: each may hold compiled rules) for every
+/// chunk of every expression made with the same options.
+fn normalizer(shipped: &str) -> PolarsResult<Arc<(NormalizerSpec, Normalizer)>> {
     const KEPT: usize = 8;
-    static BUILT: Mutex<Vec<(Spec, Arc<Normalizer>)>> = Mutex::new(Vec::new());
+    static BUILT: Mutex<Vec<(String, Arc<(NormalizerSpec, Normalizer)>)>> = Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, normalizer)) = built.iter().find(|(s, _)| s == spec) {
-        return Ok(Arc::clone(normalizer));
+    if let Some((_, made)) = built.iter().find(|(s, _)| s == shipped) {
+        return Ok(Arc::clone(made));
     }
     // Python built the same normalizer when it made the expression, so a
     // refusal here is a spec that did not come from `urinorm.polars`.
-    let normalizer = Arc::new(spec.build().map_err(|e| polars_err!(ComputeError: "{e}"))?);
+    let spec: NormalizerSpec =
+        serde_json::from_str(shipped).map_err(|e| polars_err!(ComputeError: "{e}"))?;
+    let normalizer = spec
+        .normalizer()
+        .map_err(|e| polars_err!(ComputeError: "{e}"))?;
+    let made = Arc::new((spec, normalizer));
     if built.len() == KEPT {
         built.remove(0);
     }
-    built.push((spec.clone(), Arc::clone(&normalizer)));
-    Ok(normalizer)
+    built.push((shipped.to_string(), Arc::clone(&made)));
+    Ok(made)
 }
 
 /// Makes a value of each row with the expression's options: `made` is
@@ -58,19 +60,15 @@ fn each_row<'r>(
     rows: impl Iterator<Item = Option<Row<'r>>>,
     mut made: impl FnMut(&arrow::Maker<'_>, Option<Row<'r>>, &mut Scratches),
 ) -> PolarsResult<()> {
-    let normalizer = normalizer(&kwargs.spec)?;
+    let built = normalizer(&kwargs.spec)?;
+    let (spec, normalizer) = &*built;
     let columns = Columns {
-        lenient: kwargs.lenient,
         base: kwargs.base.clone(),
-        scheme_rule: scheme_rule(kwargs.non_strict),
-        ..Columns::default()
+        ..spec.columns()
     };
     let maker = arrow::Maker {
-        normalizer: &normalizer,
-        key: kwargs
-            .key
-            .parse()
-            .map_err(|e| polars_err!(ComputeError: "{e}"))?,
+        normalizer,
+        key: spec.key,
         columns: &columns,
         reasons: false,
     };

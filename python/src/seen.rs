@@ -18,7 +18,7 @@ use urinorm::fingerprint::fingerprint;
 use urinorm::line::{Columns, NormalizeLines};
 use urinorm::pipeline::LineMapper;
 use urinorm::scratch::Slot;
-use urinorm::store::{Access, Clock, Config, Holding, Staging, Store, StoreError};
+use urinorm::store::{Access, Clock, Config, Holding, Staging, Store, StoreError, parse_duration};
 
 use crate::{PyNormalizer, arrow, parse_key};
 
@@ -59,7 +59,7 @@ impl PySeenSet {
         normalizer: &PyNormalizer,
         key: &str,
         wait: bool,
-        max_age: Option<f64>,
+        max_age: Option<Age>,
         now: Option<f64>,
     ) -> PyResult<Self> {
         let clock = clock(max_age, now)?;
@@ -176,8 +176,16 @@ impl PySeenSet {
     }
 }
 
-/// The clock of `max_age` and `now`, both in seconds.
-fn clock(max_age: Option<f64>, now: Option<f64>) -> PyResult<Clock> {
+/// A length of time as Python gives it: seconds, or text as every front
+/// end takes it (`"1h30m"`, [`parse_duration`]).
+#[derive(FromPyObject)]
+enum Age {
+    Seconds(f64),
+    Text(String),
+}
+
+/// The clock of `max_age` and `now` (seconds since the epoch).
+fn clock(max_age: Option<Age>, now: Option<f64>) -> PyResult<Clock> {
     let seconds = |s: f64, what: &str| {
         std::time::Duration::try_from_secs_f64(s).map_err(|_| {
             pyo3::exceptions::PyValueError::new_err(format!(
@@ -194,8 +202,16 @@ fn clock(max_age: Option<f64>, now: Option<f64>) -> PyResult<Clock> {
         }
         None => Clock::system(),
     };
+    let max_age = match max_age {
+        Some(Age::Seconds(age)) => Some(seconds(age, "max_age")?),
+        Some(Age::Text(text)) => Some(
+            parse_duration(&text)
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("max_age: {e}")))?,
+        ),
+        None => None,
+    };
     Ok(match max_age {
-        Some(age) => clock.with_max_age(seconds(age, "max_age")?),
+        Some(age) => clock.with_max_age(age),
         None => clock,
     })
 }

@@ -64,7 +64,7 @@ def test_resolve_is_resolve_batch(lines, options):
     # A literal base stands for every row.
     got = links.select(up.resolve(pl.lit(BASE), "href", **options))["href"].to_list()
     assert got == urinorm.resolve_batch([BASE] * len(lines), lines, **options)[0].to_pylist()
-    got = links.select(up.reason("href", pl.col("page"), **options))["href"].to_list()
+    got = links.select(up.reason("href", bases=pl.col("page"), **options))["href"].to_list()
     assert got == urinorm.resolve_batch(bases, lines, reasons=True, **options)[2].to_pylist()
 
 
@@ -80,7 +80,7 @@ def test_nulls_literals_and_sentences():
     frame = pl.DataFrame({"page": [None, "rel", BASE, BASE], "href": ["x", "x", None, "x y"]})
     got = frame.select(
         up.resolve("page", "href").alias("key"),
-        up.reason("href", pl.col("page")).alias("why"),
+        up.reason("href", bases=pl.col("page")).alias("why"),
     )
     assert got["key"].to_list() == [None, None, None, None]
     why = got["why"].to_list()

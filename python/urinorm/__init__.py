@@ -68,7 +68,6 @@ from typing import TYPE_CHECKING
 
 from ._options import Duration, Names, Paths
 from ._options import epoch_seconds as _epoch_seconds
-from ._options import frontier_normalizer as _frontier_normalizer
 from ._options import normalizer as _normalizer
 from ._options import seconds as _seconds
 from ._urinorm import PRESETS as _PRESETS
@@ -635,8 +634,8 @@ class SeenSet:
         max_age: Duration | None = None,
         now: datetime | float | None = None,
     ):
-        normalizer = _frontier_normalizer(
-            rung, preset, with_, without, tracking_params, rules, rules_clearurls
+        normalizer = _normalizer(
+            rung, preset, with_, without, tracking_params, rules, rules_clearurls, frontier=True
         )
         self._attach(path, normalizer, key, wait, max_age, now)
 

@@ -29,13 +29,16 @@ not an absolute URI). They come one of two ways, with the same results:
   Python between: 1.4 to 1.7 times the UDFs' throughput on DuckDB's two
   threads (python/bench/bench_duckdb.py). DuckDB loads it only
   into a connection opened with ``allow_unsigned_extensions`` (which
-  :func:`connect` sets: the file is not signed by DuckDB). Loaded, it also
-  gives each function a last ``options`` argument,
-  ``urinorm_normalize(url, 'preset=aggressive; lenient=true')``; options
-  given to :func:`register` become ``TEMP`` macros over those.
+  :func:`connect` sets: the file is not signed by DuckDB).
 - ``"udf"``: vectorized Python functions over Arrow, for any connection.
   DuckDB hands each call a vector of rows as Arrow; it runs with the GIL
   released, on the calling thread.
+
+Either way each function takes a last ``options`` argument, the options'
+text form (the library's, as the command line's flags and Python's keyword
+arguments mean them): ``urinorm_normalize(url, 'preset=aggressive;
+lenient=true; key=domain')``. Options given to :func:`register` become
+``TEMP`` macros that pass their text.
 
 :func:`register` returns which it used; :func:`extension_loaded` tells
 whether a connection's database has the extension. Needs duckdb (1.1 or
@@ -45,13 +48,14 @@ later; the extension: 1.5.6 or later) and pyarrow.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
 import urinorm
-from urinorm._options import Names, Paths, names, normalizer, paths
+from urinorm._options import Names, Paths, normalizer, paths
 
 if TYPE_CHECKING:
     import duckdb
@@ -115,14 +119,20 @@ def register(
     *,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
+    key: str = "canonical",
     lenient: bool = False,
+    non_strict: bool = False,
     prefix: str = "urinorm_",
     extension: bool | None = None,
 ) -> Route:
     """Adds ``urinorm_normalize``, ``urinorm_surt``, ``urinorm_fingerprint``
     and ``urinorm_resolve`` (``prefix`` then the name) to ``con``, made with
     these options (those of :func:`urinorm.normalize_batch`; checked here,
-    so a misspelt one fails at once, not in a query).
+    so a misspelt one fails at once, not in a query). ``key`` is the key
+    ``normalize``, ``fingerprint`` and ``resolve`` make (``surt``'s is a
+    SURT); ``non_strict`` is ``resolve``'s. Either way, each function also
+    takes a last ``options`` argument, the options' text form
+    (``'preset=aggressive; key=domain'``), which replaces these.
 
     ``extension``: None (the default) loads urinorm's extension when the
     connection allows unsigned extensions (see :func:`connect`) and the
@@ -138,22 +148,33 @@ def register(
     'udf'
     >>> con.sql("SELECT urinorm_normalize('HTTP://A/%7e'), urinorm_resolve('http://a/b/c', '../d')").fetchall()
     [('http://a/~', 'http://a/d')]
+    >>> con.sql("SELECT urinorm_normalize('http://www.a.example/x', 'key=domain')").fetchall()
+    [('a.example',)]
     """
+    # The extension reads the files by their paths, wherever the query runs.
+    rules = [os.path.abspath(p) for p in paths(rules)]
+    rules_clearurls = [os.path.abspath(p) for p in paths(rules_clearurls)]
     made = normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
+    texts = {
+        name: made.options_text(
+            None if name == "surt" else key, lenient, non_strict and name == "resolve"
+        )
+        for name in _FUNCTIONS
+    }
     if extension is not False:
-        options = _options_text(
-            rung, preset, with_, without, tracking_params, rules, rules_clearurls, lenient
-        )
-        why_not = _load(con) if options is not None else (
-            "an option holds a character the extension's options cannot carry (',', ';')"
-        )
-        if why_not is None and options is not None:
-            _macros(con, options, prefix)
+        why_not = _load(con)
+        if why_not is None:
+            _macros(con, texts, prefix, "system.main.urinorm_")
             return "extension"
         if extension:
             raise RuntimeError(f"urinorm.duckdb: the extension cannot be used: {why_not}")
-    _udfs(con, made, lenient, prefix)
+    _udfs(con, prefix)
+    _macros(con, texts, prefix, f"{_UDF}{prefix}")
     return "udf"
+
+
+#: What the UDFs are registered as: the names the macros call.
+_UDF = "__urinorm_udf_"
 
 
 def _load(con: duckdb.DuckDBPyConnection) -> str | None:
@@ -179,52 +200,15 @@ def _load(con: duckdb.DuckDBPyConnection) -> str | None:
     return None
 
 
-def _options_text(
-    rung: str | None,
-    preset: str | None,
-    with_: Names,
-    without: Names,
-    tracking_params: Names | None,
-    rules: Paths | None,
-    rules_clearurls: Paths | None,
-    lenient: bool,
-) -> str | None:
-    """The options as the extension's last argument takes them
-    (``'preset=aggressive; with=a,b'``); None when a value cannot be
-    written so (a name or path with ``,`` or ``;``, or spaces around it)."""
-    given: list[tuple[str, tuple[str, ...]]] = []
-    if rung is not None:
-        given.append(("rung", (rung,)))
-    if preset is not None:
-        given.append(("preset", (preset,)))
-    for name, value in (("with", with_), ("without", without)):
-        listed = names(value) or ()
-        if listed:
-            given.append((name, listed))
-    tracking = names(tracking_params)
-    if tracking is not None:
-        given.append(("tracking_params", tracking))
-    for name, files in (("rules", rules), ("rules_clearurls", rules_clearurls)):
-        listed = tuple(os.path.abspath(p) for p in paths(files))
-        if listed:
-            given.append((name, listed))
-    if lenient:
-        given.append(("lenient", ("true",)))
-    for _, values in given:
-        for value in values:
-            if not value or value != value.strip() or any(c in value for c in ",;\0"):
-                return None
-    return "; ".join(f"{name}={','.join(values)}" for name, values in given)
-
-
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _macros(con: duckdb.DuckDBPyConnection, options: str, prefix: str) -> None:
-    """The functions ``prefix`` names, as ``TEMP`` macros over the extension's
-    with ``options``: none for the extension's own names and options."""
-    if prefix == "urinorm_" and not options:
+def _macros(con: duckdb.DuckDBPyConnection, texts: dict[str, str], prefix: str, target: str) -> None:
+    """The functions ``prefix`` names, as ``TEMP`` macros over ``target``'s
+    (the extension's or the UDFs') with each function's options ``texts``:
+    none for the extension's own names and options."""
+    if target.startswith("system.") and prefix == "urinorm_" and not any(texts.values()):
         # The extension's own functions, unhidden by an earlier register.
         for name in _FUNCTIONS:
             con.execute(f"DROP MACRO IF EXISTS temp.main.urinorm_{name}")
@@ -233,40 +217,90 @@ def _macros(con: duckdb.DuckDBPyConnection, options: str, prefix: str) -> None:
         listed = ", ".join(arguments)
         # `system.main.`: the extension's function, even where a macro of
         # the same name (prefix urinorm_) hides it.
-        target = f"system.main.urinorm_{name}"
-        ident = '"' + f"{prefix}{name}".replace('"', '""') + '"'
+        function = _ident(f"{target}{name}") if not target.startswith("system.") else f"{target}{name}"
+        ident = _ident(f"{prefix}{name}")
         con.execute(
-            f"CREATE OR REPLACE TEMP MACRO {ident}({listed}) AS {target}({listed}, {_literal(options)}),"
-            f" ({listed}, options) AS {target}({listed}, options)"
+            f"CREATE OR REPLACE TEMP MACRO {ident}({listed}) AS {function}({listed}, {_literal(texts[name])}),"
+            f" ({listed}, options) AS {function}({listed}, options)"
         )
 
 
-def _udfs(con: duckdb.DuckDBPyConnection, made: Any, lenient: bool, prefix: str) -> None:
-    """The functions as Python UDFs over Arrow vectors."""
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _udfs(con: duckdb.DuckDBPyConnection, prefix: str) -> None:
+    """The functions as Python UDFs over Arrow vectors, each taking the
+    options' text form last (the macros over them give it)."""
     try:
         from duckdb.sqltypes import BLOB, VARCHAR
     except ImportError:  # duckdb before 1.4
         from duckdb.typing import BLOB, VARCHAR
 
-    reading = {"lenient": lenient}
+    for name, arguments in _FUNCTIONS.items():
+        returns = BLOB if name == "fingerprint" else VARCHAR
+        udf = _udf(f"{prefix}{name}", name)
+        inputs = [VARCHAR] * (len(arguments) + 1)
+        con.create_function(
+            f"{_UDF}{prefix}{name}", udf, inputs, returns, type="arrow", null_handling="special"
+        )
 
-    def keys(key: str) -> Any:
-        def run(urls: Any) -> Any:
-            return urinorm._run_batch(f"{prefix}{key}", urls, made, key, False, 1, reading)[0]
 
-        return run
+def _udf(caller: str, name: str) -> Any:
+    """The UDF of function ``name``: its URI arrays and an array of
+    options texts in, its values out, the rows of each options text made
+    by one normalizer."""
 
-    def fingerprints(urls: Any) -> Any:
-        prints = urinorm._run_batch(f"{prefix}fingerprint", urls, made, "canonical", True, 1, reading)
-        # DuckDB's BLOB is variable-width: the fixed-width array is cast.
-        return prints[0].cast(pa.binary())
+    def call(*arrays: Any) -> Any:
+        *uris, options = (_flat(a) for a in arrays)
+        return _by_options(options, uris, lambda uris, text: _made(caller, name, uris, text))
 
-    def resolved(bases: Any, references: Any) -> Any:
-        caller = f"{prefix}resolve"
-        return urinorm._resolve(pa, caller, made, bases, references, "canonical", False, 1, reading)[0]
+    return call
 
-    arrow = {"type": "arrow", "null_handling": "special"}
-    con.create_function(f"{prefix}normalize", keys("canonical"), [VARCHAR], VARCHAR, **arrow)
-    con.create_function(f"{prefix}surt", keys("surt"), [VARCHAR], VARCHAR, **arrow)
-    con.create_function(f"{prefix}fingerprint", fingerprints, [VARCHAR], BLOB, **arrow)
-    con.create_function(f"{prefix}resolve", resolved, [VARCHAR, VARCHAR], VARCHAR, **arrow)
+
+def _flat(array: Any) -> pa.Array:
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+def _by_options(options: pa.Array, uris: list, make) -> pa.Array:
+    """``make(uris, text)`` for each distinct options text, its rows put
+    back in place (a NULL text is no option)."""
+    import pyarrow.compute as pc
+
+    texts = options.fill_null("")
+    distinct = pc.unique(texts).to_pylist()
+    if len(distinct) == 1:
+        return make(uris, distinct[0])
+    parts, places = [], []
+    for text in distinct:
+        rows = pc.indices_nonzero(pc.equal(texts, text))
+        parts.append(make([u.take(rows) for u in uris], text))
+        places.append(rows)
+    return pa.concat_arrays(parts).take(pc.sort_indices(pa.concat_arrays(places)))
+
+
+@lru_cache(maxsize=64)
+def _of_text(text: str) -> Any:
+    return urinorm.Normalizer.of_text(text)
+
+
+def _made(caller: str, name: str, uris: list, text: str) -> pa.Array:
+    """Function ``name``'s values of ``uris`` with the options ``text``,
+    refused as the extension refuses them."""
+    made = _of_text(text)
+    key = made.key
+    if name == "surt":
+        if key != "canonical":
+            raise ValueError(
+                f"{caller}: takes no key option: its key is a SURT (use urinorm_normalize with key={key})"
+            )
+        key = "surt"
+    if made.non_strict and name != "resolve":
+        raise ValueError(f"{caller}: non_strict is urinorm_resolve's option")
+    reading = {"lenient": made.lenient, "non_strict": made.non_strict}
+    if name == "resolve":
+        return urinorm._resolve(pa, caller, made, uris[0], uris[1], key, False, 1, reading)[0]
+    fingerprints = name == "fingerprint"
+    values = urinorm._run_batch(caller, uris[0], made, key, fingerprints, 1, reading)[0]
+    # DuckDB's BLOB is variable-width: the fixed-width array is cast.
+    return values.cast(pa.binary()) if fingerprints else values

@@ -69,24 +69,17 @@ def _options(
     base: str | None,
     non_strict: bool,
 ) -> dict[str, Any]:
-    """The plugin's keyword arguments (the Rust side's ``Kwargs``), checked
-    now as the batch functions check them."""
-    options = shipped(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
-    if key not in ("canonical", "surt", "host", "domain"):
-        raise ValueError(f"unknown key {key!r}: canonical, surt, host or domain")
+    """The plugin's keyword arguments (the Rust side's ``Kwargs``): the
+    options shipped (their rules files read), checked now as the batch
+    functions check them."""
+    spec = shipped(
+        rung, preset, with_, without, tracking_params, rules, rules_clearurls,
+        key, lenient, non_strict,
+    )  # fmt: skip
     if base is not None:
         # Raises InvalidUri naming the base, as normalize_batch(base=...) does.
-        urinorm.resolve(base, "", non_strict=non_strict)
-    rules_texts, clearurls_texts = options.pop("texts")
-    spec = {
-        **options,
-        "with_": list(options["with_"]),
-        "without": list(options["without"]),
-        "tracking_params": tracking if (tracking := options["tracking_params"]) is None else list(tracking),
-        "rules": [list(pair) for pair in rules_texts],
-        "rules_clearurls": [list(pair) for pair in clearurls_texts],
-    }
-    return {"spec": spec, "key": key, "lenient": lenient, "base": base, "non_strict": non_strict}
+        urinorm.resolve(base, "", lenient=lenient, non_strict=non_strict)
+    return {"spec": spec, "base": base}
 
 
 def _expression(function: str, args: list[IntoExpr], options: dict[str, Any]) -> pl.Expr:
@@ -225,7 +218,6 @@ def resolve(
 
 def reason(
     urls: IntoExpr,
-    bases: IntoExpr | None = None,
     rung: RungName | None = None,
     preset: PresetName | None = None,
     with_: Names = (),
@@ -233,6 +225,7 @@ def reason(
     tracking_params: Params | None = None,
     key: KeyName = "canonical",
     *,
+    bases: IntoExpr | None = None,
     rules: Paths | None = None,
     rules_clearurls: Paths | None = None,
     lenient: bool = False,
@@ -243,6 +236,9 @@ def reason(
     sentence :func:`urinorm.normalize` raises, or ``'the base: ...'`` when
     its base (``bases``, on its row, or ``base``) is at fault; null where
     the URL has a key or is null. As the batch functions' ``reasons=True``.
+    The URLs come first, as in every function here but :func:`resolve`,
+    whose bases come first as in :func:`urinorm.resolve_batch`: ``bases``
+    is a keyword here, so that no call reads one order as the other.
 
     >>> import polars as pl
     >>> pl.DataFrame({"url": ["http://a/", "http://a b/"]}).select(reason("url"))["url"].to_list()

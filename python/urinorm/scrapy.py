@@ -63,7 +63,7 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str
 
 from . import InvalidUri, SeenClient, SeenSet, SeenStoreError
-from ._options import FRONTIER_PRESET, FRONTIER_WITH, normalizer, paths
+from ._options import FRONTIER_WITH, normalizer, paths
 
 __all__ = ["DupeFilter", "SCRAPY_DEFAULT"]
 
@@ -99,19 +99,17 @@ class DupeFilter(BaseDupeFilter):
                 "the filter takes a seen store (URINORM_SEEN_DIR) or a seen service"
                 " (URINORM_SEEN_URL), not both"
             )
-        with_ = tuple(with_)
-        chosen = rung or preset or with_ or tuple(without) or tracking_params or rules or rules_clearurls
-        if not chosen:
-            # A frontier's default, which merges at least what Scrapy's own does.
-            preset, with_ = FRONTIER_PRESET, FRONTIER_WITH
         options = {
             "rung": rung,
             "preset": preset,
-            "with_": with_,
+            "with_": tuple(with_),
             "without": tuple(without),
             "tracking_params": tuple(tracking_params) if tracking_params else None,
             "rules": paths(rules) or None,
             "rules_clearurls": paths(rules_clearurls) or None,
+            # With no option, a frontier's default, which merges at least
+            # what Scrapy's own does.
+            "frontier": True,
         }
         # The rules are read once: the keys of a crawl, and those its store
         # records the settings of, are made under the same rules.

@@ -28,7 +28,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 import urinorm
-from urinorm._options import Names, Paths, of_texts, shipped
+from urinorm._options import Names, Paths, of_shipped, shipped
 
 
 def normalize_col(
@@ -43,6 +43,7 @@ def normalize_col(
     *,
     rules: "Paths | None" = None,
     rules_clearurls: "Paths | None" = None,
+    lenient: bool = False,
 ) -> Column:
     """A string column of the keys of ``col``: canonical forms, or SURT keys.
 
@@ -52,20 +53,21 @@ def normalize_col(
     (``rules``, ``rules_clearurls``) are read here, on the driver, and their
     texts go to the executors with the UDF: the executors need not see the
     driver's files, and every task applies the rules as they were when the
-    column was made. ``udf`` picks the kind of vectorized UDF: ``"arrow"``
-    (Spark 4.1+: Arrow arrays in and out, no pandas step) or ``"pandas"``
-    (Spark 3.0+: ``pandas_udf``, converted to Arrow and back); by default
-    the first that this pyspark has.
+    column was made. ``lenient`` repairs each value first, as
+    :func:`urinorm.normalize` does. ``udf`` picks the kind of vectorized
+    UDF: ``"arrow"`` (Spark 4.1+: Arrow arrays in and out, no pandas step)
+    or ``"pandas"`` (Spark 3.0+: ``pandas_udf``, converted to Arrow and
+    back); by default the first that this pyspark has.
     """
-    options = _options(rung, preset, with_, without, tracking_params, rules, rules_clearurls, key)
+    spec = shipped(rung, preset, with_, without, tracking_params, rules, rules_clearurls, key, lenient)
+    reading = {"lenient": lenient}
 
     def keys(values: pa.Array) -> pa.Array:
         # A task has its core: one thread.
-        return urinorm._run_batch(
-            "normalize_batch", values, of_texts(**options), key, threads=1
-        )[0]
+        made = urinorm._run_batch("normalize_batch", values, of_shipped(spec), key, threads=1, reading=reading)
+        return made[0]
 
-    return _column(col, udf, "string", keys)
+    return _column([col], udf, "string", keys)
 
 
 def fingerprint_col(
@@ -80,6 +82,7 @@ def fingerprint_col(
     *,
     rules: "Paths | None" = None,
     rules_clearurls: "Paths | None" = None,
+    lenient: bool = False,
 ) -> Column:
     """A binary column of the 16-byte fingerprints of the keys of ``col``
     (null where the value is null or not a URI reference).
@@ -87,56 +90,98 @@ def fingerprint_col(
     The options are :func:`normalize_col`'s, checked on the driver (and
     the rules files read there).
     """
-    options = _options(rung, preset, with_, without, tracking_params, rules, rules_clearurls, key)
+    spec = shipped(rung, preset, with_, without, tracking_params, rules, rules_clearurls, key, lenient)
+    reading = {"lenient": lenient}
 
     def fingerprints(values: pa.Array) -> pa.Array:
-        normalizer = of_texts(**options)
+        normalizer = of_shipped(spec)
         result, _ = urinorm._run_batch(
-            "fingerprint_batch", values, normalizer, key, fingerprints=True, threads=1
+            "fingerprint_batch", values, normalizer, key, fingerprints=True, threads=1, reading=reading
         )
         # Spark's binary type is variable-width: the fixed-width array is cast.
         return result.cast(pa.binary())
 
-    return _column(col, udf, "binary", fingerprints)
+    return _column([col], udf, "binary", fingerprints)
 
 
-def _options(rung, preset, with_, without, tracking_params, rules, rules_clearurls, key) -> dict:
-    """The options as :func:`urinorm._options.of_texts` takes them, the
-    rules files read (their texts), checked here with ``key``."""
-    options = shipped(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
-    # A bad key fails on the driver too.
-    urinorm._run_batch("normalize_batch", [], of_texts(**options), key)
-    return options
+def resolve_col(
+    bases: "Column | str",
+    references: "Column | str",
+    rung: "str | None" = None,
+    preset: "str | None" = None,
+    with_: "Names" = (),
+    without: "Names" = (),
+    tracking_params: "Names | None" = None,
+    key: str = "canonical",
+    udf: "str | None" = None,
+    *,
+    rules: "Paths | None" = None,
+    rules_clearurls: "Paths | None" = None,
+    lenient: bool = False,
+    non_strict: bool = False,
+) -> Column:
+    """A string column of each reference resolved against the base on its
+    row, then normalized: a link dataset's ``(page, href)`` columns made
+    keys, as :func:`urinorm.resolve_batch` makes them (the bases first, as
+    there). ``lenient`` repairs the reference and its base; ``non_strict``
+    reads a reference with the base's scheme as relative (RFC 3986 §5.2.2).
+    The other options are :func:`normalize_col`'s.
+    """
+    spec = shipped(rung, preset, with_, without, tracking_params, rules, rules_clearurls, key, lenient, non_strict)
+    reading = {"lenient": lenient, "non_strict": non_strict}
+
+    def keys(base_values: pa.Array, reference_values: pa.Array) -> pa.Array:
+        made = urinorm._resolve(
+            pa, "resolve_col", of_shipped(spec), base_values, reference_values, key, False, 1, reading
+        )
+        return made[0]
+
+    return _column([bases, references], udf, "string", keys)
 
 
-def _column(col, udf: "str | None", spark_type: str, batch) -> Column:
-    """``batch`` (an Arrow string array to an Arrow array) as a Spark
-    column of ``spark_type``, through the kind of vectorized UDF ``udf``
-    names: ``"arrow"`` (Spark 4.1+: Arrow arrays in and out) or
+def _column(cols, udf: "str | None", spark_type: str, batch) -> Column:
+    """``batch`` (Arrow string arrays, one a column, to an Arrow array) as
+    a Spark column of ``spark_type``, through the kind of vectorized UDF
+    ``udf`` names: ``"arrow"`` (Spark 4.1+: Arrow arrays in and out) or
     ``"pandas"`` (Spark 3.0+); by default the first this pyspark has."""
     if udf is None:
         udf = "arrow" if hasattr(F, "arrow_udf") else "pandas"
     if udf == "arrow":
-        return _arrow_udf(spark_type, batch)(col)
+        return _arrow_udf(spark_type, batch, len(cols))(*cols)
     if udf == "pandas":
-        return _pandas_udf(spark_type, batch)(col)
+        return _pandas_udf(spark_type, batch, len(cols))(*cols)
     raise ValueError(f"unknown udf '{udf}' (choose arrow or pandas)")
 
 
-def _arrow_udf(spark_type: str, batch):
-    @F.arrow_udf(spark_type)
-    def urinorm_key(values: pa.Array) -> pa.Array:
-        return batch(values)
+def _arrow_udf(spark_type: str, batch, columns: int):
+    if columns == 1:
 
-    return urinorm_key
+        def urinorm_key(values: pa.Array) -> pa.Array:
+            return batch(values)
+
+    else:
+
+        def urinorm_key(bases: pa.Array, references: pa.Array) -> pa.Array:
+            return batch(bases, references)
+
+    return F.arrow_udf(spark_type)(urinorm_key)
 
 
-def _pandas_udf(spark_type: str, batch):
+def _pandas_udf(spark_type: str, batch, columns: int):
     import pandas as pd
 
-    @F.pandas_udf(spark_type)
-    def urinorm_key(values: pd.Series) -> pd.Series:
+    def arrow(values: pd.Series) -> pa.Array:
         # Spark hands pandas strings; Arrow is what the batch reads in place.
-        return batch(pa.array(values, type=pa.string(), from_pandas=True)).to_pandas()
+        return pa.array(values, type=pa.string(), from_pandas=True)
 
-    return urinorm_key
+    if columns == 1:
+
+        def urinorm_key(values: pd.Series) -> pd.Series:
+            return batch(arrow(values)).to_pandas()
+
+    else:
+
+        def urinorm_key(bases: pd.Series, references: pd.Series) -> pd.Series:
+            return batch(arrow(bases), arrow(references)).to_pandas()
+
+    return F.pandas_udf(spark_type)(urinorm_key)

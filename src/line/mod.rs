@@ -10,6 +10,7 @@
 pub mod crawl_index;
 pub mod key;
 pub mod scope;
+pub mod spec;
 
 use std::ops::Range;
 
@@ -51,6 +52,7 @@ pub struct Columns {
 #[derive(Debug, Default)]
 pub struct ColumnScratch {
     repaired: Vec<u8>,
+    repaired_base: Vec<u8>,
     resolved: Vec<u8>,
     columns: Vec<Range<usize>>,
 }
@@ -125,7 +127,8 @@ impl Columns {
     }
 
     /// Calls `with` on `value` (column `field`, or the whole line) repaired
-    /// if lenient and resolved against `base` if any. A rejection counts its
+    /// if lenient and resolved against `base` if any (repaired too). A
+    /// rejection counts its
     /// offset in the user's bytes: the column's, the base column's, or (past
     /// a resolution) the resolved URI's. A strict run's rejection says which
     /// repair would have saved the line.
@@ -140,7 +143,10 @@ impl Columns {
         let number = |n: usize| u32::try_from(n + 1).unwrap_or(u32::MAX);
         let in_value = field.map_or(Within::Text, |n| Within::Field(number(n)));
         let ColumnScratch {
-            repaired, resolved, ..
+            repaired,
+            repaired_base,
+            resolved,
+            ..
         } = scratch;
         repaired.clear();
         let notes = if self.lenient {
@@ -165,12 +171,32 @@ impl Columns {
         let Some(base) = base else {
             return Ok((with(text).map_err(in_text)?, notes));
         };
-        let in_base = |e: InvalidUri| match self.base_field {
-            Some(m) => e.within(Within::BaseField(number(m)), e.offset()),
-            None => e,
+        // A base is repaired as the reference is: a link dataset's bases
+        // are as browsers wrote them.
+        repaired_base.clear();
+        let base_notes = if self.lenient {
+            lenient::repair(base, repaired_base)
+        } else {
+            0
         };
+        let base_text = if base_notes == 0 {
+            base
+        } else {
+            &repaired_base[..]
+        };
+        let in_base = |e: InvalidUri| {
+            let offset = match base_notes {
+                0 => e.offset(),
+                _ => lenient::original_offset(base, e.offset()),
+            };
+            match self.base_field {
+                Some(m) => e.within(Within::BaseField(number(m)), offset),
+                None => e.within(Within::Text, offset),
+            }
+        };
+        let notes = notes | base_notes;
         // A base that is not a URI rejects the line, with its reason.
-        let base = UriRef::parse_bytes(base).map_err(in_base)?;
+        let base = UriRef::parse_bytes(base_text).map_err(in_base)?;
         let reference = UriRef::parse_bytes(text).map_err(in_text)?;
         resolved.clear();
         resolve_into(&base, &reference, self.scheme_rule, resolved).map_err(in_base)?;

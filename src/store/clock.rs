@@ -7,6 +7,26 @@
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
+/// A length of time as every front end takes it (`--seen-max-age`,
+/// Python's `max_age`, `?older-than=`): a number and a unit, or several
+/// (`90s`, `1h30m`, `7d`, `2w`, `1day 12h`), humantime's grammar.
+///
+/// ```
+/// use std::time::Duration;
+/// use urinorm::store::parse_duration;
+/// assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+/// assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86400)));
+/// assert!(parse_duration("soon").is_err());
+/// ```
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text.trim()).map_err(|e| {
+        format!(
+            "'{}' is not a length of time ({e}): give a number and a unit, as 90s, 1h30m, 7d or 2w",
+            crate::escape::escape_str(text)
+        )
+    })
+}
+
 /// When a key was admitted: the time of the commit that admitted it, in
 /// whole seconds since the Unix epoch (1970-01-01T00:00:01Z to
 /// 2106-02-07T06:28:15Z). The stamp 0 marks a key forgotten.

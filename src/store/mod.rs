@@ -54,7 +54,7 @@ use std::time::SystemTime;
 use rayon::prelude::*;
 use serde_json::Value;
 
-pub use clock::{Clock, ClockError, Holding, Stamp};
+pub use clock::{Clock, ClockError, Holding, Stamp, parse_duration};
 pub use error::StoreError;
 use lock::WriterLock;
 use manifest::{Manifest, RunEntry};

@@ -6,9 +6,8 @@ use clap::Args;
 use urinorm::escape::escape_str;
 use urinorm::line::crawl_index::IndexFormat;
 use urinorm::line::key::KeyFormat;
+use urinorm::line::spec::{Fetchable, NormalizerSpec};
 use urinorm::line::{Columns, NormalizeLines};
-use urinorm::normalize::protocol::Preset;
-use urinorm::resolve::SchemeRule;
 
 use super::rung::RungArgs;
 use super::scope::ScopeArgs;
@@ -41,16 +40,6 @@ pub struct ColumnArgs {
     pub fetchable: Fetchable,
 }
 
-/// When only fetchable URIs are taken (`--fetchable`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Fetchable {
-    /// Where a frontier is fed or a key needs a host.
-    #[default]
-    Auto,
-    Always,
-    Never,
-}
-
 /// Whether the lines feed a crawler's frontier (a seen store, a service),
 /// for `--fetchable auto`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,18 +49,27 @@ pub enum Feeds {
 }
 
 impl ColumnArgs {
+    /// The options these flags and `rung`'s give, for lines that feed
+    /// `feeds`: a frontier's default when no flag names a rung.
+    pub fn spec(&self, rung: &RungArgs, feeds: Feeds) -> NormalizerSpec {
+        let spec = NormalizerSpec {
+            key: self.key,
+            lenient: self.line.lenient,
+            fetchable: self.fetchable,
+            ..rung.spec()
+        };
+        match feeds {
+            Feeds::Frontier => spec.or_frontier_default(),
+            Feeds::Output => spec,
+        }
+    }
+
     /// The mapper these flags and `rung`'s describe, for lines that feed
     /// `feeds`.
     pub fn mapper(&self, rung: &RungArgs, feeds: Feeds) -> Result<NormalizeLines, Error> {
-        let frontier_default;
-        let rung = match feeds == Feeds::Frontier && !rung.given() {
-            true => {
-                frontier_default = rung.frontier_default();
-                &frontier_default
-            }
-            false => rung,
-        };
-        let normalizer = rung.normalizer()?;
+        rung.install_psl()?;
+        let spec = self.spec(rung, feeds);
+        let normalizer = spec.normalizer()?;
         let key_fields = self
             .key_fields
             .iter()
@@ -84,33 +82,21 @@ impl ColumnArgs {
             key_fields,
             ..self.line.columns()?
         };
-        // A frontier fetches what it is fed; a SURT, a host or a domain
-        // key, the Internet Archive's keys and a scheme filter all mean a
-        // URI with a scheme and a host.
-        let needs_host = self.key != KeyFormat::Canonical
-            || rung.preset.as_ref().is_some_and(needs_host)
-            || !self.scope.keep_scheme.is_empty();
-        let fetchable = match self.fetchable {
-            Fetchable::Auto => feeds == Feeds::Frontier || needs_host,
-            Fetchable::Always => true,
-            Fetchable::Never => false,
-        };
+        let frontier = feeds == Feeds::Frontier;
+        let scheme_filter = !self.scope.keep_scheme.is_empty();
         Ok(NormalizeLines {
             scope: self.scope.scope(&normalizer)?,
-            fetchable,
+            fetchable: spec.takes_only_fetchable(frontier, scheme_filter),
             // A frontier takes what a crawler fetches, unless a scheme
             // filter names what it takes.
-            crawled: feeds == Feeds::Frontier && self.scope.keep_scheme.is_empty(),
+            crawled: frontier && !scheme_filter,
             ..NormalizeLines::new(normalizer, self.key, columns)
         })
     }
 }
 
-/// Whether `preset` means URIs with a scheme and a host: the Internet
-/// Archive's keys are of URIs a crawler fetched.
-pub fn needs_host(preset: &Preset) -> bool {
-    preset.name == "ia"
-}
+/// Whether `preset` means URIs with a scheme and a host.
+pub use urinorm::line::spec::preset_needs_host as needs_host;
 
 /// Which column of a line holds the URI, and what is done to it first;
 /// shared by every command that reads lines of URIs (`ladder` too).
@@ -212,16 +198,27 @@ impl LineArgs {
             return Err(Error::Usage("--base-field needs --field".into()));
         }
         if let Some(base) = &self.base {
-            absolute_base(base)?;
+            // A lenient run repairs the base as it repairs each line.
+            let mut repaired = Vec::new();
+            match self.lenient && urinorm::lenient::repair(base.as_bytes(), &mut repaired) != 0 {
+                true => absolute_base(&String::from_utf8_lossy(&repaired))?,
+                false => absolute_base(base)?,
+            };
         }
         Ok(Columns {
             field,
             delimiter,
-            key_fields: Vec::new(),
             base_field,
             base: self.base.clone(),
-            lenient: self.lenient,
-            scheme_rule: SchemeRule::Strict,
+            ..self.spec().columns()
         })
+    }
+
+    /// What these flags say of how a URI is read (its repairs).
+    fn spec(&self) -> NormalizerSpec {
+        NormalizerSpec {
+            lenient: self.lenient,
+            ..NormalizerSpec::default()
+        }
     }
 }

@@ -1,13 +1,15 @@
 //! The rung and transform flags and the site rules files, shared by every
-//! command that normalizes: what they are read into ([`Normalizer`],
-//! [`SiteRules`]).
+//! command that normalizes: each flag mapped onto the library's options
+//! model ([`NormalizerSpec`]), which decides what they mean.
+
+use std::path::Path;
 
 use clap::Args;
 use urinorm::domain::SuffixList;
 use urinorm::escape::escape_str;
-use urinorm::line::{FRONTIER_PRESET, FRONTIER_WITH};
-use urinorm::normalize::protocol::{Preset, ProtocolOptions, Transform};
-use urinorm::normalize::{NeedsProtocolRung, Normalizer, Rung};
+use urinorm::line::spec::{NormalizerSpec, RulesFile, SpecError, TextFile, TrackingParams};
+use urinorm::normalize::protocol::{Preset, Transform};
+use urinorm::normalize::{Normalizer, Rung};
 use urinorm::pipeline::input::InputError;
 use urinorm::report::ladder::LadderRules;
 use urinorm::rules::{RulesFormat, RulesText, SiteRules};
@@ -44,40 +46,34 @@ pub struct RungArgs {
 }
 
 impl RungArgs {
-    /// The keys of a frontier (`dedup --seen`, `seen add`, `serve`) when no
-    /// flag names a rung or a transform: [`FRONTIER_PRESET`] with
-    /// [`FRONTIER_WITH`], as Python's `SeenSet` and the Scrapy filter make
-    /// them.
-    pub(super) fn frontier_default(&self) -> RungArgs {
-        RungArgs {
-            preset: Some(FRONTIER_PRESET.parse().expect("a preset's name")),
-            with: FRONTIER_WITH.to_vec(),
-            ..self.clone()
+    /// The options these flags give (the files they name not read yet).
+    pub fn spec(&self) -> NormalizerSpec {
+        NormalizerSpec {
+            rung: self.rung,
+            preset: self.preset,
+            with: self.with.clone(),
+            without: self.without.clone(),
+            tracking_params: (self.tracking_params.as_deref())
+                .map(|path| TrackingParams::File(TextFile::named(&path_name(path)))),
+            rules: self.rules.files(),
+            ..NormalizerSpec::default()
         }
     }
 
-    /// Whether any flag of the rung or its transforms was given.
-    pub(super) fn given(&self) -> bool {
-        self.rung.is_some() || self.wants_protocol()
-    }
-
-    /// Whether any protocol-rung flag was given.
-    fn wants_protocol(&self) -> bool {
-        self.preset.is_some()
-            || !self.with.is_empty()
-            || !self.without.is_empty()
-            || self.tracking_params.is_some()
-            || self.rules.given()
-    }
-
-    /// The rung the flags ask for.
+    /// The rung the flags ask for (the one named when they contradict).
     pub fn rung(&self) -> Rung {
-        Rung::requested(self.rung, self.wants_protocol()).unwrap_or_else(|e| e.rung)
+        Rung::requested(self.rung, self.spec().wants_protocol()).unwrap_or_else(|e| e.rung)
     }
 
     /// The normalizer the flags describe (and the Public Suffix List they
     /// name put in force).
     pub fn normalizer(&self) -> Result<Normalizer, Error> {
+        self.install_psl()?;
+        self.spec().normalizer().map_err(Error::from)
+    }
+
+    /// Puts the list `--psl` names in force.
+    pub fn install_psl(&self) -> Result<(), Error> {
         if let Some(path) = &self.psl {
             let name = path.display().to_string();
             let text = std::fs::read_to_string(path)
@@ -87,28 +83,13 @@ impl RungArgs {
             // The first list put in force stays: a command builds one normalizer.
             let _ = urinorm::domain::install(list);
         }
-        let usage = |e: NeedsProtocolRung| {
-            Error::Usage(format!(
-                "--preset, --with, --without, --tracking-params and the rules files need the protocol rung, not --rung {}",
-                e.rung
-            ))
-        };
-        // Checked before the tracking list is read: a lower rung never opens it.
-        Rung::requested(self.rung, self.wants_protocol()).map_err(usage)?;
-        let tracking_list = match &self.tracking_params {
-            Some(path) => Some(read_text(path)?),
-            None => None,
-        };
-        let rules = self.rules.site_rules()?.map(SiteRules::into_rewrite);
-        let options = ProtocolOptions {
-            preset: self.preset,
-            with: &self.with,
-            without: &self.without,
-            tracking_list: tracking_list.as_deref(),
-            rules: rules.as_ref(),
-        };
-        Normalizer::from_options(self.rung, &options).map_err(usage)
+        Ok(())
     }
+}
+
+/// A path as the options name it: as the user wrote it.
+fn path_name(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
 }
 
 /// The site rules files, shared by every command that normalizes and the
@@ -126,42 +107,29 @@ pub struct RulesArgs {
 }
 
 impl RulesArgs {
-    /// Whether any rules file is named.
-    pub fn given(&self) -> bool {
-        !self.rules.is_empty() || !self.rules_clearurls.is_empty()
-    }
-
-    /// Each file read, ClearURLs' first: their providers apply before the
-    /// line rules.
-    fn texts(&self) -> Result<Vec<RulesText>, Error> {
-        let files = self
+    /// The files named, as the options model holds them.
+    fn files(&self) -> Vec<RulesFile> {
+        let named = |format| {
+            move |path: &std::path::PathBuf| RulesFile {
+                format,
+                file: TextFile::named(&path_name(path)),
+            }
+        };
+        (self
             .rules_clearurls
             .iter()
-            .map(|path| (path, RulesFormat::ClearUrls))
-            .chain(self.rules.iter().map(|path| (path, RulesFormat::Lines)));
-        files
-            .map(|(path, format)| {
-                Ok(RulesText {
-                    name: path.display().to_string(),
-                    format,
-                    text: read_text(path)?,
-                })
-            })
-            .collect()
-    }
-
-    /// The files compiled together, if any is named.
-    pub fn site_rules(&self) -> Result<Option<SiteRules>, Error> {
-        let texts = self.texts()?;
-        if texts.is_empty() {
-            return Ok(None);
-        }
-        SiteRules::compile(&texts).map(Some).map_err(Error::Rules)
+            .map(named(RulesFormat::ClearUrls)))
+        .chain(self.rules.iter().map(named(RulesFormat::Lines)))
+        .collect()
     }
 
     /// The files compiled together and each alone, by name, for the ladder.
     pub fn each_file(&self) -> Result<Option<LadderRules>, Error> {
-        let texts = self.texts()?;
+        let spec = NormalizerSpec {
+            rules: self.files(),
+            ..NormalizerSpec::default()
+        };
+        let texts = spec.rules_texts()?;
         if texts.is_empty() {
             return Ok(None);
         }
@@ -177,8 +145,12 @@ impl RulesArgs {
     }
 }
 
-/// A whole text file the flags name (a list, rules).
-fn read_text(path: &std::path::Path) -> Result<String, Error> {
-    std::fs::read_to_string(path)
-        .map_err(|e| Error::Input(InputError::new(&path.display().to_string(), e)))
+impl From<SpecError> for Error {
+    fn from(error: SpecError) -> Error {
+        match error {
+            SpecError::Read { path, error } => Error::Input(InputError::new(&path, error)),
+            SpecError::Rules(e) => Error::Rules(e),
+            other => Error::Usage(other.to_string()),
+        }
+    }
 }

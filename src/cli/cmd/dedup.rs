@@ -94,12 +94,12 @@ pub struct SeenArgs {
     /// the keys written at least this often (default 1s; 250ms, 5m); a
     /// kill loses at most that much. Any other run commits once, when its
     /// output is complete.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, requires = "seen")]
+    #[arg(long, value_name = "DURATION", value_parser = urinorm::store::parse_duration, requires = "seen")]
     pub commit_every: Option<std::time::Duration>,
     /// With --seen: a key admitted longer ago than this (e.g. 7d, 12h)
     /// counts as not held: its line is written (a recrawl, counted as
     /// expired) and the key admitted again with this run's time.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, requires = "seen")]
+    #[arg(long, value_name = "DURATION", value_parser = urinorm::store::parse_duration, requires = "seen")]
     pub seen_max_age: Option<std::time::Duration>,
     /// With --seen: take this time as now (RFC 3339, UTC:
     /// 2026-11-25T00:00:00Z) rather than the clock's, for what is admitted

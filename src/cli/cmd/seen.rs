@@ -63,7 +63,7 @@ pub struct ExpireArgs {
     #[command(flatten)]
     pub dir: DirArgs,
     /// Remove the keys admitted longer ago than this (e.g. 30d, 12h).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = urinorm::store::parse_duration)]
     pub older_than: std::time::Duration,
     #[command(flatten)]
     pub now: NowArgs,
@@ -92,7 +92,7 @@ pub struct AddArgs {
     pub lines: LinesArgs,
     /// A key admitted longer ago than this (e.g. 7d) counts as not held,
     /// and is admitted again with this run's time (counted as expired).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = urinorm::store::parse_duration)]
     pub seen_max_age: Option<std::time::Duration>,
 }
 

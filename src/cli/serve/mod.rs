@@ -116,18 +116,18 @@ pub struct ServeArgs {
     /// Read every block of the store this often, checking its checksums,
     /// at most --scrub-rate: damage is found before a request meets it
     /// (0 turns it off).
-    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = urinorm::store::parse_duration)]
     pub scrub_every: Duration,
     /// The most a scrub reads a second.
     #[arg(long, value_name = "SIZE", default_value = "32M", value_parser = parse_size)]
     pub scrub_rate: u64,
     /// Commit the keys admitted at least this often (e.g. 1s, 250ms); a
     /// kill loses at most that much (those keys are answered new again).
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = urinorm::store::parse_duration)]
     pub commit_every: Duration,
     /// A key admitted longer ago than this (e.g. 7d) counts as not held:
     /// it is answered `expired` and admitted again.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = urinorm::store::parse_duration)]
     pub seen_max_age: Option<Duration>,
     /// Take this time as now (RFC 3339, UTC) rather than the clock's, for
     /// what is admitted and for ages (tests and replays).
@@ -153,7 +153,7 @@ pub struct ServeArgs {
     pub max_inflight: u64,
     /// A connection that sends nothing (or too slowly) for this long is
     /// closed: idle between requests, in its headers, or in its body (408).
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = urinorm::store::parse_duration)]
     pub idle_timeout: Duration,
     /// At most this many connections at once; more wait to be accepted.
     #[arg(long, value_name = "N", default_value_t = 1024)]
@@ -929,12 +929,7 @@ fn older_than(query: Option<&str>) -> Result<Duration, String> {
     let Some(value) = value else {
         return Err("/v1/expire needs ?older-than=DURATION (such as 30d)".into());
     };
-    humantime::parse_duration(value).map_err(|e| {
-        format!(
-            "older-than takes a duration such as 30d or 12h, not '{}' ({e})",
-            escape_str(value)
-        )
-    })
+    urinorm::store::parse_duration(value).map_err(|e| format!("older-than: {e}"))
 }
 
 /// A JSON answer.

@@ -81,6 +81,27 @@ fn field_with_another_delimiter_and_a_fixed_base() {
     assert_eq!(usage.code, 2);
 }
 
+/// A base is repaired as the reference is (`[` outside an IP literal, as
+/// a link dataset's pages have them), with --base and --base-field alike;
+/// without --lenient it is refused.
+#[test]
+fn a_lenient_run_repairs_the_base_too() {
+    let base = "http://t.example/a?title=[x]y";
+    let fixed = urinorm(&["normalize", "-q", "--lenient", "--base", base], b"z\n");
+    assert_eq!(
+        (fixed.code, fixed.stdout.as_str()),
+        (0, "http://t.example/z\n")
+    );
+    let strict = urinorm(&["normalize", "-q", "--base", base], b"z\n");
+    assert_eq!(strict.code, 2, "{}", strict.stderr);
+    let line = format!("{base}\t?q=1\n");
+    let columns = ["normalize", "-q", "--field", "2", "--base-field", "1"];
+    let fixed = urinorm(&[&columns[..], &["--lenient"]].concat(), line.as_bytes());
+    assert_eq!(fixed.stdout, format!("{base}\thttp://t.example/a?q=1\n"));
+    let strict = urinorm(&columns, line.as_bytes());
+    assert_eq!(strict.code, 1, "the line is rejected: {}", strict.stderr);
+}
+
 /// Each repair: fixed and counted with --lenient, named without it.
 #[test]
 fn every_lenient_repair_is_counted_and_named_when_strict() {

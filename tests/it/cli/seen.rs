@@ -570,6 +570,51 @@ fn day(n: u64) -> String {
     humantime::format_rfc3339_seconds(time).to_string()
 }
 
+/// A length of time is one grammar for every front end: units together
+/// (`1h30m`) as Python's `max_age` and `?older-than=` take them.
+#[test]
+fn a_maximum_age_takes_compound_durations_and_refuses_others() {
+    let (_dir, first, _, store) = setup();
+    ok(&["dedup", "-q", "--seen", &store, "--now", &day(0), &first]);
+    let later = [
+        "dedup",
+        "-q",
+        "--seen",
+        &store,
+        "--seen-readonly",
+        "-o",
+        "/dev/null",
+    ];
+    let (_, stats) = with_stats(
+        &[
+            &later[..],
+            &["--now", &day(1), "--seen-max-age", "23h30m", &first],
+        ]
+        .concat(),
+        b"",
+    );
+    assert_eq!(stats["seen"], 0, "a day is past 23h30m: {stats}");
+    let (_, stats) = with_stats(
+        &[
+            &later[..],
+            &["--now", &day(1), "--seen-max-age", "1day 30m", &first],
+        ]
+        .concat(),
+        b"",
+    );
+    assert_eq!(stats["expired"], 0, "{stats}");
+    let refused = urinorm(
+        &[&later[..], &["--seen-max-age", "soon", &first]].concat(),
+        b"",
+    );
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("'soon' is not a length of time"),
+        "{}",
+        refused.stderr
+    );
+}
+
 /// A recrawl frontier: a batch on day 0, another on day 10 with
 /// `--seen-max-age 7d` writes the first batch's URLs again (counted as
 /// expired, admitted again with day 10's time), bulk and line by line.
