@@ -38,8 +38,7 @@ use libduckdb_sys::*;
 use urinorm::fingerprint::fingerprint;
 use urinorm::line::key::KeyFormat;
 use urinorm::line::spec::{NormalizerSpec, SpecError};
-use urinorm::line::{ColumnScratch, Columns};
-use urinorm::normalize::{Normalizer, Scratch};
+use urinorm::line::{KeyScratch, NormalizeLines};
 
 /// The C API version asked for and written in the footer: the bind callback
 /// (and its client context), and the unchecked string assignment are stable
@@ -98,38 +97,31 @@ impl Kind {
     }
 }
 
-/// How a row becomes its value: the normalizer, which key, how the value
-/// is read (repaired, resolved), and whether the key is fingerprinted.
+/// How a row becomes its value: the line mapper of the options (the
+/// normalizer, which key, how the value is read, what it takes), and
+/// whether the key is fingerprinted.
 struct Maker {
     kind: Kind,
-    normalizer: Normalizer,
-    key: KeyFormat,
-    columns: Columns,
+    lines: NormalizeLines,
     /// `test_panic=row` (tests only).
     panic_in_rows: bool,
 }
 
 impl Maker {
     /// Appends the key of `value` (resolved against `base` when there is
-    /// one) to `out`; false (nothing appended) when it is not a URI
-    /// reference, or the base not an absolute URI.
+    /// one) to `out`; false (nothing appended) when it has none.
     fn write(
         &self,
         value: &[u8],
         base: Option<&[u8]>,
         out: &mut Vec<u8>,
-        scratch: &mut Scratches,
+        scratch: &mut KeyScratch,
     ) -> bool {
         if self.panic_in_rows {
             panic!("test_panic=row");
         }
-        let Scratches { normalize, columns } = scratch;
-        let mut write = |uri: &[u8]| self.key.write(&self.normalizer, uri, out, normalize);
-        if base.is_none() && self.columns.is_plain() {
-            return write(value).is_ok();
-        }
-        (self.columns)
-            .with_reference(value, base, columns, write)
+        self.lines
+            .write_value_key(value, base, out, scratch)
             .is_ok()
     }
 
@@ -163,9 +155,7 @@ impl Maker {
         let normalizer = spec.normalizer().map_err(in_function)?;
         Ok(Maker {
             kind,
-            normalizer,
-            key: spec.key,
-            columns: spec.columns(),
+            lines: NormalizeLines::of_values(&spec, normalizer),
             panic_in_rows,
         })
     }
@@ -192,16 +182,9 @@ fn test_panic(text: &str) -> (String, bool) {
     (kept.join(";"), in_rows)
 }
 
-/// The buffers a thread reuses from row to row.
-#[derive(Default)]
-struct Scratches {
-    normalize: Scratch,
-    columns: ColumnScratch,
-}
-
 thread_local! {
     /// The key being made, and the scratch: one per DuckDB thread.
-    static BUFFERS: RefCell<(Vec<u8>, Scratches)> = RefCell::new((Vec::with_capacity(256), Scratches::default()));
+    static BUFFERS: RefCell<(Vec<u8>, KeyScratch)> = RefCell::new((Vec::with_capacity(256), KeyScratch::default()));
     /// The options last read from a column (not a constant) by this
     /// thread, and the maker they made.
     static LAST_OPTIONS: RefCell<Option<LastOptions>> = const { RefCell::new(None) };

@@ -19,9 +19,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use urinorm::fingerprint::{Fingerprint, fingerprint};
-use urinorm::line::key::KeyFormat;
-use urinorm::line::{ColumnScratch, Columns};
-use urinorm::normalize::{Normalizer, Scratch};
+use urinorm::lenient;
+use urinorm::line::{KeyScratch, NormalizeLines};
 use urinorm::{InvalidUri, UriRef};
 
 mod threads;
@@ -384,12 +383,11 @@ impl OneUri for Resolving<'_> {
     }
 }
 
-/// How a row becomes its key: the normalizer, which key, and how the
-/// reference is read (repaired, resolved against a base) first.
+/// How a row becomes its key: the line mapper of the options, which
+/// knows the key, how a value is read (repaired, resolved against a base)
+/// and what it takes.
 pub struct Maker<'m> {
-    pub normalizer: &'m Normalizer,
-    pub key: KeyFormat,
-    pub columns: &'m Columns,
+    pub lines: &'m NormalizeLines,
     /// Whether a batch says, beside each null, why the row has no key.
     pub reasons: bool,
 }
@@ -404,21 +402,20 @@ impl Maker<'_> {
         out: &mut Vec<u8>,
         scratch: &mut Scratches,
     ) -> Result<(), InvalidUri> {
-        let Scratches { normalize, columns } = scratch;
-        let mut write = |uri: &[u8]| self.key.write(self.normalizer, uri, out, normalize);
-        if base.is_none() && self.columns.is_plain() {
-            return write(reference).map(drop);
-        }
-        self.columns
-            .with_reference(reference, base, columns, write)
-            .map(drop)
+        self.lines.write_value_key(reference, base, out, scratch)
     }
 
     /// Why `row` has no key, `error` being what [`Maker::write`] said: a
     /// sentence that names the base when the base is at fault, as
     /// `resolve`'s errors do.
     pub(crate) fn reason(&self, (_, base): Row<'_>, error: &InvalidUri) -> String {
-        // Resolution refuses only a base without a scheme (§5.2.1).
+        // Resolution refuses only a base without a scheme (§5.2.1); a
+        // lenient run reads the base repaired.
+        let mut repaired = Vec::new();
+        let base = base.map(|base| match self.lines.columns.lenient {
+            true if lenient::repair(base, &mut repaired) != 0 => &repaired[..],
+            _ => base,
+        });
         let at_fault = base.map(UriRef::parse_bytes).and_then(|base| match base {
             Ok(base) if base.scheme().is_some() => None,
             Ok(_) => Some(*error),
@@ -432,11 +429,7 @@ impl Maker<'_> {
 }
 
 /// The buffers a batch reuses from row to row.
-#[derive(Default)]
-pub(crate) struct Scratches {
-    normalize: Scratch,
-    columns: ColumnScratch,
-}
+pub(crate) type Scratches = KeyScratch;
 
 /// The fewest values a thread is given: below it, a thread costs more than
 /// it saves. A multiple of 8, so that pieces' validity bits are whole bytes.

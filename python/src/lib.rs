@@ -26,12 +26,11 @@ use urinorm::UriRef;
 use urinorm::fingerprint::fingerprint;
 use urinorm::line::key::KeyFormat;
 use urinorm::line::spec::NormalizerSpec;
-use urinorm::line::{ColumnScratch, Columns};
+use urinorm::line::{ColumnScratch, Columns, KeyScratch, NormalizeLines};
 use urinorm::line::{FRONTIER_PRESET, FRONTIER_WITH};
 use urinorm::normalize::protocol::{PRESETS, Transform};
-use urinorm::normalize::{Normalizer, Rung, Scratch};
+use urinorm::normalize::{Normalizer, Rung};
 use urinorm::resolve::{SchemeRule, resolve_into};
-use urinorm::surt::normalize_surt_into;
 
 use options::{Given, RulesGiven};
 
@@ -260,18 +259,14 @@ impl PyNormalizer {
     /// InvalidUri.
     #[pyo3(signature = (uri, lenient=false))]
     fn normalize(&self, py: Python<'_>, uri: &str, lenient: bool) -> PyResult<String> {
-        let out = read(py, uri, lenient, |uri, out, scratch| {
-            self.normalizer.normalize_into(uri, out, scratch).map(drop)
-        })?;
+        let out = self.key_of(py, uri, KeyFormat::Canonical, lenient)?;
         Ok(String::from_utf8(out).expect("canonical forms are ASCII"))
     }
 
     /// The SURT key of the canonical form of `uri`; raises InvalidUri.
     #[pyo3(signature = (uri, lenient=false))]
     fn surt(&self, py: Python<'_>, uri: &str, lenient: bool) -> PyResult<String> {
-        let out = read(py, uri, lenient, |uri, out, scratch| {
-            normalize_surt_into(&self.normalizer, uri, out, scratch).map(drop)
-        })?;
+        let out = self.key_of(py, uri, KeyFormat::Surt, lenient)?;
         Ok(String::from_utf8(out).expect("SURT keys of canonical forms are ASCII"))
     }
 
@@ -285,10 +280,7 @@ impl PyNormalizer {
         key: &str,
         lenient: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let key = parse_key(key)?;
-        let out = read(py, uri, lenient, |uri, out, scratch| {
-            key.write(&self.normalizer, uri, out, scratch).map(drop)
-        })?;
+        let out = self.key_of(py, uri, parse_key(key)?, lenient)?;
         Ok(PyBytes::new(py, &fingerprint(&out)))
     }
 
@@ -417,6 +409,27 @@ impl PyNormalizer {
 }
 
 impl PyNormalizer {
+    /// The `key` of one `uri` (repaired first if `lenient`), as a batch
+    /// makes it; an InvalidUri at the user's byte.
+    fn key_of(
+        &self,
+        py: Python<'_>,
+        uri: &str,
+        key: KeyFormat,
+        lenient: bool,
+    ) -> PyResult<Vec<u8>> {
+        let spec = NormalizerSpec {
+            key,
+            lenient: lenient || self.spec.lenient,
+            ..self.spec.clone()
+        };
+        let lines = NormalizeLines::of_values(&spec, self.normalizer.clone());
+        let mut out = Vec::with_capacity(uri.len());
+        (lines.write_value_key(uri.as_bytes(), None, &mut out, &mut KeyScratch::default()))
+            .map_err(|e| invalid_uri(py, &e))?;
+        Ok(out)
+    }
+
     /// The options with how each value is read added to them.
     fn reading(
         &self,
@@ -453,13 +466,15 @@ impl PyNormalizer {
         threads: Option<usize>,
         reading: &Reading,
     ) -> PyResult<Finished> {
-        let key = parse_key(key)?;
+        let spec = (self.reading(Some(key), reading.lenient, reading.non_strict))
+            .map_err(|e| options::refusal(py, e))?;
         let pool = pool(threads)?;
-        let columns = reading.columns(py)?;
+        let lines = NormalizeLines {
+            columns: reading.columns(py, &spec)?,
+            ..NormalizeLines::of_values(&spec, self.normalizer.clone())
+        };
         let maker = arrow::Maker {
-            normalizer: &self.normalizer,
-            key,
-            columns: &columns,
+            lines: &lines,
             reasons: reading.reasons,
         };
         let batch = py.detach(|| arrow::make(&maker, made, rows, pool.as_deref()).finish());
@@ -520,14 +535,12 @@ struct Reading {
 }
 
 impl Reading {
-    /// The reading as [`Columns`]; InvalidUri naming the base when it is
-    /// not an absolute URI.
-    fn columns(&self, py: Python<'_>) -> PyResult<Columns> {
+    /// The columns of `spec` with this reading's base; InvalidUri naming
+    /// the base when it is not an absolute URI.
+    fn columns(&self, py: Python<'_>, spec: &NormalizerSpec) -> PyResult<Columns> {
         let columns = Columns {
-            lenient: self.lenient,
             base: self.base.clone(),
-            scheme_rule: scheme_rule(self.non_strict),
-            ..Columns::default()
+            ..spec.columns()
         };
         if self.base.is_some() {
             // The empty reference resolves to the base: what fails is the
@@ -547,29 +560,6 @@ pub(crate) fn scheme_rule(non_strict: bool) -> SchemeRule {
         true => SchemeRule::NonStrict,
         false => SchemeRule::Strict,
     }
-}
-
-/// `make` of `uri`, repaired first if `lenient`, into a new buffer; an
-/// InvalidUri at the user's byte (with the repair that would have saved a
-/// strict call).
-fn read(
-    py: Python<'_>,
-    uri: &str,
-    lenient: bool,
-    make: impl FnOnce(&[u8], &mut Vec<u8>, &mut Scratch) -> Result<(), urinorm::InvalidUri>,
-) -> PyResult<Vec<u8>> {
-    let columns = Columns {
-        lenient,
-        ..Columns::default()
-    };
-    let mut out = Vec::with_capacity(uri.len());
-    let mut scratch = Scratch::default();
-    columns
-        .with_reference(uri.as_bytes(), None, &mut ColumnScratch::default(), |uri| {
-            make(uri, &mut out, &mut scratch)
-        })
-        .map_err(|e| invalid_uri(py, &e))?;
-    Ok(out)
 }
 
 /// The pool of `threads` threads a batch runs on (`None`: one thread a

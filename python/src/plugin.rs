@@ -12,8 +12,8 @@ use pyo3_polars::derive::polars_expr;
 use serde::Deserialize;
 
 use urinorm::fingerprint::fingerprint;
-use urinorm::line::Columns;
 use urinorm::line::spec::NormalizerSpec;
+use urinorm::line::{Columns, NormalizeLines};
 use urinorm::normalize::Normalizer;
 
 use crate::arrow::{self, Row, Scratches};
@@ -27,12 +27,15 @@ struct Kwargs {
     base: Option<String>,
 }
 
+/// Options and the normalizer they make.
+type Built = (NormalizerSpec, Normalizer);
+
 /// The options `shipped` carries and the normalizer they make, built once
 /// and kept (a few at a time: each may hold compiled rules) for every
 /// chunk of every expression made with the same options.
-fn normalizer(shipped: &str) -> PolarsResult<Arc<(NormalizerSpec, Normalizer)>> {
+fn normalizer(shipped: &str) -> PolarsResult<Arc<Built>> {
     const KEPT: usize = 8;
-    static BUILT: Mutex<Vec<(String, Arc<(NormalizerSpec, Normalizer)>)>> = Mutex::new(Vec::new());
+    static BUILT: Mutex<Vec<(String, Arc<Built>)>> = Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, made)) = built.iter().find(|(s, _)| s == shipped) {
         return Ok(Arc::clone(made));
@@ -62,14 +65,15 @@ fn each_row<'r>(
 ) -> PolarsResult<()> {
     let built = normalizer(&kwargs.spec)?;
     let (spec, normalizer) = &*built;
-    let columns = Columns {
-        base: kwargs.base.clone(),
-        ..spec.columns()
+    let lines = NormalizeLines {
+        columns: Columns {
+            base: kwargs.base.clone(),
+            ..spec.columns()
+        },
+        ..NormalizeLines::of_values(spec, normalizer.clone())
     };
     let maker = arrow::Maker {
-        normalizer,
-        key: spec.key,
-        columns: &columns,
+        lines: &lines,
         reasons: false,
     };
     let mut scratch = Scratches::default();

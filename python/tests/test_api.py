@@ -154,11 +154,11 @@ def test_the_syntax_rung_keeps_a_large_port():
         ({"without": ["drop-fragment", "x"]}, "unknown transform 'x' (see `urinorm transforms`)"),
         (
             {"rung": "scheme", "preset": "safe"},
-            "a preset, added or removed transforms and a tracking list need the protocol rung, not the scheme rung",
+            "a preset, added or removed transforms, a tracking list and site rules need the protocol rung, not the scheme rung",
         ),
         (
             {"rung": "string", "tracking_params": ["ref"]},
-            "a preset, added or removed transforms and a tracking list need the protocol rung, not the string rung",
+            "a preset, added or removed transforms, a tracking list and site rules need the protocol rung, not the string rung",
         ),
     ],
 )
@@ -322,7 +322,7 @@ def test_rules_ask_for_the_protocol_rung(ref_rules, tmp_path):
     assert urinorm.normalize(uri, rules=ref_rules) == "http://a/?x=2"
     assert urinorm.normalize(uri, rung="protocol", rules=ref_rules) == "http://a/?x=2"
     for rung in ("string", "syntax", "scheme"):
-        message = f"site rules (rules, rules_clearurls) need the protocol rung, not the {rung} rung"
+        message = f"a preset, added or removed transforms, a tracking list and site rules need the protocol rung, not the {rung} rung"
         with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
             urinorm.normalize(uri, rung=rung, rules=ref_rules)
         # Told before a file that cannot be read, as the command line does.

@@ -213,3 +213,11 @@ def test_keys_older_than_max_age_are_new_again(cli, tmp_path):
         assert seen.contains(["http://a/"]) == [False]
     with pytest.raises(ValueError, match="not a length of time"):
         urinorm.SeenSet(tmp_path / "s", max_age="a week")
+    # One grammar with the command line's: units together, as 1h30m. The
+    # key of a was admitted again on day 10.
+    later = day10 + timedelta(hours=1)
+    for age in ("1h30m", timedelta(hours=1, minutes=30), 5400):
+        with urinorm.SeenSet(tmp_path / "s", now=later, max_age=age) as seen:
+            assert seen.contains(["http://a/"]) == [True], age
+    with urinorm.SeenSet(tmp_path / "s", now=later, max_age="30m") as seen:
+        assert seen.contains(["http://a/"]) == [False]

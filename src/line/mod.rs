@@ -12,6 +12,8 @@ pub mod key;
 pub mod scope;
 pub mod spec;
 
+use spec::NormalizerSpec;
+
 use std::ops::Range;
 
 use crate::error::{ErrorKind, InvalidUri, Within};
@@ -253,10 +255,10 @@ pub struct NormalizeLines {
     pub crawled: bool,
 }
 
-/// The buffers [`NormalizeLines`] reuses from one line to the next, in
-/// the worker's scratch [`Slot`].
+/// The buffers [`NormalizeLines`] reuses from one line (or value) to the
+/// next: in the worker's scratch [`Slot`], or a thread's own.
 #[derive(Debug, Default)]
-struct LineScratch {
+pub struct KeyScratch {
     columns: ColumnScratch,
     normalize: Scratch,
     /// The site of the line being mapped, until it is appended.
@@ -306,7 +308,7 @@ impl LineMapper for NormalizeLines {
         scratch: &mut Slot,
     ) -> Result<Option<Mapped>, InvalidUri> {
         let start = out.len();
-        let scratch: &mut LineScratch = scratch.get();
+        let scratch: &mut KeyScratch = scratch.get();
         let Some(mut mapped) = self.map_uri(line, out, scratch)? else {
             out.truncate(start);
             return Ok(None);
@@ -343,9 +345,9 @@ impl NormalizeLines {
         &self,
         line: &[u8],
         out: &mut Vec<u8>,
-        scratch: &mut LineScratch,
+        scratch: &mut KeyScratch,
     ) -> Result<Option<Mapped>, InvalidUri> {
-        let LineScratch {
+        let KeyScratch {
             columns: column_scratch,
             normalize,
             site,
@@ -463,6 +465,54 @@ impl NormalizeLines {
             .scope
             .as_ref()
             .is_none_or(|scope| scope.admits_split(canonical, &parts)))
+    }
+
+    /// The mapper of `spec`'s options (made into `normalizer`) for values
+    /// that come one at a time, not in lines: a dataframe's column, a SQL
+    /// function's argument. They take what the options say is fetchable.
+    pub fn of_values(spec: &NormalizerSpec, normalizer: Normalizer) -> NormalizeLines {
+        NormalizeLines {
+            fetchable: spec.takes_only_fetchable(false, false),
+            ..NormalizeLines::new(normalizer, spec.key, spec.columns())
+        }
+    }
+
+    /// Appends the key of one value to `out`: `reference` repaired and
+    /// resolved against `base` (or the fixed base) as the columns say, and
+    /// judged fetchable as a line is. On error nothing is appended. Values
+    /// have no scope (a mapper [`NormalizeLines::of_values`] makes): a
+    /// scope filters lines.
+    ///
+    /// ```
+    /// use urinorm::line::spec::NormalizerSpec;
+    /// use urinorm::line::{KeyScratch, NormalizeLines};
+    /// let spec: NormalizerSpec = "key=host; lenient=true".parse()?;
+    /// let values = NormalizeLines::of_values(&spec, spec.normalizer()?);
+    /// let (mut out, mut scratch) = (Vec::new(), KeyScratch::default());
+    /// values.write_value_key(b" ../d ", Some(b"http://A/b/c"), &mut out, &mut scratch)?;
+    /// assert_eq!(out, b"a");
+    /// // A host key takes only what a crawler can fetch.
+    /// assert!(values.write_value_key(b"../d", None, &mut out, &mut scratch).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_value_key(
+        &self,
+        reference: &[u8],
+        base: Option<&[u8]>,
+        out: &mut Vec<u8>,
+        scratch: &mut KeyScratch,
+    ) -> Result<(), InvalidUri> {
+        debug_assert!(self.scope.is_none(), "values are not scoped");
+        let KeyScratch {
+            columns,
+            normalize,
+            site,
+        } = scratch;
+        let mut write = |uri: &[u8]| self.write_key(uri, out, true, normalize, site).map(drop);
+        if base.is_none() && self.columns.is_plain() {
+            return write(reference);
+        }
+        (self.columns.with_reference(reference, base, columns, write)).map(drop)
     }
 
     /// Whether a line's canonical form is looked at before it is taken.
