@@ -596,7 +596,8 @@ type Finished = (arrow::Keys, Option<arrow::Keys>);
 /// Resolves `reference` against `base` (RFC 3986 §5.2; with `non_strict`,
 /// the non-strict reading of §5.2.2), each repaired first if `lenient`;
 /// raises InvalidUri naming the argument at fault (`argument`: "base" or
-/// "reference").
+/// "reference"). The target is as §5.2 makes it, not normalized:
+/// `resolve_batch` gives its key (`normalize(resolve(b, r))`).
 #[pyfunction]
 #[pyo3(signature = (base, reference, lenient=false, non_strict=false))]
 fn resolve(

@@ -83,6 +83,46 @@ fn each_row<'r>(
     Ok(())
 }
 
+/// The output of a function of URIs, named after its first input, of
+/// `dtype`; a Polars error (not a panic: pyo3-polars catches none in an
+/// `output_type` function) for an input that is not text.
+fn output(inputs: &[Field], dtype: DataType) -> PolarsResult<Field> {
+    for input in inputs {
+        if !takes(input.dtype()) {
+            polars_bail!(SchemaMismatch: "urinorm takes strings, not {} ('{}')", input.dtype(), input.name());
+        }
+    }
+    Ok(Field::new(inputs[0].name().clone(), dtype))
+}
+
+fn strings(inputs: &[Field]) -> PolarsResult<Field> {
+    output(inputs, DataType::String)
+}
+
+fn binaries(inputs: &[Field]) -> PolarsResult<Field> {
+    output(inputs, DataType::Binary)
+}
+
+/// Whether a column of `dtype` holds text: strings, or the categories of
+/// a `Categorical` or an `Enum` (read as their strings).
+fn takes(dtype: &DataType) -> bool {
+    matches!(
+        dtype,
+        DataType::String | DataType::Categorical(..) | DataType::Enum(..) | DataType::Null
+    )
+}
+
+/// The inputs as string columns: a categorical one cast to its strings.
+fn as_strings(inputs: &[Series]) -> PolarsResult<Vec<Series>> {
+    (inputs.iter())
+        .map(|input| match input.dtype() {
+            DataType::String => Ok(input.clone()),
+            dtype if takes(dtype) => input.cast(&DataType::String),
+            dtype => polars_bail!(SchemaMismatch: "urinorm takes strings, not {dtype}"),
+        })
+        .collect()
+}
+
 /// Rows, one at a time, `None` where a value is null.
 type RowIter<'a> = Box<dyn Iterator<Item = Option<Row<'a>>> + 'a>;
 
@@ -127,7 +167,8 @@ fn keys_of(
     kwargs: &Kwargs,
     mut take: impl FnMut(Option<&[u8]>),
 ) -> PolarsResult<()> {
-    let (_, rows) = rows(inputs)?;
+    let inputs = as_strings(inputs)?;
+    let (_, rows) = rows(&inputs)?;
     let mut key = Vec::new();
     each_row(kwargs, rows, |maker, row, scratch| {
         key.clear();
@@ -140,7 +181,7 @@ fn keys_of(
 
 /// The key of each URI (resolved first against its base, with a second
 /// input), null where the URI is null or not a URI reference.
-#[polars_expr(output_type = String)]
+#[polars_expr(output_type_func = strings)]
 fn key(inputs: &[Series], kwargs: Kwargs) -> PolarsResult<Series> {
     let mut keys = StringChunkedBuilder::new(name(inputs), inputs[0].len());
     keys_of(inputs, &kwargs, |key| match key {
@@ -153,7 +194,7 @@ fn key(inputs: &[Series], kwargs: Kwargs) -> PolarsResult<Series> {
 
 /// The 16-byte fingerprint of each URI's key (the seen store's), null
 /// where there is no key.
-#[polars_expr(output_type = Binary)]
+#[polars_expr(output_type_func = binaries)]
 fn key_fingerprint(inputs: &[Series], kwargs: Kwargs) -> PolarsResult<Series> {
     let mut prints = BinaryChunkedBuilder::new(name(inputs), inputs[0].len());
     keys_of(inputs, &kwargs, |key| match key {
@@ -165,9 +206,10 @@ fn key_fingerprint(inputs: &[Series], kwargs: Kwargs) -> PolarsResult<Series> {
 
 /// Why each URI has no key (the sentence `normalize` raises; `the base:
 /// ...` when its base is at fault), null where it has one or is null.
-#[polars_expr(output_type = String)]
+#[polars_expr(output_type_func = strings)]
 fn no_key_reason(inputs: &[Series], kwargs: Kwargs) -> PolarsResult<Series> {
-    let (len, rows) = rows(inputs)?;
+    let strings = as_strings(inputs)?;
+    let (len, rows) = rows(&strings)?;
     let mut reasons = StringChunkedBuilder::new(name(inputs), len);
     let mut key = Vec::new();
     each_row(&kwargs, rows, |maker, row, scratch| {

@@ -113,6 +113,26 @@ def test_keys_are_those_of_normalize_batch(spark, sample, udf):
     assert {row.value: row.key for row in rows} == dict(zip(lines, expected.to_pylist()))
 
 
+@pytest.mark.parametrize("udf", ["arrow", "pandas"])
+def test_lenient_and_a_resolve_column_for_link_datasets(spark, udf):
+    from urinorm.spark import resolve_col
+
+    pages = ["http://t.example/a?title=[x]y", "http://a/b/c", None, "http://a/"]
+    hrefs = ["z", " ../d ", "/x", "x y"]
+    df = spark.createDataFrame(list(zip(range(4), pages, hrefs)), "i int, page string, href string")
+    rows = df.select(
+        "i",
+        resolve_col("page", "href", udf=udf, lenient=True).alias("lenient"),
+        resolve_col("page", "href", udf=udf).alias("strict"),
+        normalize_col("href", udf=udf, lenient=True).alias("href"),
+    ).orderBy("i").collect()
+    lenient, _ = urinorm.resolve_batch(pages, hrefs, lenient=True)
+    strict, _ = urinorm.resolve_batch(pages, hrefs)
+    assert [r.lenient for r in rows] == lenient.to_pylist() == ["http://t.example/z", "http://a/d", None, "http://a/x%20y"]
+    assert [r.strict for r in rows] == strict.to_pylist()
+    assert [r.href for r in rows] == urinorm.normalize_batch(hrefs, lenient=True)[0].to_pylist()
+
+
 def test_bad_options_fail_on_the_driver():
     with pytest.raises(ValueError, match="unknown transform 'nope'"):
         normalize_col("url", with_="nope")

@@ -323,12 +323,14 @@ def resolve_batch(
 
     ``bases`` and ``references`` are of one length, each taken as
     :func:`normalize_batch` takes ``values``. Returns ``(result, valid)``
-    as :func:`normalize_batch` does (a plain array: chunked inputs are
-    joined first): null where the reference or the base is null, the
+    as :func:`normalize_batch` does (chunked arrays of one chunk when an
+    input is chunked): null where the reference or the base is null, the
     reference is not a URI reference, or the base is not an absolute URI.
-    ``lenient`` repairs each reference first (not the base, as on the
-    command line); ``non_strict`` reads a reference with the base's scheme
-    as relative (RFC 3986 §5.2.2). With ``fingerprints``, ``result`` is
+    ``lenient`` repairs each reference and its base first, as the command
+    line's ``--lenient`` does; ``non_strict`` reads a reference with the
+    base's scheme as relative (RFC 3986 §5.2.2). Unlike :func:`resolve`,
+    which gives the resolved URI as RFC 3986 §5.2 makes it, the result is
+    normalized (the key). With ``fingerprints``, ``result`` is
     their 16-byte fingerprints (``fixed_size_binary(16)``). With ``reasons``, a
     third array says why each null row is null, as :func:`normalize_batch`'s
     does; a base at fault is named (``'the base: ...'``).
@@ -368,7 +370,7 @@ def key_batch(
 
     ``columns`` are of one length, each taken as :func:`normalize_batch`
     takes ``values``. Returns ``(result, valid)`` as :func:`resolve_batch`
-    does: null where any column is null or not a URI reference. With
+    does (chunked when an input is): null where any column is null or not a URI reference. With
     ``fingerprints``, ``result`` is the 16-byte fingerprints of the joined
     keys (:func:`fingerprint`'s hash of their bytes). With ``reasons``, a third array says why each null row is
     null, naming the column at fault (``'columns[1]: ...'``).
@@ -386,6 +388,7 @@ def key_batch(
         raise ValueError(f"the delimiter is one byte, not {delimiter!r}")
     pa = _pyarrow("key_batch")
     normalizer = _normalizer(rung, preset, with_, without, tracking_params, rules, rules_clearurls)
+    columns = [_as_arrow(pa, column) for column in columns]
     made = normalizer.batch_columns(
         [_plain_strings(pa, "key_batch", column) for column in columns],
         delimiter.encode()[0],
@@ -394,11 +397,12 @@ def key_batch(
         threads,
         _reading({"lenient": lenient, "reasons": reasons}),
     )
-    return _arrays(pa, made)
+    return _chunked_like(pa, columns, _arrays(pa, made))
 
 
 def _resolve(pa, caller, normalizer, bases, references, key, fingerprints, threads, reading):
     """:func:`resolve_batch`'s arrays, its options made."""
+    bases, references = _as_arrow(pa, bases), _as_arrow(pa, references)
     made = normalizer.batch_resolve(
         _plain_strings(pa, caller, references),
         _plain_strings(pa, caller, bases),
@@ -407,7 +411,15 @@ def _resolve(pa, caller, normalizer, bases, references, key, fingerprints, threa
         threads,
         _reading(reading),
     )
-    return _arrays(pa, made)
+    return _chunked_like(pa, (bases, references), _arrays(pa, made))
+
+
+def _chunked_like(pa, inputs, made):
+    """``made`` (the result arrays) chunked when an input was: chunked in,
+    chunked out, as :func:`normalize_batch` answers."""
+    if any(isinstance(given, pa.ChunkedArray) for given in inputs):
+        return tuple(pa.chunked_array([array]) for array in made)
+    return made
 
 
 def _plain_strings(pa, caller: str, values):

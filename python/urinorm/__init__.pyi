@@ -184,7 +184,8 @@ def resolve(
 ) -> str:
     """Resolve ``reference`` against ``base`` (RFC 3986 §5.2; ``non_strict``:
     §5.2.2's non-strict reading), each repaired first if ``lenient``; raises
-    InvalidUri naming the argument at fault (``e.argument``)."""
+    InvalidUri naming the argument at fault (``e.argument``). The target is
+    as §5.2 makes it, not normalized: :func:`resolve_batch` gives its key."""
 
 @overload
 def resolve_batch(
