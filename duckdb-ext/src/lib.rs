@@ -100,14 +100,14 @@ impl Kind {
 /// How a row becomes its value: the line mapper of the options (the
 /// normalizer, which key, how the value is read, what it takes), and
 /// whether the key is fingerprinted.
-struct Maker {
+struct BoundFunction {
     kind: Kind,
     lines: NormalizeLines,
     /// `test_panic=row` (tests only).
     panic_in_rows: bool,
 }
 
-impl Maker {
+impl BoundFunction {
     /// Appends the key of `value` (resolved against `base` when there is
     /// one) to `out`; false (nothing appended) when it has none.
     fn write(
@@ -131,7 +131,7 @@ impl Maker {
     /// its own: `urinorm_surt`'s key is a SURT (it takes no `key`), and only
     /// `urinorm_resolve` reads `non_strict`. Every other meaning and refusal
     /// is the model's.
-    fn parse(kind: Kind, text: &str) -> Result<Maker, String> {
+    fn parse(kind: Kind, text: &str) -> Result<BoundFunction, String> {
         let function = kind.text();
         let in_function = |e: SpecError| format!("{function}: {e}");
         let (text, panic_in_rows) = test_panic(text);
@@ -153,7 +153,7 @@ impl Maker {
             _ => {}
         }
         let normalizer = spec.normalizer().map_err(in_function)?;
-        Ok(Maker {
+        Ok(BoundFunction {
             kind,
             lines: NormalizeLines::of_values(&spec, normalizer),
             panic_in_rows,
@@ -191,7 +191,7 @@ thread_local! {
 }
 
 /// Options read from a column: the function, their text, their maker.
-type LastOptions = (Kind, Vec<u8>, Arc<Maker>);
+type LastOptions = (Kind, Vec<u8>, Arc<BoundFunction>);
 
 /// The message of a caught panic, for DuckDB's error.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -324,7 +324,7 @@ struct Inputs {
 ///
 /// # Safety
 /// `rows` lie within the chunk `inputs` and `output` belong to.
-unsafe fn fill(maker: &Maker, inputs: &Inputs, output: &mut Output, rows: std::ops::Range<usize>) {
+unsafe fn fill(maker: &BoundFunction, inputs: &Inputs, output: &mut Output, rows: std::ops::Range<usize>) {
     BUFFERS.with_borrow_mut(|(key, scratch)| {
         for row in rows {
             // SAFETY: `row` is within the chunk (the caller's contract).
@@ -365,7 +365,7 @@ unsafe fn fill(maker: &Maker, inputs: &Inputs, output: &mut Output, rows: std::o
 /// `input` and `output` are what DuckDB passed to a function of `kind`.
 unsafe fn run(
     kind: Kind,
-    bound: Option<&Maker>,
+    bound: Option<&BoundFunction>,
     input: duckdb_data_chunk,
     output: duckdb_vector,
 ) -> Result<(), String> {
@@ -401,14 +401,14 @@ unsafe fn run(
             while end < rows && options.get(end).unwrap_or_default() == text {
                 end += 1;
             }
-            let maker = LAST_OPTIONS.with_borrow_mut(|last| -> Result<Arc<Maker>, String> {
+            let maker = LAST_OPTIONS.with_borrow_mut(|last| -> Result<Arc<BoundFunction>, String> {
                 if let Some((k, t, maker)) = last.as_ref()
                     && *k == kind
                     && t == text
                 {
                     return Ok(Arc::clone(maker));
                 }
-                let maker = Arc::new(Maker::parse(kind, &String::from_utf8_lossy(text))?);
+                let maker = Arc::new(BoundFunction::parse(kind, &String::from_utf8_lossy(text))?);
                 *last = Some((kind, text.to_vec(), Arc::clone(&maker)));
                 Ok(maker)
             })?;
@@ -432,12 +432,12 @@ unsafe extern "C" fn call(
 ) {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: the extra info is the `Kind` given at registration; the
-        // bind data, when there is any, an `Arc<Maker>` set by
+        // bind data, when there is any, an `Arc<BoundFunction>` set by
         // `bind_options`; both live as long as the function.
         unsafe {
             let extra = duckdb_scalar_function_get_extra_info(info).cast::<Extra>();
             let extra = &*extra;
-            let bound = duckdb_scalar_function_get_bind_data(info).cast::<Arc<Maker>>();
+            let bound = duckdb_scalar_function_get_bind_data(info).cast::<Arc<BoundFunction>>();
             let maker = match (&extra.maker, bound.is_null()) {
                 (Some(maker), _) => Some(maker),
                 (None, false) => Some(&**bound),
@@ -460,7 +460,7 @@ unsafe extern "C" fn call(
 /// the default maker.
 struct Extra {
     kind: Kind,
-    maker: Option<Maker>,
+    maker: Option<BoundFunction>,
 }
 
 /// Frees a function's [`Extra`].
@@ -478,12 +478,12 @@ unsafe extern "C" fn drop_extra(data: *mut c_void) {
 /// Frees bind data.
 ///
 /// # Safety
-/// `data` is a `Box<Arc<Maker>>` given to DuckDB by [`bind_options`] or
+/// `data` is a `Box<Arc<BoundFunction>>` given to DuckDB by [`bind_options`] or
 /// [`copy_bound`].
 unsafe extern "C" fn drop_bound(data: *mut c_void) {
     let _ = catch_unwind(|| {
         // SAFETY: the caller's contract; DuckDB calls this once a copy.
-        drop(unsafe { Box::from_raw(data.cast::<Arc<Maker>>()) });
+        drop(unsafe { Box::from_raw(data.cast::<Arc<BoundFunction>>()) });
     });
 }
 
@@ -492,12 +492,12 @@ unsafe extern "C" fn drop_bound(data: *mut c_void) {
 /// from the column) should it panic.
 ///
 /// # Safety
-/// `data` is a `Box<Arc<Maker>>` given to DuckDB by [`bind_options`] or
+/// `data` is a `Box<Arc<BoundFunction>>` given to DuckDB by [`bind_options`] or
 /// [`copy_bound`].
 unsafe extern "C" fn copy_bound(data: *mut c_void) -> *mut c_void {
     catch_unwind(|| {
         // SAFETY: the caller's contract: `data` is live bind data.
-        let maker = unsafe { &*data.cast::<Arc<Maker>>() };
+        let maker = unsafe { &*data.cast::<Arc<BoundFunction>>() };
         Box::into_raw(Box::new(Arc::clone(maker))).cast()
     })
     .unwrap_or(ptr::null_mut())
@@ -542,7 +542,7 @@ unsafe extern "C" fn bind_options(info: duckdb_bind_info) {
 ///
 /// # Safety
 /// `info` is a bind's, of a function of `kind` with options.
-unsafe fn bound_options(info: duckdb_bind_info, kind: Kind) -> Result<Option<Maker>, String> {
+unsafe fn bound_options(info: duckdb_bind_info, kind: Kind) -> Result<Option<BoundFunction>, String> {
     let function = kind.text();
     // SAFETY: the options are argument `kind.uris()`; each object made here
     // (expression, client context, value, error, string) is destroyed or
@@ -580,7 +580,7 @@ unsafe fn bound_options(info: duckdb_bind_info, kind: Kind) -> Result<Option<Mak
             text
         };
         duckdb_destroy_expression(&mut expr);
-        text?.map(|text| Maker::parse(kind, &text)).transpose()
+        text?.map(|text| BoundFunction::parse(kind, &text)).transpose()
     }
 }
 
@@ -591,7 +591,7 @@ unsafe fn bound_options(info: duckdb_bind_info, kind: Kind) -> Result<Option<Mak
 unsafe fn overload(kind: Kind, options: bool) -> Result<duckdb_scalar_function, String> {
     let maker = match options {
         true => None,
-        false => Some(Maker::parse(kind, "")?),
+        false => Some(BoundFunction::parse(kind, "")?),
     };
     let extra = Box::into_raw(Box::new(Extra { kind, maker }));
     // SAFETY: the function and the logical types are made and destroyed

@@ -207,7 +207,7 @@ enum OffsetsOut {
 /// What a batch's values are: keys (with 64-bit offsets or 32-bit) or
 /// fingerprints.
 #[derive(Clone, Copy)]
-pub enum Made {
+pub enum BatchValues {
     Keys { large: bool },
     Fingerprints,
 }
@@ -226,12 +226,12 @@ pub trait Rows: Sync {
     fn write(
         &self,
         i: usize,
-        maker: &Maker<'_>,
+        maker: &KeyMaker<'_>,
         out: &mut Vec<u8>,
         scratch: &mut Scratches,
     ) -> Option<Result<(), InvalidUri>>;
     /// Why row `i` has no key, `error` being what [`Rows::write`] said.
-    fn reason(&self, i: usize, maker: &Maker<'_>, error: &InvalidUri) -> String;
+    fn reason(&self, i: usize, maker: &KeyMaker<'_>, error: &InvalidUri) -> String;
 }
 
 /// Rows of one URI each (and its base, if the row has one).
@@ -255,14 +255,14 @@ impl<T: OneUri + ?Sized> Rows for T {
     fn write(
         &self,
         i: usize,
-        maker: &Maker<'_>,
+        maker: &KeyMaker<'_>,
         out: &mut Vec<u8>,
         scratch: &mut Scratches,
     ) -> Option<Result<(), InvalidUri>> {
         self.row(i).map(|row| maker.write(row, out, scratch))
     }
 
-    fn reason(&self, i: usize, maker: &Maker<'_>, error: &InvalidUri) -> String {
+    fn reason(&self, i: usize, maker: &KeyMaker<'_>, error: &InvalidUri) -> String {
         let row = self.row(i).expect("a row without a key is not null");
         maker.reason(row, error)
     }
@@ -308,7 +308,7 @@ impl Joined<'_> {
     fn first_error(
         &self,
         i: usize,
-        maker: &Maker<'_>,
+        maker: &KeyMaker<'_>,
         scratch: &mut Scratches,
     ) -> Option<(usize, InvalidUri)> {
         let mut key = Vec::new();
@@ -334,7 +334,7 @@ impl Rows for Joined<'_> {
     fn write(
         &self,
         i: usize,
-        maker: &Maker<'_>,
+        maker: &KeyMaker<'_>,
         out: &mut Vec<u8>,
         scratch: &mut Scratches,
     ) -> Option<Result<(), InvalidUri>> {
@@ -356,7 +356,7 @@ impl Rows for Joined<'_> {
         Some(Ok(()))
     }
 
-    fn reason(&self, i: usize, maker: &Maker<'_>, error: &InvalidUri) -> String {
+    fn reason(&self, i: usize, maker: &KeyMaker<'_>, error: &InvalidUri) -> String {
         let (column, error) =
             (self.first_error(i, maker, &mut Scratches::default())).unwrap_or((0, *error));
         format!("columns[{column}]: {error}")
@@ -386,13 +386,13 @@ impl OneUri for Resolving<'_> {
 /// How a row becomes its key: the line mapper of the options, which
 /// knows the key, how a value is read (repaired, resolved against a base)
 /// and what it takes.
-pub struct Maker<'m> {
+pub struct KeyMaker<'m> {
     pub lines: &'m NormalizeLines,
     /// Whether a batch says, beside each null, why the row has no key.
     pub reasons: bool,
 }
 
-impl Maker<'_> {
+impl KeyMaker<'_> {
     /// Appends the key of `row` to `out`; or, with nothing appended, why
     /// the row has none (it is not a URI reference, or its base not an
     /// absolute URI).
@@ -405,7 +405,7 @@ impl Maker<'_> {
         self.lines.write_value_key(reference, base, out, scratch)
     }
 
-    /// Why `row` has no key, `error` being what [`Maker::write`] said: a
+    /// Why `row` has no key, `error` being what [`KeyMaker::write`] said: a
     /// sentence that names the base when the base is at fault, as
     /// `resolve`'s errors do.
     pub(crate) fn reason(&self, (_, base): Row<'_>, error: &InvalidUri) -> String {
@@ -438,8 +438,8 @@ const PIECE_AT_LEAST: usize = 1 << 12;
 /// Makes `made` of every value on `pool` (`None`: the calling thread
 /// alone), the same whatever the threads.
 pub fn make(
-    maker: &Maker<'_>,
-    made: Made,
+    maker: &KeyMaker<'_>,
+    made: BatchValues,
     rows: &(impl Rows + ?Sized),
     pool: Option<&rayon::ThreadPool>,
 ) -> Batch {
@@ -488,24 +488,24 @@ impl Batch {
     /// An empty batch of `made` for `capacity` values of about `bytes`
     /// bytes in all (canonical forms are about as long as their inputs),
     /// with a batch of reasons beside it when `reasons`.
-    fn made(made: Made, capacity: usize, bytes: usize, reasons: bool) -> Batch {
+    fn made(made: BatchValues, capacity: usize, bytes: usize, reasons: bool) -> Batch {
         let (shape, bytes) = match made {
-            Made::Keys { large: true } => {
+            BatchValues::Keys { large: true } => {
                 let offsets = OffsetsOut::Large(Vec::with_capacity(capacity + 1));
                 (Shape::Keys(offsets), bytes)
             }
-            Made::Keys { large: false } => {
+            BatchValues::Keys { large: false } => {
                 let offsets = OffsetsOut::Small(Vec::with_capacity(capacity + 1));
                 (Shape::Keys(offsets), bytes)
             }
-            Made::Fingerprints => {
+            BatchValues::Fingerprints => {
                 let shape = Shape::Fingerprints { key: Vec::new() };
                 (shape, capacity * size_of::<Fingerprint>())
             }
         };
         let mut batch = Batch::new(shape, capacity, bytes);
         if reasons {
-            let reasons = Batch::made(Made::Keys { large: true }, capacity, 0, false);
+            let reasons = Batch::made(BatchValues::Keys { large: true }, capacity, 0, false);
             batch.reasons = Some(Box::new(reasons));
         }
         batch
@@ -513,11 +513,11 @@ impl Batch {
 
     /// A batch of `made` of `len` values, all null, with `bytes` zero bytes:
     /// the buffers a threaded batch is copied into, at their full size.
-    fn sized(made: Made, len: usize, bytes: usize) -> Batch {
+    fn sized(made: BatchValues, len: usize, bytes: usize) -> Batch {
         let shape = match made {
-            Made::Keys { large: true } => Shape::Keys(OffsetsOut::Large(vec![0; len + 1])),
-            Made::Keys { large: false } => Shape::Keys(OffsetsOut::Small(vec![0; len + 1])),
-            Made::Fingerprints => Shape::Fingerprints { key: Vec::new() },
+            BatchValues::Keys { large: true } => Shape::Keys(OffsetsOut::Large(vec![0; len + 1])),
+            BatchValues::Keys { large: false } => Shape::Keys(OffsetsOut::Small(vec![0; len + 1])),
+            BatchValues::Fingerprints => Shape::Fingerprints { key: Vec::new() },
         };
         Batch {
             shape,
@@ -532,7 +532,7 @@ impl Batch {
 
     /// Makes the values of `range` of `rows` into this batch, in place of
     /// what it held (its buffers kept).
-    fn fill(&mut self, maker: &Maker<'_>, rows: &(impl Rows + ?Sized), range: Range<usize>) {
+    fn fill(&mut self, maker: &KeyMaker<'_>, rows: &(impl Rows + ?Sized), range: Range<usize>) {
         self.clear();
         for i in range {
             self.push(maker, rows, i);
@@ -571,7 +571,7 @@ impl Batch {
     }
 
     /// Appends the key of row `i` of `rows` (or its fingerprint), or a null.
-    fn push(&mut self, maker: &Maker<'_>, rows: &(impl Rows + ?Sized), i: usize) {
+    fn push(&mut self, maker: &KeyMaker<'_>, rows: &(impl Rows + ?Sized), i: usize) {
         let scratch = &mut self.scratch;
         let written = match &mut self.shape {
             // On error nothing is appended, so the value is an empty null.

@@ -319,7 +319,7 @@ impl PyNormalizer {
             .iter()
             .map(|item| item.as_ref().map(|s| s.to_str()).transpose())
             .collect::<PyResult<Vec<_>>>()?;
-        let made = made(fingerprints, false);
+        let made = batch_values(fingerprints, false);
         self.run(py, &texts[..], made, key, threads, &reading)
     }
 
@@ -341,7 +341,7 @@ impl PyNormalizer {
         // Held until the loop is done: the array lives as long as its capsules.
         let capsules = Capsules::of(array)?;
         let strings = capsules.strings()?;
-        let made = made(fingerprints, strings.large());
+        let made = batch_values(fingerprints, strings.large());
         self.run(py, &strings, made, key, threads, &reading)
     }
 
@@ -366,7 +366,7 @@ impl PyNormalizer {
             bases: bases.strings()?,
         };
         one_length(&[&rows.references, &rows.bases], "references and bases")?;
-        let made = made(fingerprints, rows.references.large());
+        let made = batch_values(fingerprints, rows.references.large());
         self.run(py, &rows, made, key, threads, &reading)
     }
 
@@ -403,7 +403,7 @@ impl PyNormalizer {
             delimiter,
         };
         one_length(&rows.columns.iter().collect::<Vec<_>>(), "the columns")?;
-        let made = made(fingerprints, rows.columns.iter().any(|c| c.large()));
+        let made = batch_values(fingerprints, rows.columns.iter().any(|c| c.large()));
         self.run(py, &rows, made, key, threads, &reading)
     }
 }
@@ -461,7 +461,7 @@ impl PyNormalizer {
         &self,
         py: Python<'_>,
         rows: &(impl arrow::Rows + ?Sized),
-        made: arrow::Made,
+        made: arrow::BatchValues,
         key: &str,
         threads: Option<usize>,
         reading: &Reading,
@@ -473,7 +473,7 @@ impl PyNormalizer {
             columns: reading.columns(py, &spec)?,
             ..NormalizeLines::of_values(&spec, self.normalizer.clone())
         };
-        let maker = arrow::Maker {
+        let maker = arrow::KeyMaker {
             lines: &lines,
             reasons: reading.reasons,
         };
@@ -495,10 +495,10 @@ fn one_length(arrays: &[&arrow::StringArray<'_>], what: &str) -> PyResult<()> {
 
 /// What a batch makes: keys, with offsets as wide as the input's, or
 /// fingerprints.
-fn made(fingerprints: bool, large: bool) -> arrow::Made {
+fn batch_values(fingerprints: bool, large: bool) -> arrow::BatchValues {
     match fingerprints {
-        true => arrow::Made::Fingerprints,
-        false => arrow::Made::Keys { large },
+        true => arrow::BatchValues::Fingerprints,
+        false => arrow::BatchValues::Keys { large },
     }
 }
 

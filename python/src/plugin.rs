@@ -3,7 +3,7 @@
 //! plugin ABI) on a chunk of a column, on its own threads, without the GIL.
 //! A call reads its options from the keyword arguments the expression was
 //! made with (pickled by Polars) and makes one value a row, as the Arrow
-//! batches do ([`arrow::Maker`]).
+//! batches do ([`arrow::KeyMaker`]).
 
 use std::sync::{Arc, Mutex};
 
@@ -61,7 +61,7 @@ fn normalizer(shipped: &str) -> PolarsResult<Arc<Built>> {
 fn each_row<'r>(
     kwargs: &Kwargs,
     rows: impl Iterator<Item = Option<Row<'r>>>,
-    mut made: impl FnMut(&arrow::Maker<'_>, Option<Row<'r>>, &mut Scratches),
+    mut made: impl FnMut(&arrow::KeyMaker<'_>, Option<Row<'r>>, &mut Scratches),
 ) -> PolarsResult<()> {
     let built = normalizer(&kwargs.spec)?;
     let (spec, normalizer) = &*built;
@@ -72,7 +72,7 @@ fn each_row<'r>(
         },
         ..NormalizeLines::of_values(spec, normalizer.clone())
     };
-    let maker = arrow::Maker {
+    let maker = arrow::KeyMaker {
         lines: &lines,
         reasons: false,
     };

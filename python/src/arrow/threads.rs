@@ -15,7 +15,7 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use urinorm::fingerprint::Fingerprint;
 
-use super::{Batch, Made, Maker, Offset, OffsetsOut, Rows, Shape};
+use super::{Batch, BatchValues, KeyMaker, Offset, OffsetsOut, Rows, Shape};
 
 /// Most rows a piece holds: about a megabyte of keys, still in cache when
 /// it is copied.
@@ -26,8 +26,8 @@ pub(super) const PIECE_AT_MOST: usize = 1 << 14;
 /// whole bytes of the result's): the same batch as one thread makes.
 pub(super) fn make_on(
     pool: &rayon::ThreadPool,
-    maker: &Maker<'_>,
-    made: Made,
+    maker: &KeyMaker<'_>,
+    made: BatchValues,
     rows: &(impl Rows + ?Sized),
     piece: usize,
 ) -> Batch {
@@ -38,7 +38,7 @@ pub(super) fn make_on(
     let (keys, reasons) = room(made, len, bytes);
     let mut result = Batch::sized(made, len, keys);
     if maker.reasons {
-        let reasons = Batch::sized(Made::Keys { large: true }, len, reasons);
+        let reasons = Batch::sized(BatchValues::Keys { large: true }, len, reasons);
         result.reasons = Some(Box::new(reasons));
     }
     let bytes_a_row = bytes / len.max(1);
@@ -86,10 +86,10 @@ pub(super) fn make_on(
 /// for its reasons': keys are about as long as their inputs, reasons are
 /// sentences for the few rows without a key. Room, not memory: pages never
 /// written are never taken.
-fn room(made: Made, len: usize, bytes: usize) -> (usize, usize) {
+fn room(made: BatchValues, len: usize, bytes: usize) -> (usize, usize) {
     let keys = match made {
-        Made::Keys { .. } => bytes + bytes / 8 + (1 << 16),
-        Made::Fingerprints => len * size_of::<Fingerprint>(),
+        BatchValues::Keys { .. } => bytes + bytes / 8 + (1 << 16),
+        BatchValues::Fingerprints => len * size_of::<Fingerprint>(),
     };
     (keys, len * 8)
 }
