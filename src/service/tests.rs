@@ -1,3 +1,6 @@
+//! Tests of the service without HTTP: racing requests and commits, a
+//! failing commit's bound, a closed service.
+
 use super::*;
 use crate::line::Columns;
 use crate::line::key::KeyFormat;

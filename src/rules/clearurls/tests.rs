@@ -1,3 +1,7 @@
+//! Tests of the ClearURLs list: its shortcuts (the prefilter, the site
+//! form, the name starts, the memo) against trying every provider, and
+//! each piece on its own.
+
 use super::literals::{authority_literal, label_start_literal, required_literal};
 use super::load::{any_of, expression};
 use super::matching::{NameStarts, Shape, Verdicts, site_matches};

@@ -1,3 +1,6 @@
+//! Tests of a run: joins and readers against a set, older versions read,
+//! damage caught and named.
+
 use super::*;
 use crate::store::{Asked, Clock, Holding};
 
