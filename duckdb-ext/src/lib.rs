@@ -324,7 +324,12 @@ struct Inputs {
 ///
 /// # Safety
 /// `rows` lie within the chunk `inputs` and `output` belong to.
-unsafe fn fill(maker: &BoundFunction, inputs: &Inputs, output: &mut Output, rows: std::ops::Range<usize>) {
+unsafe fn fill(
+    maker: &BoundFunction,
+    inputs: &Inputs,
+    output: &mut Output,
+    rows: std::ops::Range<usize>,
+) {
     BUFFERS.with_borrow_mut(|(key, scratch)| {
         for row in rows {
             // SAFETY: `row` is within the chunk (the caller's contract).
@@ -401,17 +406,19 @@ unsafe fn run(
             while end < rows && options.get(end).unwrap_or_default() == text {
                 end += 1;
             }
-            let maker = LAST_OPTIONS.with_borrow_mut(|last| -> Result<Arc<BoundFunction>, String> {
-                if let Some((k, t, maker)) = last.as_ref()
-                    && *k == kind
-                    && t == text
-                {
-                    return Ok(Arc::clone(maker));
-                }
-                let maker = Arc::new(BoundFunction::parse(kind, &String::from_utf8_lossy(text))?);
-                *last = Some((kind, text.to_vec(), Arc::clone(&maker)));
-                Ok(maker)
-            })?;
+            let maker =
+                LAST_OPTIONS.with_borrow_mut(|last| -> Result<Arc<BoundFunction>, String> {
+                    if let Some((k, t, maker)) = last.as_ref()
+                        && *k == kind
+                        && t == text
+                    {
+                        return Ok(Arc::clone(maker));
+                    }
+                    let maker =
+                        Arc::new(BoundFunction::parse(kind, &String::from_utf8_lossy(text))?);
+                    *last = Some((kind, text.to_vec(), Arc::clone(&maker)));
+                    Ok(maker)
+                })?;
             fill(&maker, &inputs, &mut output, start..end);
             start = end;
         }
@@ -542,7 +549,10 @@ unsafe extern "C" fn bind_options(info: duckdb_bind_info) {
 ///
 /// # Safety
 /// `info` is a bind's, of a function of `kind` with options.
-unsafe fn bound_options(info: duckdb_bind_info, kind: Kind) -> Result<Option<BoundFunction>, String> {
+unsafe fn bound_options(
+    info: duckdb_bind_info,
+    kind: Kind,
+) -> Result<Option<BoundFunction>, String> {
     let function = kind.text();
     // SAFETY: the options are argument `kind.uris()`; each object made here
     // (expression, client context, value, error, string) is destroyed or
@@ -580,7 +590,9 @@ unsafe fn bound_options(info: duckdb_bind_info, kind: Kind) -> Result<Option<Bou
             text
         };
         duckdb_destroy_expression(&mut expr);
-        text?.map(|text| BoundFunction::parse(kind, &text)).transpose()
+        text?
+            .map(|text| BoundFunction::parse(kind, &text))
+            .transpose()
     }
 }
 

@@ -8,8 +8,8 @@
 //!
 //! - A store is a directory of immutable **runs** (files of fingerprints in
 //!   ascending order, each with a small fence index: `run`) and a
-//!   **manifest** naming the live runs and the key configuration they were
-//!   made with (`manifest`).
+//!   **manifest** naming the live runs and the key configuration
+//!   (`config`) they were made with (`manifest`).
 //! - A batch's fingerprints are sorted and merge-joined against each run,
 //!   reading only the blocks they fall in ([`Store::lookup`]); memory stays
 //!   a few blocks and the fence, whatever the store's size.
@@ -21,8 +21,8 @@
 //!   decides.
 //! - A commit writes the batch's new fingerprints as a new run, then
 //!   replaces the manifest atomically ([`Store::stage`], [`Store::publish`]);
-//!   runs are merged like the digits of a binary counter (a run no larger
-//!   than the next newer one is merged with it), so equal batches make
+//!   runs are merged (`merge`) like the digits of a binary counter (a run
+//!   no larger than the next newer one is merged with it), so equal batches make
 //!   O(log n) runs, and never more than 32; [`Store::compact`] merges all. A kill at any instant leaves the previous commit or the new one;
 //!   what a killed writer left behind is removed by the next writer.
 //! - One writer at a time (`lock`); readers need no lock: they read the
@@ -38,126 +38,32 @@
 //! lines or the pipeline.
 
 mod clock;
+mod config;
 mod damage;
 mod error;
 mod filter;
 pub(crate) mod lock;
 pub(crate) mod manifest;
+mod merge;
 pub(crate) mod run;
 mod salvage;
 
-use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use rayon::prelude::*;
-use serde_json::Value;
 
 pub use clock::{Clock, ClockError, Holding, Stamp, parse_duration};
+pub use config::Config;
 pub use error::StoreError;
 use lock::WriterLock;
 use manifest::{Manifest, RunEntry};
-use run::{Block, Entries, Run, RunWriter};
+pub use merge::MergeWritten;
+use merge::merge_runs;
+use run::{Block, Run, RunWriter};
 pub use salvage::{RunSalvaged, Salvaged};
 
-use crate::escape::{escape, escape_str};
-use crate::fingerprint::fingerprint;
-
-/// How the keys a store holds were made: named settings (the rung, the
-/// transforms, the key's kind, ...), compared whole. Keys made with
-/// different settings cannot be compared, so a store refuses a run whose
-/// configuration differs from its own.
-///
-/// ```
-/// use urinorm::store::Config;
-/// let config = Config::new([("rung", "scheme"), ("key", "canonical")]);
-/// assert_eq!(config.to_string(), "key=canonical, rung=scheme");
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Config(BTreeMap<String, String>);
-
-impl Config {
-    pub fn new<N: Into<String>, V: Into<String>>(
-        settings: impl IntoIterator<Item = (N, V)>,
-    ) -> Config {
-        Config(
-            settings
-                .into_iter()
-                .map(|(n, v)| (n.into(), v.into()))
-                .collect(),
-        )
-    }
-
-    /// The value of the setting `name`, if it has one.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str)
-    }
-
-    /// The names of the settings whose values differ from `other`'s (or
-    /// that only one of the two has), in order.
-    ///
-    /// ```
-    /// use urinorm::store::Config;
-    /// let stored = Config::new([("rung", "scheme"), ("key", "canonical")]);
-    /// let wanted = Config::new([("rung", "protocol"), ("key", "canonical"), ("transforms", "drop-fragment")]);
-    /// assert_eq!(stored.differing(&wanted), ["rung", "transforms"]);
-    /// ```
-    pub fn differing<'a>(&'a self, other: &'a Config) -> Vec<&'a str> {
-        let names: std::collections::BTreeSet<&str> = self
-            .0
-            .keys()
-            .chain(other.0.keys())
-            .map(String::as_str)
-            .collect();
-        names
-            .into_iter()
-            .filter(|&n| self.get(n) != other.get(n))
-            .collect()
-    }
-
-    /// The settings as a JSON object.
-    pub fn to_json(&self) -> Value {
-        Value::Object(
-            self.0
-                .iter()
-                .map(|(n, v)| (n.clone(), Value::String(v.clone())))
-                .collect(),
-        )
-    }
-
-    fn from_json(value: &Value) -> Option<Config> {
-        let settings = value
-            .as_object()?
-            .iter()
-            .map(|(n, v)| Some((n.clone(), v.as_str()?.to_string())));
-        Some(Config(settings.collect::<Option<_>>()?))
-    }
-
-    /// The id every run of a store carries: the fingerprint of the
-    /// configuration's JSON text.
-    fn id(&self) -> [u8; 16] {
-        fingerprint(self.to_json().to_string().as_bytes())
-    }
-}
-
-impl fmt::Display for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_empty() {
-            return f.write_str("no settings");
-        }
-        for (i, (name, value)) in self.0.iter().enumerate() {
-            let sep = if i == 0 { "" } else { ", " };
-            // Whole, however long (a transform list is): only made inert.
-            let (name, value) = (
-                escape(name.as_bytes(), usize::MAX),
-                escape(value.as_bytes(), usize::MAX),
-            );
-            write!(f, "{sep}{name}={value}")?;
-        }
-        Ok(())
-    }
-}
+use crate::escape::escape_str;
 
 /// A fingerprint being looked up.
 pub trait Probe: Send {
@@ -240,14 +146,6 @@ pub struct Committed {
     pub runs: usize,
 }
 
-/// A merge written and synced, not yet live: see [`Store::write_due_merge`].
-#[derive(Debug)]
-pub struct MergeWritten {
-    /// The runs it replaces.
-    range: std::ops::Range<usize>,
-    entry: RunEntry,
-}
-
 /// Whether a commit merges the runs it makes due at once.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Merging {
@@ -286,10 +184,6 @@ pub struct Store {
 /// How many times a reader re-reads the manifest when a run it names was
 /// removed by a writer's compaction in between.
 const SNAPSHOT_TRIES: usize = 20;
-
-/// Runs beyond this many are merged whatever their sizes (batches that
-/// shrink one after another would otherwise each leave a run).
-const MAX_RUNS: usize = 32;
 
 impl Store {
     /// Opens the store in `dir` for keys made with `config`, which must be
@@ -606,92 +500,6 @@ impl Store {
         }
     }
 
-    /// The first of two neighbouring runs to merge, if any: the newest two
-    /// when the older is not larger (a binary counter: batches of one size
-    /// make O(log n) runs, each key rewritten O(log n) times); past
-    /// [`MAX_RUNS`], the smallest neighbouring pair. A batch much smaller
-    /// than the store so costs only its own run.
-    fn merge_due(&self) -> Option<usize> {
-        let keys: Vec<u64> = self.manifest.runs.iter().map(|r| r.entries).collect();
-        let n = keys.len();
-        if n >= 2 && keys[n - 2] <= keys[n - 1] {
-            return Some(n - 2);
-        }
-        (n > MAX_RUNS).then(|| {
-            (0..n - 1)
-                .min_by_key(|&i| keys[i] + keys[i + 1])
-                .expect("more than one run")
-        })
-    }
-
-    /// Merges every run into one.
-    pub fn compact(&mut self) -> Result<Committed, StoreError> {
-        self.writable()?;
-        if self.runs.len() > 1 {
-            self.merge(0..self.runs.len(), None)?;
-        }
-        Ok(self.committed())
-    }
-
-    /// Removes for good every key admitted before `before` (and every
-    /// tombstone): all runs are merged into one without them, as
-    /// [`Store::compact`] does. Returns the commit's figures, `forgotten`
-    /// being the keys removed.
-    pub fn expire(&mut self, before: Stamp) -> Result<Committed, StoreError> {
-        self.writable()?;
-        let keys = self.keys();
-        if !self.runs.is_empty() {
-            self.merge(0..self.runs.len(), Some(before))?;
-        }
-        Ok(Committed {
-            forgotten: keys - self.keys(),
-            ..self.committed()
-        })
-    }
-
-    /// Merges runs `range` into one (dropping keys admitted before
-    /// `expire_before`), and makes it live in their place.
-    fn merge(
-        &mut self,
-        range: std::ops::Range<usize>,
-        expire_before: Option<Stamp>,
-    ) -> Result<(), StoreError> {
-        let written = self.write_merge(range, expire_before)?;
-        self.install_merge(written)
-    }
-
-    /// The merge the store is due, written and synced but not yet live
-    /// ([`Store::install_merge`] makes it so), if any. It only reads the
-    /// store: lookups may go on meanwhile (`urinorm serve` reads while its
-    /// committer merges), as long as nothing else writes it before the
-    /// merge is installed.
-    pub fn write_due_merge(&self) -> Result<Option<MergeWritten>, StoreError> {
-        self.writable()?;
-        self.merge_due()
-            .map(|at| self.write_merge(at..at + 2, None))
-            .transpose()
-    }
-
-    /// Every run merged into one (without the keys admitted before
-    /// `expire_before`, and without tombstones), written and synced but not
-    /// yet live, as [`Store::write_due_merge`] writes a merge: what
-    /// [`Store::compact`] and [`Store::expire`] do, for a caller that lets
-    /// lookups go on while it is written. `None` when there is nothing to
-    /// merge.
-    pub fn write_compaction(
-        &self,
-        expire_before: Option<Stamp>,
-    ) -> Result<Option<MergeWritten>, StoreError> {
-        self.writable()?;
-        let wanted = match expire_before {
-            Some(_) => !self.runs.is_empty(),
-            None => self.runs.len() > 1,
-        };
-        wanted
-            .then(|| self.write_merge(0..self.runs.len(), expire_before))
-            .transpose()
-    }
-
     /// Reads every block of every run and checks its checksum and order
     /// (as [`Store::verify`] does, one run after another), calling `pace`
     /// with each block's bytes: it may sleep to bound the rate, and ends
@@ -704,78 +512,6 @@ impl Store {
             }
         }
         Ok(true)
-    }
-
-    /// Writes runs `range` merged as a new run, synced, under its
-    /// temporary name.
-    fn write_merge(
-        &self,
-        range: std::ops::Range<usize>,
-        expire_before: Option<Stamp>,
-    ) -> Result<MergeWritten, StoreError> {
-        let id = self.manifest.next_run;
-        let temp = manifest::temp_path(&self.dir, id);
-        // A tombstone hides older entries: in a merge from the oldest run
-        // there are none left to hide.
-        let keep = Keep {
-            tombstones: range.start > 0,
-            since: expire_before.unwrap_or(Stamp(1)),
-        };
-        let entries = RunWriter::write(&temp, self.manifest.config.id(), |writer| {
-            merge_runs(&self.runs[range.clone()], |print, stamp| {
-                match keep.keeps(stamp) {
-                    true => writer.push(print, stamp),
-                    false => Ok(()),
-                }
-            })
-        })?;
-        // Merging changes no answer, so the count it adds is the sum of
-        // the runs'; unless entries were dropped for their age, a merge of
-        // every run then adds exactly its entries.
-        let adds = match expire_before {
-            Some(_) => entries as i64,
-            None => self.manifest.runs[range.clone()]
-                .iter()
-                .map(|r| r.adds)
-                .sum(),
-        };
-        Ok(MergeWritten {
-            range,
-            entry: RunEntry { id, entries, adds },
-        })
-    }
-
-    /// Makes a merge written by [`Store::write_due_merge`] live: the runs
-    /// it merged are replaced by it in one atomic replacement of the
-    /// manifest.
-    pub fn install_merge(&mut self, written: MergeWritten) -> Result<(), StoreError> {
-        let MergeWritten { range, entry } = written;
-        let (id, temp) = (entry.id, manifest::temp_path(&self.dir, entry.id));
-        if id != self.manifest.next_run || range.end > self.runs.len() {
-            return Err(StoreError::Io {
-                path: temp,
-                action: "install a merge written before another change to",
-                source: std::io::Error::other("the store changed since the merge was written"),
-            });
-        }
-        let mut next = self.manifest.clone();
-        next.next_run = id + 1;
-        let merged = match put_in_place(&self.dir, id, entry.entries)? {
-            Some(path) => Some((entry, Run::open(&path, &next.config.id())?)),
-            None => None,
-        };
-        let (entry, run) = merged.unzip();
-        let merged = run.is_some();
-        let old: Vec<RunEntry> = next.runs.splice(range.clone(), entry).collect();
-        next.write(&self.dir)?;
-        self.manifest = next;
-        self.runs.splice(range.clone(), run);
-        remove_runs(&self.dir, &old);
-        // Only once the merged runs' filters are gone: never both in memory.
-        if merged && self.filters {
-            self.runs[range.start].load_filter()?;
-        }
-        Ok(())
     }
 
     /// Copies the store, as this handle reads it (one commit's snapshot),
@@ -863,81 +599,6 @@ impl Store {
 
 /// Probes per lookup task at least: a task should read many prints per block.
 const BLOCK_PROBES: usize = 1 << 14;
-
-/// Which entries a merge keeps.
-struct Keep {
-    tombstones: bool,
-    /// The oldest stamp kept.
-    since: Stamp,
-}
-
-impl Keep {
-    fn keeps(&self, stamp: Stamp) -> bool {
-        match stamp.is_forgotten() {
-            true => self.tombstones,
-            false => stamp >= self.since,
-        }
-    }
-}
-
-/// Puts the run written as `id` (under its temporary name) in place, and
-/// returns its path; one that holds nothing (every key forgotten or
-/// expired) is removed instead, and no run takes the merged ones' place.
-fn put_in_place(dir: &Path, id: u64, entries: u64) -> Result<Option<PathBuf>, StoreError> {
-    let temp = manifest::temp_path(dir, id);
-    if entries == 0 {
-        let _ = std::fs::remove_file(&temp);
-        return Ok(None);
-    }
-    let path = dir.join(manifest::run_file_name(id));
-    std::fs::rename(&temp, &path).map_err(StoreError::io(&path, "rename"))?;
-    Ok(Some(path))
-}
-
-/// Removes runs the manifest no longer names; one left behind is removed
-/// by the next writer.
-fn remove_runs(dir: &Path, runs: &[RunEntry]) {
-    for entry in runs {
-        let _ = std::fs::remove_file(dir.join(entry.file_name()));
-    }
-}
-
-/// Calls `each(print, stamp)` on the newest entry of every print of `runs`
-/// (oldest run first, each ascending), in ascending order of print.
-fn merge_runs(
-    runs: &[Run],
-    each: impl FnMut(u128, Stamp) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
-    let mut readers: Vec<_> = runs.iter().map(Run::reader).collect();
-    merge_entries(&mut readers, each)
-}
-
-/// [`merge_runs`] of any readers of entries, oldest first.
-fn merge_entries(
-    readers: &mut [impl Entries],
-    mut each: impl FnMut(u128, Stamp) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
-    let mut heads = BinaryHeap::new();
-    for (i, reader) in readers.iter_mut().enumerate() {
-        if let Some((print, stamp)) = reader.next_entry()? {
-            heads.push(Reverse((print, i, stamp)));
-        }
-    }
-    // Equal prints come out oldest run first: the last of them is newest.
-    let mut newest: Option<(u128, Stamp)> = None;
-    while let Some(Reverse((print, i, stamp))) = heads.pop() {
-        if let Some((last, last_stamp)) = newest.filter(|&(last, _)| last != print) {
-            each(last, last_stamp)?;
-        }
-        newest = Some((print, stamp));
-        if let Some((next, stamp)) = readers[i].next_entry()? {
-            heads.push(Reverse((next, i, stamp)));
-        }
-    }
-    newest.map_or(Ok(()), |(print, stamp)| each(print, stamp))
-}
 
 /// The manifest of the store in `dir` and its runs, opened: a consistent
 /// snapshot even while a writer commits and compacts (a run removed between

@@ -11,11 +11,9 @@ use std::path::Path;
 use super::damage;
 use super::lock::WriterLock;
 use super::manifest::{self, Manifest, RunEntry};
+use super::merge::{Keep, merge_entries, put_in_place, remove_runs};
 use super::run::{Run, RunWriter, Salvaging};
-use super::{
-    Keep, Stamp, StoreError, merge_entries, missing_run, no_manifest, put_in_place, remove_runs,
-    remove_strays,
-};
+use super::{Stamp, StoreError, missing_run, no_manifest, remove_strays};
 
 /// What [`Store::salvage`](super::Store::salvage) kept and lost.
 #[derive(Debug, Default)]

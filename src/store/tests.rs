@@ -1,4 +1,5 @@
 use super::*;
+use crate::fingerprint::fingerprint;
 
 fn config() -> Config {
     Config::new([("rung", "scheme"), ("key", "canonical")])

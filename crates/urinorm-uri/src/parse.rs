@@ -39,6 +39,11 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {
 
 /// [`parse_any`] compiled for SSSE3: the scans' sixteen-byte classification
 /// ([`Class::run_len`]) is then inlined into them, not called once a scan.
+///
+/// # Safety
+///
+/// The CPU has SSSE3 (`is_x86_feature_detected!("ssse3")`): the code is
+/// compiled to use its instructions.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "ssse3")]
 unsafe fn parse_ssse3(bytes: &[u8]) -> Result<UriRef<'_>, InvalidUri> {

@@ -49,7 +49,8 @@ impl Class {
     pub(crate) fn run_len(&self, bytes: &[u8]) -> usize {
         #[cfg(target_arch = "x86_64")]
         if bytes.len() >= 16 && std::arch::is_x86_feature_detected!("ssse3") {
-            // SAFETY: the CPU has SSSE3, as just checked.
+            // SAFETY: the CPU has SSSE3 and `bytes` holds sixteen bytes or
+            // more, as just checked.
             return unsafe { self.run_len_ssse3(bytes) };
         }
         self.run_len_by_table(bytes)
@@ -78,14 +79,21 @@ impl Class {
     /// [`Class::run_len`] sixteen bytes at a time; `bytes` holds at least
     /// sixteen. The last block is the last sixteen bytes, overlapping the
     /// ones already passed, whose bits are shifted out.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has SSSE3 (`is_x86_feature_detected!("ssse3")`), and `bytes`
+    /// holds at least sixteen bytes: the last block is read from
+    /// `len - 16`.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "ssse3")]
     #[inline]
     unsafe fn run_len_ssse3(&self, bytes: &[u8]) -> usize {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128};
         debug_assert!(bytes.len() >= 16);
-        // SAFETY (every load below): `_mm_loadu_si128` reads 16 bytes with
-        // no alignment needed; each block starts at most `len - 16` bytes in.
+        // SAFETY: for every load below, `_mm_loadu_si128` reads 16 bytes
+        // with no alignment needed; each block starts at most `len - 16`
+        // bytes in.
         let load = |at: usize| unsafe { _mm_loadu_si128(bytes.as_ptr().add(at).cast::<__m128i>()) };
         let mut at = 0;
         while at + 16 <= bytes.len() {
