@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::sync::mpsc;
 
-use super::sniff::Format;
+use super::format::Format;
 
 /// Bytes compressed as one block of `format`. A block starts with an
 /// empty history, so the larger the block beside the format's window, the

@@ -43,7 +43,7 @@ pub(crate) enum Fate {
     /// Not in the set, which is full: it went to the spill, which decides.
     Spilled,
     /// Its class is held by a seen store consulted batch by batch.
-    Held,
+    Seen,
     /// The first line of a class past its site's cap: not written.
     Capped,
     /// The first line of a class a seen store consulted batch by batch
@@ -58,7 +58,7 @@ impl Fate {
             0 => Fate::Duplicate,
             1 => Fate::First,
             2 => Fate::Spilled,
-            3 => Fate::Held,
+            3 => Fate::Seen,
             4 => Fate::Capped,
             _ => Fate::Expired,
         }
@@ -188,7 +188,7 @@ impl Fates {
 }
 
 /// One processed chunk of a batch with its fates.
-pub(crate) type Decided<'a> = (Processed<'a>, Fates);
+pub(crate) type ChunkFates<'a> = (Processed<'a>, Fates);
 
 /// The stage: the set of keys, and the spill once the set is full.
 pub(crate) struct Dedup {
@@ -295,7 +295,7 @@ impl Dedup {
     pub(crate) fn decide(
         &mut self,
         pool: &rayon::ThreadPool,
-        batch: &[Decided<'_>],
+        batch: &[ChunkFates<'_>],
         maps: &[&[u8]],
         live: Option<&Live<'_>>,
     ) -> Result<(), RunError> {
@@ -369,13 +369,13 @@ impl Dedup {
         self.held.clear();
     }
 
-    /// Marks [`Fate::Held`] each new class of `batch` (`news`, whose class
+    /// Marks [`Fate::Seen`] each new class of `batch` (`news`, whose class
     /// numbers start at `base`) the store holds, looked up together,
     /// sorted; and every later line of a class held.
     fn mark_held(
         &mut self,
         pool: &rayon::ThreadPool,
-        batch: &[Decided<'_>],
+        batch: &[ChunkFates<'_>],
         news: &[(u32, u32)],
         base: usize,
         live: &Live<'_>,
@@ -397,7 +397,7 @@ impl Dedup {
                 batch[c as usize].1.set(i as usize, Fate::Expired);
                 continue;
             }
-            batch[c as usize].1.set(i as usize, Fate::Held);
+            batch[c as usize].1.set(i as usize, Fate::Seen);
             leave_out(&mut self.order, base + a.at);
             self.held.insert(a.print);
         }
@@ -405,7 +405,7 @@ impl Dedup {
             for (p, fates) in batch {
                 for i in (0..p.accepted.len()).filter(|&i| fates.get(i) == Fate::Duplicate) {
                     if self.held.contains(&p.prints[i]) {
-                        fates.set(i, Fate::Held);
+                        fates.set(i, Fate::Seen);
                     }
                 }
             }
@@ -415,7 +415,7 @@ impl Dedup {
 
     /// Marks [`Fate::Capped`] each new class of `batch` (`news`, numbered
     /// from `base`) past its site's cap, in input order.
-    fn cap(&mut self, batch: &[Decided<'_>], news: &[(u32, u32)], base: usize) {
+    fn cap(&mut self, batch: &[ChunkFates<'_>], news: &[(u32, u32)], base: usize) {
         let caps = self.caps.as_mut().expect("caps asked for");
         for (k, &(c, i)) in news.iter().enumerate() {
             let (p, fates) = &batch[c as usize];
@@ -431,7 +431,7 @@ impl Dedup {
 
     /// Writes the spilled lines of `batch` to the spill (made on the first
     /// one), with what to write if each is the first of its class.
-    fn spill_batch(&mut self, batch: &[Decided<'_>]) -> Result<(), SpillError> {
+    fn spill_batch(&mut self, batch: &[ChunkFates<'_>]) -> Result<(), SpillError> {
         for (p, fates) in batch {
             for (i, a) in p.accepted.iter().enumerate() {
                 if fates.get(i) != Fate::Spilled {
@@ -474,7 +474,7 @@ impl Dedup {
     /// The number of lines the whole input likely has, from the first batch,
     /// capped: room for that many keys is reserved up front so the dedup tables
     /// never grow by copying. Standard input has no known size: nothing then.
-    fn expected_lines(&self, first_batch: &[Decided<'_>]) -> usize {
+    fn expected_lines(&self, first_batch: &[ChunkFates<'_>]) -> usize {
         // Never more than a quarter of the memory limit in reserved slots (of
         // about 26 bytes a key at most 5/8 full).
         let cap = self
@@ -776,7 +776,7 @@ const _: () = assert!(SHARDS <= LEFT_OUT as usize && (LEFT_OUT as usize).is_mult
 ///
 /// A `full` set takes no new key: a line whose class it does not hold is
 /// [`Fate::Spilled`].
-fn dedup_batch(set: &mut DedupSet, batch: &[Decided<'_>], maps: &[&[u8]], full: bool) {
+fn dedup_batch(set: &mut DedupSet, batch: &[ChunkFates<'_>], maps: &[&[u8]], full: bool) {
     set.shards_mut()
         .par_iter_mut()
         .enumerate()

@@ -11,9 +11,9 @@ use std::path::Path;
 
 use memmap2::Mmap;
 
+use super::format::{self, MAGIC_BYTES, Sniffed};
 pub use super::input_error::{InputError, STDIN};
 use super::input_error::{Problem, display_name};
-use super::sniff::{self, MAGIC_BYTES, Sniffed};
 use super::stream::{self, Blocks, Delivery};
 
 /// One input, opened: its name for messages and its bytes.
@@ -219,7 +219,7 @@ fn compressed(name: &str, file: &mut File) -> Result<bool, InputError> {
         .read_to_end(&mut prefix)
         .map_err(fail)?;
     file.rewind().map_err(fail)?;
-    match sniff::sniff(&prefix, true) {
+    match format::sniff(&prefix, true) {
         Sniffed::Compressed(_) => Ok(true),
         Sniffed::Unsupported(format, command) => Err(InputError::with_problem(
             name,

@@ -7,7 +7,7 @@
 
 use std::io;
 
-use super::sniff::Format;
+use super::format::Format;
 
 /// The name that means standard input.
 pub const STDIN: &str = "-";

@@ -35,6 +35,7 @@ mod caps;
 pub(crate) mod chunks;
 pub mod compress;
 mod dedup;
+mod format;
 pub(crate) mod hash;
 pub mod input;
 mod input_error;
@@ -43,7 +44,6 @@ pub mod output;
 pub(crate) mod place;
 mod plan;
 mod set;
-mod sniff;
 mod sort;
 pub(crate) mod spill;
 pub mod stats;
@@ -64,15 +64,15 @@ use crate::store::{Store, StoreError};
 use caps::SiteNumbers;
 use chunks::Chunks;
 pub use chunks::looks_binary;
-use dedup::{Decided, Dedup, FinishError, Finished, Owed};
+use dedup::{ChunkFates, Dedup, FinishError, Finished, Owed};
 use hash::key_hasher;
 use input::{Input, total_bytes};
 use output::RejectSink;
 pub use plan::Refused;
 // What the seen service (`crate::service`) answers a body with.
 pub(crate) use dedup::{Fate, Fates};
+pub use format::Format;
 use plan::{OutputKind, Plan, StoreAccess};
-pub use sniff::Format;
 pub use spill::SpillError;
 use stats::Stats;
 pub use store_join::SpoolError;
@@ -126,7 +126,7 @@ pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool, RunError> {
 pub(crate) const CHUNKS_PER_THREAD: usize = 8;
 
 /// A batch of processed chunks, in input order, with their fates.
-type Batch<'a> = Vec<Decided<'a>>;
+type Batch<'a> = Vec<ChunkFates<'a>>;
 
 /// Runs the engine over `inputs` into `sinks`. Output is the same bytes for
 /// any number of threads.

@@ -21,9 +21,9 @@ use std::sync::mpsc;
 
 use memchr::memrchr;
 
+pub use super::format::Format;
+use super::format::{MAGIC_BYTES, Sniffed, sniff};
 use super::input_error::{InputError, Problem};
-pub use super::sniff::Format;
-use super::sniff::{MAGIC_BYTES, Sniffed, sniff};
 
 /// Where a stream comes from.
 pub(crate) type Source = Box<dyn Read + Send>;

@@ -33,7 +33,7 @@ pub struct Accepted {
 /// Why a line is written as neither accepted nor rejected, where every
 /// line gets one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Silent {
+pub enum Skipped {
     Blank,
     Filtered,
     /// A line of an input that looks binary, never read.
@@ -43,9 +43,9 @@ pub enum Silent {
 /// A line that was not accepted, as output with a line for every line
 /// writes it.
 #[derive(Clone, Copy, Debug)]
-pub enum Other<'p> {
+pub enum NotKept<'p> {
     Rejected(&'p InvalidUri),
-    Silent(Silent),
+    Skipped(Skipped),
 }
 
 /// A rejected line.
@@ -68,7 +68,7 @@ pub struct Processed<'a> {
     /// For output with a line for every line (verdicts, aligned): where
     /// each line written as neither accepted nor rejected starts, and why;
     /// else empty.
-    pub silent: Vec<(u32, Silent)>,
+    pub silent: Vec<(u32, Skipped)>,
     pub rejected: Vec<Rejected>,
     pub blank: u64,
     /// Lines of an input that looks binary ([`Chunk::binary`]), never read.
@@ -116,7 +116,7 @@ impl Processed<'_> {
 
     /// The lines that were not accepted (rejected, and those in
     /// [`Processed::silent`]), in input order, each with where it starts.
-    pub fn others(&self) -> impl Iterator<Item = (u32, Other<'_>)> {
+    pub fn others(&self) -> impl Iterator<Item = (u32, NotKept<'_>)> {
         let mut rejected = self.rejected.iter().peekable();
         let mut silent = self.silent.iter().peekable();
         // Both lists are in input order: a merge keeps it.
@@ -129,10 +129,10 @@ impl Processed<'_> {
             match silent_first {
                 true => silent
                     .next()
-                    .map(|&(start, why)| (start, Other::Silent(why))),
+                    .map(|&(start, why)| (start, NotKept::Skipped(why))),
                 false => rejected
                     .next()
-                    .map(|r| (r.line.start, Other::Rejected(&r.error))),
+                    .map(|r| (r.line.start, NotKept::Rejected(&r.error))),
             }
         })
     }
@@ -151,7 +151,7 @@ pub struct Buffers {
     arena: Vec<u8>,
     accepted: Vec<Accepted>,
     prints: Vec<u128>,
-    silent: Vec<(u32, Silent)>,
+    silent: Vec<(u32, Skipped)>,
     rejected: Vec<Rejected>,
     scratch: Scratch,
 }
@@ -251,7 +251,7 @@ pub fn process<'a>(
                 Ok(None) => {
                     filtered += 1;
                     if note_silent {
-                        silent.push((span.start, Silent::Filtered));
+                        silent.push((span.start, Skipped::Filtered));
                     }
                 }
                 Ok(Some(mapped)) => {
@@ -311,7 +311,7 @@ pub fn process<'a>(
             Line::Blank => {
                 blank += 1;
                 if verdicts {
-                    silent.push((span.start, Silent::Blank));
+                    silent.push((span.start, Skipped::Blank));
                 }
                 if map_blank {
                     map(Ok(b""), span, true, index, &mut silent);
@@ -325,7 +325,7 @@ pub fn process<'a>(
             Line::Binary => {
                 binary += 1;
                 if note_silent {
-                    silent.push((span.start, Silent::Binary));
+                    silent.push((span.start, Skipped::Binary));
                 }
             }
         }

@@ -13,7 +13,7 @@ use super::input::Input;
 use super::output::RejectSink;
 use super::stats::Stats;
 use super::store_join::{Admitted, SeenMode};
-use super::worker::{Other, Processed, Silent};
+use super::worker::{NotKept, Processed, Skipped};
 use super::{Emit, Mode, Note, NoteKind, Options, RunError};
 use crate::error::ErrorKind;
 
@@ -49,7 +49,7 @@ pub(crate) enum Verdict<'p> {
     /// An accepted line: its fate, and its key.
     Decided(Fate, &'p [u8]),
     /// A line that was not accepted.
-    Other(Other<'p>),
+    NotKept(NotKept<'p>),
 }
 
 impl Verdict<'_> {
@@ -58,14 +58,14 @@ impl Verdict<'_> {
         match self {
             Verdict::Decided(Fate::First, _) => "new",
             Verdict::Decided(Fate::Duplicate, _) => "dup",
-            Verdict::Decided(Fate::Held, _) => "seen",
+            Verdict::Decided(Fate::Seen, _) => "seen",
             Verdict::Decided(Fate::Capped, _) => "capped",
             Verdict::Decided(Fate::Expired, _) => "expired",
             Verdict::Decided(Fate::Spilled, _) => unreachable!("verdicts are never spilled"),
-            Verdict::Other(Other::Rejected(_)) => "rejected",
-            Verdict::Other(Other::Silent(Silent::Blank)) => "blank",
-            Verdict::Other(Other::Silent(Silent::Filtered)) => "filtered",
-            Verdict::Other(Other::Silent(Silent::Binary)) => "binary",
+            Verdict::NotKept(NotKept::Rejected(_)) => "rejected",
+            Verdict::NotKept(NotKept::Skipped(Skipped::Blank)) => "blank",
+            Verdict::NotKept(NotKept::Skipped(Skipped::Filtered)) => "filtered",
+            Verdict::NotKept(NotKept::Skipped(Skipped::Binary)) => "binary",
         }
     }
 
@@ -83,11 +83,11 @@ impl Verdict<'_> {
                 out.push(b'\t');
                 out.extend_from_slice(key);
             }
-            Verdict::Other(Other::Rejected(error)) => {
+            Verdict::NotKept(NotKept::Rejected(error)) => {
                 out.push(b'\t');
                 out.extend_from_slice(error.to_string().as_bytes());
             }
-            Verdict::Other(Other::Silent(_)) => {}
+            Verdict::NotKept(NotKept::Skipped(_)) => {}
         }
         out.push(b'\n');
     }
@@ -108,7 +108,7 @@ pub(crate) fn verdicts<'p>(
             (other, _) => other.is_some(),
         };
         match other_first {
-            true => others.next().map(|(_, other)| Verdict::Other(other)),
+            true => others.next().map(|(_, other)| Verdict::NotKept(other)),
             false => accepted
                 .next()
                 .map(|(i, a)| Verdict::Decided(fate(i), p.key(a))),
@@ -319,7 +319,7 @@ impl<'i> Writer<'i> {
             self.note_fate(p, i, fate);
             let bytes = match (emit, fate) {
                 // Counted as the spill decides, at the end.
-                (_, Fate::Duplicate | Fate::Held | Fate::Capped | Fate::Spilled) => continue,
+                (_, Fate::Duplicate | Fate::Seen | Fate::Capped | Fate::Spilled) => continue,
                 // Written at the end, in order: see `write_class`.
                 (_, Fate::First | Fate::Expired) if self.sorted => continue,
                 (Emit::Canonical, Fate::First | Fate::Expired) => p.output(a),
@@ -414,7 +414,7 @@ impl<'i> Writer<'i> {
                 }
             }
             Fate::Duplicate => self.stats.duplicates += 1,
-            Fate::Held => *self.stats.seen.get_or_insert(0) += 1,
+            Fate::Seen => *self.stats.seen.get_or_insert(0) += 1,
             Fate::Capped => self.stats.capped += 1,
             Fate::Spilled => {}
         }

@@ -146,7 +146,7 @@ impl Service {
         for verdict in verdicts(&p, |i| fates.get(i)) {
             let word = match (asking, &verdict) {
                 (Asking::Forget, Verdict::Decided(Fate::First, _)) => "forgotten",
-                (Asking::Forget, Verdict::Decided(Fate::Held, _)) => "absent",
+                (Asking::Forget, Verdict::Decided(Fate::Seen, _)) => "absent",
                 _ => verdict.word(),
             };
             let words = match asking {

@@ -29,11 +29,11 @@ impl Decision {
     /// `First` stands for forgotten and `Held` for absent in a forget.
     pub(super) fn fate(self, first: bool) -> Fate {
         match (self, first) {
-            (Decision::Held, _) => Fate::Held,
+            (Decision::Held, _) => Fate::Seen,
             (Decision::Repeat, _) | (_, false) => Fate::Duplicate,
             (Decision::New | Decision::Forgotten, true) => Fate::First,
             (Decision::Expired, true) => Fate::Expired,
-            (Decision::Absent, true) => Fate::Held,
+            (Decision::Absent, true) => Fate::Seen,
         }
     }
 
