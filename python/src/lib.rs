@@ -77,39 +77,6 @@ pub(crate) fn parse_key(key: &str) -> PyResult<KeyFormat> {
     key.parse().map_err(PyValueError::new_err)
 }
 
-/// Checks the options as `Normalizer(...)` does, reading no file:
-/// ValueError for an unknown name, or for protocol options (`rules`: rules
-/// are given) with a lower rung. Lets the caller report such a mistake
-/// before a rules file it could not stat.
-#[pyfunction]
-#[pyo3(signature = (rung=None, preset=None, with_=Vec::new(), without=Vec::new(), tracking_params=None, rules=false))]
-fn check_options(
-    py: Python<'_>,
-    rung: Option<String>,
-    preset: Option<String>,
-    with_: Vec<String>,
-    without: Vec<String>,
-    tracking_params: Option<Vec<String>>,
-    rules: bool,
-) -> PyResult<()> {
-    let given = Given {
-        rung,
-        preset,
-        with_,
-        without,
-        tracking_params,
-        // A stand-in: only that some rules are given counts.
-        rules: match rules {
-            true => vec![RulesGiven::Text(String::new(), String::new())],
-            false => Vec::new(),
-        },
-        ..Given::default()
-    };
-    (given.spec())
-        .and_then(|spec| spec.check())
-        .map_err(|e| options::refusal(py, e))
-}
-
 /// The Python exception for a rules text that cannot be used, with its
 /// file, line and problem as attributes.
 pub(crate) fn rules_error(py: Python<'_>, error: &urinorm::rules::RulesError) -> PyErr {
@@ -643,7 +610,6 @@ fn _urinorm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<seen::PySeenSet>()?;
     m.add("SeenStoreError", m.py().get_type::<seen::SeenStoreError>())?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
-    m.add_function(wrap_pyfunction!(check_options, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("RUNGS", Rung::ALL.map(Rung::name).to_vec())?;
     m.add("TRANSFORMS", Transform::ALL.map(Transform::name).to_vec())?;

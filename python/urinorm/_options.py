@@ -20,7 +20,8 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
-from ._urinorm import FRONTIER_PRESET, FRONTIER_WITH, Normalizer
+from ._urinorm import FRONTIER_PRESET, Normalizer
+from ._urinorm import FRONTIER_WITH as _FRONTIER_WITH
 
 #: One name, or several.
 Names = str | Iterable[str]
@@ -29,6 +30,10 @@ Paths = str | os.PathLike | Iterable[str | os.PathLike]
 #: A length of time: seconds, a ``timedelta``, or text as the command line
 #: takes it (``"7d"``, ``"1h30m"``, ``"90s"``, ``"2w"``).
 Duration = int | float | str | timedelta
+
+#: The keys of a frontier when no option names a rung or a transform: the
+#: ``FRONTIER_PRESET`` preset with these transforms (the engine's own).
+FRONTIER_WITH: tuple[str, ...] = tuple(_FRONTIER_WITH)
 
 __all__ = ["FRONTIER_PRESET", "FRONTIER_WITH"]
 
