@@ -4,10 +4,10 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::json;
 use urinorm::escape::escape_str;
 use urinorm::normalize::protocol::{PRESETS, Preset, Transform};
 use urinorm::pipeline::MAX_LINE_BYTES;
+use urinorm::report::ladder::json::{JsonReport, RunFacts};
 use urinorm::report::ladder::{
     self, Capture, Evidence, EvidenceSummary, Merge, Options, PresetStep, Report, StepReport,
 };
@@ -111,16 +111,16 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         index,
     };
     let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
-    let run = RunFacts {
+    let run = RunFacts::new(
         // The program as `urinorm`, wherever it was run from.
-        command: ["urinorm".to_string()]
+        ["urinorm".to_string()]
             .into_iter()
             .chain(std::env::args().skip(1))
             .collect(),
-        inputs: inputs.iter().map(|i| i.name().to_string()).collect(),
-        threads: options.threads,
-    };
-    let json = to_json(&report, &run);
+        inputs.iter().map(|i| i.name().to_string()).collect(),
+        options.threads,
+    );
+    let json = JsonReport::new(&report, run);
     let to_stdout = |text: String| {
         io::stdout()
             .lock()
@@ -133,22 +133,13 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
             write_whole(path, &ladder_page::page(&json))?;
             to_stdout(table(&report))?;
         }
-        None if args.json => to_stdout(format!("{json:#}\n"))?,
+        None if args.json => to_stdout(format!("{:#}\n", json.to_value()))?,
         None => to_stdout(table(&report))?,
     }
     Ok(Outcome {
         rejected: report.steps[0].rejected,
         ..Outcome::default()
     })
-}
-
-/// What the report does not hold about its run: enough, with it, to run it again.
-pub struct RunFacts {
-    /// The command line.
-    pub command: Vec<String>,
-    /// The inputs' names, as given (`-` for standard input).
-    pub inputs: Vec<String>,
-    pub threads: usize,
 }
 
 /// The report as a table for an 80-column terminal.
@@ -390,117 +381,4 @@ fn wrapped(text: &str, width: usize) -> Vec<String> {
         }
     }
     lines
-}
-
-/// The report as JSON, with the facts of its run.
-pub fn to_json(report: &Report, run: &RunFacts) -> serde_json::Value {
-    let merges = |merges: &[Merge]| -> Vec<serde_json::Value> {
-        merges
-            .iter()
-            .map(|m| json!({"size": m.size, "key": m.key, "spellings": m.spellings, "joined_by": m.joined_by}))
-            .collect()
-    };
-    let steps: Vec<_> = report
-        .steps
-        .iter()
-        .map(|s| {
-            json!({
-                "name": s.name,
-                "over": s.over,
-                "distinct": s.distinct,
-                "collapsed": s.collapsed,
-                "rejected": s.rejected,
-                "seconds": s.seconds,
-                "examples": merges(&s.examples),
-                "evidence": s.evidence.as_ref().map(evidence_json),
-            })
-        })
-        .collect();
-    let attribution: Vec<_> = report
-        .attribution
-        .iter()
-        .map(|row| {
-            json!({
-                "transform": row.transform.name(),
-                "merges": row.merges,
-                "risk": row.transform.risk(),
-                "examples": merges(&row.examples),
-                "evidence": row.evidence.as_ref().map(evidence_json),
-            })
-        })
-        .collect();
-    let rules_attribution: Vec<_> = report
-        .rules_attribution
-        .iter()
-        .map(|(file, merges)| json!({"rules": file, "merges": merges}))
-        .collect();
-    let top_hosts: Vec<_> = report
-        .top_hosts
-        .iter()
-        .map(|(host, lines)| json!({"host": host, "lines": lines}))
-        .collect();
-    json!({
-        "lines_read": report.lines_read,
-        "lines": report.lines,
-        "left_out": report.left_out,
-        "blank": report.blank,
-        "header": report.header,
-        "binary": report.binary,
-        "estimate": report.sample.is_some(),
-        "sample": report.sample,
-        "steps": steps,
-        "rejected_by_reason": report
-            .rejected_by_reason
-            .iter()
-            .map(|(reason, lines)| json!({"reason": reason, "lines": lines}))
-            .collect::<Vec<_>>(),
-        "attribution": attribution,
-        "rules_attribution": rules_attribution,
-        "hosts": report.hosts,
-        "domains": report.domains,
-        "top_hosts": top_hosts,
-        "evidence": report.evidence.as_ref().map(|e| json!({
-            "captures": e.captures,
-            "not_content": e.not_content,
-            "rejected": e.rejected,
-            "urls": e.urls,
-            "contents": e.contents,
-            "changing": e.changing,
-        })),
-        "seconds": report.seconds,
-        "run": {
-            "version": env!("CARGO_PKG_VERSION"),
-            "command": run.command,
-            "inputs": run.inputs,
-            "threads": run.threads,
-        },
-    })
-}
-
-/// A step's judgement by digests, as JSON.
-fn evidence_json(evidence: &Evidence) -> serde_json::Value {
-    let captures = |captures: &[Capture]| -> Vec<serde_json::Value> {
-        captures
-            .iter()
-            .map(|c| json!({"url": c.spelling, "digest": c.digest, "digests": c.digests}))
-            .collect()
-    };
-    let counts = &evidence.counts;
-    json!({
-        "precision": counts.precision(),
-        "recall": counts.recall(),
-        "merged_pairs": counts.merged_pairs,
-        "right_pairs": counts.right_pairs,
-        "same_pairs": counts.same_pairs,
-        "false_merges": counts.false_merges,
-        "false_lines": counts.false_lines,
-        "missed": counts.missed,
-        "missed_keys": counts.missed_keys,
-        "false_examples": evidence.false_examples.iter().map(|m| json!({
-            "lines": m.lines, "contents": m.contents, "captures": captures(&m.captures),
-        })).collect::<Vec<_>>(),
-        "missed_examples": evidence.missed_examples.iter().map(|m| json!({
-            "keys": m.keys, "captures": captures(&m.captures),
-        })).collect::<Vec<_>>(),
-    })
 }
