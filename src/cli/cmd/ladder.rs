@@ -7,10 +7,8 @@ use clap::Args;
 use urinorm::escape::escape_str;
 use urinorm::normalize::protocol::{PRESETS, Preset, Transform};
 use urinorm::pipeline::MAX_LINE_BYTES;
-use urinorm::report::ladder::json::{JsonReport, RunFacts};
-use urinorm::report::ladder::{
-    self, Capture, Evidence, EvidenceSummary, Merge, Options, PresetStep, Report, StepReport,
-};
+use urinorm::report::ladder::json::{JsonEvidence, JsonReport, JsonStep, RunFacts};
+use urinorm::report::ladder::{self, Capture, EvidenceSummary, Merge, Options, PresetStep};
 
 use super::ladder_page;
 use crate::cli::args::{IndexArgs, LineArgs, RulesArgs, needs_host};
@@ -131,10 +129,10 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         Some(path) if path == Path::new("-") => to_stdout(ladder_page::page(&json))?,
         Some(path) => {
             write_whole(path, &ladder_page::page(&json))?;
-            to_stdout(table(&report))?;
+            to_stdout(table(&json))?;
         }
         None if args.json => to_stdout(format!("{:#}\n", json.to_value()))?,
-        None => to_stdout(table(&report))?,
+        None => to_stdout(table(&json))?,
     }
     Ok(Outcome {
         rejected: report.steps[0].rejected,
@@ -143,23 +141,12 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
 }
 
 /// The report as a table for an 80-column terminal.
-pub fn table(report: &Report) -> String {
+pub fn table(report: &JsonReport) -> String {
     let mut text = String::new();
     if let Some(fraction) = report.sample {
         text += &format!("ESTIMATE from a {:.1}% sample of hosts\n", fraction * 100.0);
     }
-    let counts = [
-        report.lines_read,
-        report.lines,
-        report.left_out,
-        report.blank,
-        report.header,
-        report.binary,
-    ];
-    text += &format!(
-        "{}\n\n",
-        ladder_page::lines_read(counts, report.sample.is_some())
-    );
+    text += &format!("{}\n\n", ladder_page::lines_read_of(report));
     text += "step                    distinct  collapsed       %  rejected   time s\n";
     for step in &report.steps {
         let percent = 100.0 * step.collapsed as f64 / report.lines.max(1) as f64;
@@ -191,10 +178,10 @@ pub fn table(report: &Report) -> String {
     text += "\nEach transform alone, over the scheme rung (distinct keys fewer), and its\n\
              risk of a false merge:\n";
     for row in &report.attribution {
-        let mut risk = wrapped(row.transform.risk(), 80 - 36).into_iter();
+        let mut risk = wrapped(&row.risk, 80 - 36).into_iter();
         text += &format!(
             "  {:<22} {:>9}  {}\n",
-            row.transform.name(),
+            row.transform,
             row.merges,
             risk.next().unwrap_or_default()
         );
@@ -205,14 +192,14 @@ pub fn table(report: &Report) -> String {
     for row in report.attribution.iter().filter(|r| !r.examples.is_empty()) {
         text += &format!(
             "\nLargest merges of {} alone, over the scheme rung:\n",
-            row.transform.name()
+            row.transform
         );
         text += &merges_text(&row.examples);
     }
     if !report.rules_attribution.is_empty() {
         text += "\nEach rules file alone, over the scheme rung (distinct keys fewer):\n";
-        for (file, merges) in &report.rules_attribution {
-            text += &format!("  {:<22} {:>9}\n", escape_str(file), merges);
+        for row in &report.rules_attribution {
+            text += &format!("  {:<22} {:>9}\n", escape_str(&row.rules), row.merges);
         }
     }
     text += &format!(
@@ -221,9 +208,9 @@ pub fn table(report: &Report) -> String {
     );
     if !report.top_hosts.is_empty() {
         text += "Hosts with most lines:\n";
-        for (host, lines) in &report.top_hosts {
+        for host in &report.top_hosts {
             // Hosts come from the input: shown escaped.
-            text += &format!("  {:>9}  {}\n", lines, escape_str(host));
+            text += &format!("  {:>9}  {}\n", host.lines, escape_str(&host.host));
         }
     }
     text += &format!("\n({:.2} s in all)\n", report.seconds);
@@ -232,7 +219,7 @@ pub fn table(report: &Report) -> String {
 
 /// What the digests say of each step and transform, with examples of the
 /// false merges new at each step and of what the last step still misses.
-fn evidence_text(report: &Report, summary: &EvidenceSummary) -> String {
+fn evidence_text(report: &JsonReport, summary: &EvidenceSummary) -> String {
     let intro = format!(
         "Judged by content digests: {} captures of content (2xx or revisit; {} other \
          lines left out, {} rejected) of {} URLs in {} contents ({} URLs served several \
@@ -255,8 +242,8 @@ fn evidence_text(report: &Report, summary: &EvidenceSummary) -> String {
         text += &format!(
             "{:<21} {:>9} {:>7} {:>7} {:>8} {:>7} {:>10}\n",
             step.name,
-            ratio(c.precision()),
-            ratio(c.recall()),
+            ratio(e.precision),
+            ratio(e.recall),
             c.false_merges,
             c.false_lines,
             c.missed,
@@ -316,7 +303,7 @@ fn evidence_text(report: &Report, summary: &EvidenceSummary) -> String {
             let precision = (merged > 0).then(|| right as f64 / merged as f64);
             text += &format!(
                 "  {:<22} {:>9} {:>9} {:>9}\n",
-                row.transform.name(),
+                row.transform,
                 right,
                 merged - right,
                 ratio(precision)
@@ -327,7 +314,7 @@ fn evidence_text(report: &Report, summary: &EvidenceSummary) -> String {
 }
 
 /// A step with its judgement by digests, if it has one.
-fn judged(step: &StepReport) -> Option<(&StepReport, &Evidence)> {
+fn judged(step: &JsonStep) -> Option<(&JsonStep, &JsonEvidence)> {
     step.evidence.as_ref().map(|e| (step, e))
 }
 

@@ -101,8 +101,8 @@ pub fn lines_read(counts: [u64; 6], sampled: bool) -> String {
     text
 }
 
-/// [`lines_read`] of the JSON report.
-fn lines_read_of(report: &JsonReport) -> String {
+/// [`lines_read`] of the report.
+pub fn lines_read_of(report: &JsonReport) -> String {
     let counts = [
         report.lines_read,
         report.lines,
@@ -188,10 +188,10 @@ fn evidence(html: &mut String, report: &JsonReport) {
             text(&step.name),
             ratio(e.precision),
             ratio(e.recall),
-            count(e.false_merges),
-            count(e.false_lines),
-            count(e.missed),
-            count(e.missed_keys),
+            count(e.counts.false_merges),
+            count(e.counts.false_lines),
+            count(e.counts.missed),
+            count(e.counts.missed_keys),
         );
     }
     html.push_str("</table>\n");
@@ -210,13 +210,13 @@ fn evidence(html: &mut String, report: &JsonReport) {
         html,
         "false-merges",
         "false",
-        &rows(|e| e.false_merges, "false"),
+        &rows(|e| e.counts.false_merges, "false"),
     );
     bar_chart(
         html,
         "missed-merges",
         "missed",
-        &rows(|e| e.missed, "missed"),
+        &rows(|e| e.counts.missed, "missed"),
     );
     for (step, e) in &judged {
         let examples = e.false_examples.iter().map(|m| (m.lines, &m.captures[..]));

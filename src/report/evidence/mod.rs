@@ -28,6 +28,8 @@
 mod contents;
 mod level;
 
+use serde::{Deserialize, Serialize};
+
 pub use contents::{Captures, Contents};
 pub use level::Level;
 
@@ -73,8 +75,9 @@ pub fn share(part: u64, whole: u64) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
-/// How one step's merges compare with the contents.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// How one step's merges compare with the contents. Its JSON form holds
+/// the counts, not the examples, which name URLs by number.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Judgement {
     /// Pairs of distinct URLs the step gives one key.
     pub merged_pairs: u64,
@@ -89,8 +92,10 @@ pub struct Judgement {
     pub missed: u64,
     pub missed_keys: u64,
     /// The largest false merges, most lines first.
+    #[serde(skip)]
     pub false_examples: Vec<FalseMerge>,
     /// The contents under most keys, most first.
+    #[serde(skip)]
     pub missed_examples: Vec<MissedMerge>,
 }
 

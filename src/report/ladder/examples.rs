@@ -15,19 +15,9 @@ use crate::pipeline::place::Place;
 use crate::uri::mask_password;
 
 /// The `n` largest classes new at `step`, largest first, earliest first on a
-/// tie; their lines are the table's own.
+/// tie; their lines are in `lines` (the table's own, or for a protocol
+/// step the scheme rung's).
 pub(super) fn examples(
-    table: &Classes,
-    reading: &Reading<'_, '_>,
-    step: &Step,
-    below: Option<&Step>,
-    n: usize,
-) -> Vec<Merge> {
-    examples_in(table, &table.lines, reading, step, below, n)
-}
-
-/// [`examples`], with the lines in `lines`.
-pub(super) fn examples_in(
     table: &Classes,
     lines: &LineStore,
     reading: &Reading<'_, '_>,

@@ -15,6 +15,7 @@ use super::{
     Evidence, EvidenceSummary, FalseExample, Merge, MissedExample, Report, StepReport,
     TransformMerges,
 };
+use crate::report::evidence::Judgement;
 
 /// The whole report with the facts of its run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -104,13 +105,9 @@ pub struct JsonReason {
 pub struct JsonEvidence {
     pub precision: Option<f64>,
     pub recall: Option<f64>,
-    pub merged_pairs: u64,
-    pub right_pairs: u64,
-    pub same_pairs: u64,
-    pub false_merges: u64,
-    pub false_lines: u64,
-    pub missed: u64,
-    pub missed_keys: u64,
+    /// Its counts, among the fields above and below.
+    #[serde(flatten)]
+    pub counts: Judgement,
     pub false_examples: Vec<FalseExample>,
     pub missed_examples: Vec<MissedExample>,
 }
@@ -207,13 +204,11 @@ impl JsonEvidence {
         JsonEvidence {
             precision: counts.precision(),
             recall: counts.recall(),
-            merged_pairs: counts.merged_pairs,
-            right_pairs: counts.right_pairs,
-            same_pairs: counts.same_pairs,
-            false_merges: counts.false_merges,
-            false_lines: counts.false_lines,
-            missed: counts.missed,
-            missed_keys: counts.missed_keys,
+            counts: Judgement {
+                false_examples: Vec::new(),
+                missed_examples: Vec::new(),
+                ..counts.clone()
+            },
             false_examples: evidence.false_examples.clone(),
             missed_examples: evidence.missed_examples.clone(),
         }

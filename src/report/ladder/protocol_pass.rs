@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::classes::{Class, Classes, NO_OTHER, Print, REJECTED};
-use super::examples::{examples_in, merge, spellings};
+use super::examples::{examples, merge, spellings};
 use super::lines::{LineAt, LineStore, Reading};
 use super::steps::{Alone, RFC_RUNGS, Step, step_report};
 use super::{StepReport, TransformMerges};
@@ -78,7 +78,7 @@ impl SchemePass {
         for (p, (step, table)) in protocol_steps.iter().zip(tables).enumerate() {
             // Protocol classes refer to the scheme rung's first lines.
             let n = reading.options.examples;
-            let examples = examples_in(&table, &self.lines, reading, step, step.below(steps), n);
+            let examples = examples(&table, &self.lines, reading, step, step.below(steps), n);
             // A line a site rule breaks, or that the step's preset cannot
             // fetch, is rejected at that step.
             let rejected_by_step: u64 = self.worked.iter().map(|w| w.rejected[p]).sum();

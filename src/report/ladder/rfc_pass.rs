@@ -234,7 +234,7 @@ pub(super) fn rung_reports(
         let (distinct, examples) = match counts.table(rung) {
             Some(table) => (
                 table.len() as u64,
-                examples(table, reading, step, step.below(steps), n),
+                examples(table, &table.lines, reading, step, step.below(steps), n),
             ),
             None => (counts.strings() as u64, Vec::new()),
         };
