@@ -1,10 +1,11 @@
-//! The report as `ladder --json` writes it and `ladder --html` draws it:
-//! one typed value, so that the page and the JSON give the same numbers
-//! from one source, and a field renamed on one side fails to compile on
-//! the other. Beside the [`Report`] it holds what a reader needs that the
-//! model leaves to its printer: whether it is an estimate, each transform's
-//! name and risk, each step's precision and recall, and the facts of the
-//! run.
+//! The report as the command line prints it: the table, `ladder --json`
+//! and the page of `ladder --html` are all drawn from this one typed value,
+//! so they give the same numbers, and a field renamed here fails to compile
+//! where it is read. Beside the [`Report`] it holds what a reader needs that
+//! the model leaves to its printer: whether it is an estimate, each
+//! transform's name and risk, each step's precision and recall, and the
+//! facts of the run. The model is kept apart from it: its steps know their
+//! kind and its transforms are enums, where the JSON has names.
 //!
 //! It knows the report's fields and their JSON names; nothing of how the
 //! report is computed, and nothing of tables or pages.

@@ -19,8 +19,8 @@
 //!
 //! This file owns the public model (what is asked, [`Options`]; what is
 //! found, [`Report`]) and [`run`], which strings the passes together. It
-//! knows no flags and prints nothing: the command line prints the
-//! [`Report`], as a table or as its JSON form ([`json`]).
+//! knows no flags and prints nothing: the command line prints the report's
+//! typed form ([`json::JsonReport`]) as a table, as JSON or as a page.
 
 mod chunk_prints;
 mod classes;
