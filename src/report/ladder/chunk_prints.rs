@@ -83,7 +83,7 @@ pub(super) fn print_chunk<'a>(
     // Every line of the chunk can be placed if its end can.
     Place::in_input(chunk.source, chunk.offset + chunk.bytes.len()).map_err(|_| chunk.source)?;
     let plain = reading.lines.is_plain();
-    let (mut column_scratch, mut scratch) = (ColumnScratch::default(), Scratch::default());
+    let mut column_scratch = ColumnScratch::default();
     let mut lines = Vec::new();
     let mut digests = Vec::new();
     // The URIs: parsed from the lines as they are read when the lines are
@@ -176,9 +176,33 @@ pub(super) fn print_chunk<'a>(
                 .map_or(0, |u| reading.prints.of(u.as_str().as_bytes()))
         })
         .collect();
-    let mut time = [t0.elapsed(), Duration::ZERO, Duration::ZERO];
-    let mut out = Vec::new();
-    let [syntax, scheme] = std::array::from_fn(|r| {
+    let string_time = t0.elapsed();
+    let ([syntax, scheme], [syntax_time, scheme_time]) =
+        rung_prints(&parsed, rungs, reading, &mut rejected_by_reason);
+    drop(parsed);
+    Ok(ChunkPrints {
+        chunk,
+        lines,
+        prints: [string_prints, syntax, scheme],
+        digests,
+        rejected_by_reason,
+        skipped,
+        time: [string_time, syntax_time, scheme_time],
+    })
+}
+
+/// The fingerprints of the `parsed` URIs at the syntax and the scheme
+/// rungs (`rungs`), 0 for a URI a rung rejects, each rung timed; the
+/// reasons the scheme rung rejects URIs are added to `rejected_by_reason`.
+fn rung_prints(
+    parsed: &[Result<UriRef<'_>, &'static str>],
+    rungs: &[Normalizer; 2],
+    reading: &Reading<'_, '_>,
+    rejected_by_reason: &mut Vec<&'static str>,
+) -> ([Vec<Print>; 2], [Duration; 2]) {
+    let (mut out, mut scratch) = (Vec::new(), Scratch::default());
+    let mut time = [Duration::ZERO; 2];
+    let prints = std::array::from_fn(|r| {
         let t0 = Instant::now();
         let prints = parsed
             .iter()
@@ -200,19 +224,10 @@ pub(super) fn print_chunk<'a>(
                 }
             })
             .collect();
-        time[r + 1] = t0.elapsed();
+        time[r] = t0.elapsed();
         prints
     });
-    drop(parsed);
-    Ok(ChunkPrints {
-        chunk,
-        lines,
-        prints: [string_prints, syntax, scheme],
-        digests,
-        rejected_by_reason,
-        skipped,
-        time,
-    })
+    (prints, time)
 }
 
 /// Parses a URI, with the reason it is rejected.
