@@ -146,7 +146,7 @@ pub fn table(report: &JsonReport) -> String {
     if let Some(fraction) = report.sample {
         text += &format!("ESTIMATE from a {:.1}% sample of hosts\n", fraction * 100.0);
     }
-    text += &format!("{}\n\n", ladder_page::lines_read_of(report));
+    text += &format!("{}\n\n", ladder_page::lines_read(report));
     text += "step                    distinct  collapsed       %  rejected   time s\n";
     for step in &report.steps {
         let percent = 100.0 * step.collapsed as f64 / report.lines.max(1) as f64;

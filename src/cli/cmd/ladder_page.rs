@@ -37,7 +37,7 @@ pub fn page(report: &JsonReport) -> String {
     let _ = writeln!(
         html,
         "<p class=\"lede\">{}; {} rejected at the scheme rung.</p>",
-        text(&lines_read_of(report)),
+        text(&lines_read(report)),
         count(scheme_rejected(report)),
     );
     collapse_chart(&mut html, report);
@@ -81,37 +81,23 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 ";
 
 /// The lines read and what became of them, as `dedup` counts lines (the
-/// page's and the table's words):
-/// `counts` are the lines read, looked at, left out of the sample, blank,
-/// headers and in binary files (the report's `lines_read`, `lines`,
-/// `left_out`, `blank`, `header`, `binary`).
-pub fn lines_read(counts: [u64; 6], sampled: bool) -> String {
-    let [read, looked_at, left_out, blank, header, binary] = counts;
-    let mut text = format!("{read} lines read: {looked_at} looked at");
-    if sampled {
-        text += &format!(" (in the sample), {left_out} left out of it");
+/// page's and the table's words).
+pub fn lines_read(report: &JsonReport) -> String {
+    let mut text = format!(
+        "{} lines read: {} looked at",
+        report.lines_read, report.lines
+    );
+    if report.estimate {
+        text += &format!(" (in the sample), {} left out of it", report.left_out);
     }
-    text += &format!(", {blank} blank");
-    if header > 0 {
-        text += &format!(", {header} header");
+    text += &format!(", {} blank", report.blank);
+    if report.header > 0 {
+        text += &format!(", {} header", report.header);
     }
-    if binary > 0 {
-        text += &format!(", {binary} in binary files");
+    if report.binary > 0 {
+        text += &format!(", {} in binary files", report.binary);
     }
     text
-}
-
-/// [`lines_read`] of the report.
-pub fn lines_read_of(report: &JsonReport) -> String {
-    let counts = [
-        report.lines_read,
-        report.lines,
-        report.left_out,
-        report.blank,
-        report.header,
-        report.binary,
-    ];
-    lines_read(counts, report.estimate)
 }
 
 /// Each step's collapse, what the reader compares: distinct keys differ
@@ -382,7 +368,7 @@ fn run_facts(html: &mut String, report: &JsonReport) {
         .collect();
     fact("inputs", inputs.join("<br>"));
     fact("threads", count(run.threads as u64));
-    fact("lines", text(&lines_read_of(report)));
+    fact("lines", text(&lines_read(report)));
     fact(
         "time",
         format!("<span class=\"time\">{:.2}</span> s", report.seconds),
