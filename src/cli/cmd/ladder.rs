@@ -4,13 +4,11 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::json;
 use urinorm::escape::escape_str;
 use urinorm::normalize::protocol::{PRESETS, Preset, Transform};
 use urinorm::pipeline::MAX_LINE_BYTES;
-use urinorm::report::ladder::{
-    self, Capture, Evidence, EvidenceSummary, Merge, Options, PresetStep, Report, StepReport,
-};
+use urinorm::report::ladder::json::{JsonEvidence, JsonReport, JsonStep, RunFacts};
+use urinorm::report::ladder::{self, Capture, EvidenceSummary, Merge, Options, PresetStep};
 
 use super::ladder_page;
 use crate::cli::args::{IndexArgs, LineArgs, RulesArgs, needs_host};
@@ -111,16 +109,16 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         index,
     };
     let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
-    let run = RunFacts {
+    let run = RunFacts::new(
         // The program as `urinorm`, wherever it was run from.
-        command: ["urinorm".to_string()]
+        ["urinorm".to_string()]
             .into_iter()
             .chain(std::env::args().skip(1))
             .collect(),
-        inputs: inputs.iter().map(|i| i.name().to_string()).collect(),
-        threads: options.threads,
-    };
-    let json = to_json(&report, &run);
+        inputs.iter().map(|i| i.name().to_string()).collect(),
+        options.threads,
+    );
+    let json = JsonReport::new(&report, run);
     let to_stdout = |text: String| {
         io::stdout()
             .lock()
@@ -131,10 +129,10 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         Some(path) if path == Path::new("-") => to_stdout(ladder_page::page(&json))?,
         Some(path) => {
             write_whole(path, &ladder_page::page(&json))?;
-            to_stdout(table(&report))?;
+            to_stdout(table(&json))?;
         }
-        None if args.json => to_stdout(format!("{json:#}\n"))?,
-        None => to_stdout(table(&report))?,
+        None if args.json => to_stdout(format!("{:#}\n", json.to_value()))?,
+        None => to_stdout(table(&json))?,
     }
     Ok(Outcome {
         rejected: report.steps[0].rejected,
@@ -142,33 +140,13 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
     })
 }
 
-/// What the report does not hold about its run: enough, with it, to run it again.
-pub struct RunFacts {
-    /// The command line.
-    pub command: Vec<String>,
-    /// The inputs' names, as given (`-` for standard input).
-    pub inputs: Vec<String>,
-    pub threads: usize,
-}
-
 /// The report as a table for an 80-column terminal.
-pub fn table(report: &Report) -> String {
+pub fn table(report: &JsonReport) -> String {
     let mut text = String::new();
     if let Some(fraction) = report.sample {
         text += &format!("ESTIMATE from a {:.1}% sample of hosts\n", fraction * 100.0);
     }
-    let counts = [
-        report.lines_read,
-        report.lines,
-        report.left_out,
-        report.blank,
-        report.header,
-        report.binary,
-    ];
-    text += &format!(
-        "{}\n\n",
-        ladder_page::lines_read(counts, report.sample.is_some())
-    );
+    text += &format!("{}\n\n", ladder_page::lines_read(report));
     text += "step                    distinct  collapsed       %  rejected   time s\n";
     for step in &report.steps {
         let percent = 100.0 * step.collapsed as f64 / report.lines.max(1) as f64;
@@ -200,10 +178,10 @@ pub fn table(report: &Report) -> String {
     text += "\nEach transform alone, over the scheme rung (distinct keys fewer), and its\n\
              risk of a false merge:\n";
     for row in &report.attribution {
-        let mut risk = wrapped(row.transform.risk(), 80 - 36).into_iter();
+        let mut risk = wrapped(&row.risk, 80 - 36).into_iter();
         text += &format!(
             "  {:<22} {:>9}  {}\n",
-            row.transform.name(),
+            row.transform,
             row.merges,
             risk.next().unwrap_or_default()
         );
@@ -214,14 +192,14 @@ pub fn table(report: &Report) -> String {
     for row in report.attribution.iter().filter(|r| !r.examples.is_empty()) {
         text += &format!(
             "\nLargest merges of {} alone, over the scheme rung:\n",
-            row.transform.name()
+            row.transform
         );
         text += &merges_text(&row.examples);
     }
     if !report.rules_attribution.is_empty() {
         text += "\nEach rules file alone, over the scheme rung (distinct keys fewer):\n";
-        for (file, merges) in &report.rules_attribution {
-            text += &format!("  {:<22} {:>9}\n", escape_str(file), merges);
+        for row in &report.rules_attribution {
+            text += &format!("  {:<22} {:>9}\n", escape_str(&row.rules), row.merges);
         }
     }
     text += &format!(
@@ -230,9 +208,9 @@ pub fn table(report: &Report) -> String {
     );
     if !report.top_hosts.is_empty() {
         text += "Hosts with most lines:\n";
-        for (host, lines) in &report.top_hosts {
+        for host in &report.top_hosts {
             // Hosts come from the input: shown escaped.
-            text += &format!("  {:>9}  {}\n", lines, escape_str(host));
+            text += &format!("  {:>9}  {}\n", host.lines, escape_str(&host.host));
         }
     }
     text += &format!("\n({:.2} s in all)\n", report.seconds);
@@ -241,7 +219,7 @@ pub fn table(report: &Report) -> String {
 
 /// What the digests say of each step and transform, with examples of the
 /// false merges new at each step and of what the last step still misses.
-fn evidence_text(report: &Report, summary: &EvidenceSummary) -> String {
+fn evidence_text(report: &JsonReport, summary: &EvidenceSummary) -> String {
     let intro = format!(
         "Judged by content digests: {} captures of content (2xx or revisit; {} other \
          lines left out, {} rejected) of {} URLs in {} contents ({} URLs served several \
@@ -264,8 +242,8 @@ fn evidence_text(report: &Report, summary: &EvidenceSummary) -> String {
         text += &format!(
             "{:<21} {:>9} {:>7} {:>7} {:>8} {:>7} {:>10}\n",
             step.name,
-            ratio(c.precision()),
-            ratio(c.recall()),
+            ratio(e.precision),
+            ratio(e.recall),
             c.false_merges,
             c.false_lines,
             c.missed,
@@ -325,7 +303,7 @@ fn evidence_text(report: &Report, summary: &EvidenceSummary) -> String {
             let precision = (merged > 0).then(|| right as f64 / merged as f64);
             text += &format!(
                 "  {:<22} {:>9} {:>9} {:>9}\n",
-                row.transform.name(),
+                row.transform,
                 right,
                 merged - right,
                 ratio(precision)
@@ -336,7 +314,7 @@ fn evidence_text(report: &Report, summary: &EvidenceSummary) -> String {
 }
 
 /// A step with its judgement by digests, if it has one.
-fn judged(step: &StepReport) -> Option<(&StepReport, &Evidence)> {
+fn judged(step: &JsonStep) -> Option<(&JsonStep, &JsonEvidence)> {
     step.evidence.as_ref().map(|e| (step, e))
 }
 
@@ -390,117 +368,4 @@ fn wrapped(text: &str, width: usize) -> Vec<String> {
         }
     }
     lines
-}
-
-/// The report as JSON, with the facts of its run.
-pub fn to_json(report: &Report, run: &RunFacts) -> serde_json::Value {
-    let merges = |merges: &[Merge]| -> Vec<serde_json::Value> {
-        merges
-            .iter()
-            .map(|m| json!({"size": m.size, "key": m.key, "spellings": m.spellings, "joined_by": m.joined_by}))
-            .collect()
-    };
-    let steps: Vec<_> = report
-        .steps
-        .iter()
-        .map(|s| {
-            json!({
-                "name": s.name,
-                "over": s.over,
-                "distinct": s.distinct,
-                "collapsed": s.collapsed,
-                "rejected": s.rejected,
-                "seconds": s.seconds,
-                "examples": merges(&s.examples),
-                "evidence": s.evidence.as_ref().map(evidence_json),
-            })
-        })
-        .collect();
-    let attribution: Vec<_> = report
-        .attribution
-        .iter()
-        .map(|row| {
-            json!({
-                "transform": row.transform.name(),
-                "merges": row.merges,
-                "risk": row.transform.risk(),
-                "examples": merges(&row.examples),
-                "evidence": row.evidence.as_ref().map(evidence_json),
-            })
-        })
-        .collect();
-    let rules_attribution: Vec<_> = report
-        .rules_attribution
-        .iter()
-        .map(|(file, merges)| json!({"rules": file, "merges": merges}))
-        .collect();
-    let top_hosts: Vec<_> = report
-        .top_hosts
-        .iter()
-        .map(|(host, lines)| json!({"host": host, "lines": lines}))
-        .collect();
-    json!({
-        "lines_read": report.lines_read,
-        "lines": report.lines,
-        "left_out": report.left_out,
-        "blank": report.blank,
-        "header": report.header,
-        "binary": report.binary,
-        "estimate": report.sample.is_some(),
-        "sample": report.sample,
-        "steps": steps,
-        "rejected_by_reason": report
-            .rejected_by_reason
-            .iter()
-            .map(|(reason, lines)| json!({"reason": reason, "lines": lines}))
-            .collect::<Vec<_>>(),
-        "attribution": attribution,
-        "rules_attribution": rules_attribution,
-        "hosts": report.hosts,
-        "domains": report.domains,
-        "top_hosts": top_hosts,
-        "evidence": report.evidence.as_ref().map(|e| json!({
-            "captures": e.captures,
-            "not_content": e.not_content,
-            "rejected": e.rejected,
-            "urls": e.urls,
-            "contents": e.contents,
-            "changing": e.changing,
-        })),
-        "seconds": report.seconds,
-        "run": {
-            "version": env!("CARGO_PKG_VERSION"),
-            "command": run.command,
-            "inputs": run.inputs,
-            "threads": run.threads,
-        },
-    })
-}
-
-/// A step's judgement by digests, as JSON.
-fn evidence_json(evidence: &Evidence) -> serde_json::Value {
-    let captures = |captures: &[Capture]| -> Vec<serde_json::Value> {
-        captures
-            .iter()
-            .map(|c| json!({"url": c.spelling, "digest": c.digest, "digests": c.digests}))
-            .collect()
-    };
-    let counts = &evidence.counts;
-    json!({
-        "precision": counts.precision(),
-        "recall": counts.recall(),
-        "merged_pairs": counts.merged_pairs,
-        "right_pairs": counts.right_pairs,
-        "same_pairs": counts.same_pairs,
-        "false_merges": counts.false_merges,
-        "false_lines": counts.false_lines,
-        "missed": counts.missed,
-        "missed_keys": counts.missed_keys,
-        "false_examples": evidence.false_examples.iter().map(|m| json!({
-            "lines": m.lines, "contents": m.contents, "captures": captures(&m.captures),
-        })).collect::<Vec<_>>(),
-        "missed_examples": evidence.missed_examples.iter().map(|m| json!({
-            "keys": m.keys, "captures": captures(&m.captures),
-        })).collect::<Vec<_>>(),
-    })
 }

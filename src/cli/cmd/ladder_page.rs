@@ -1,6 +1,7 @@
 //! `ladder --html`: the report as one self-contained page (inline CSS and
-//! SVG; no script, no font or file from elsewhere), drawn from the JSON
-//! report, so the page and `--json` give the same numbers from one source.
+//! SVG; no script, no font or file from elsewhere), drawn from the typed
+//! JSON report ([`JsonReport`]), so the page and `--json` give the same
+//! numbers from one source.
 //!
 //! Every string from the input or the command line is escaped twice: for a
 //! reader's eye first (control and hiding characters as `\xNN`, as in every
@@ -9,24 +10,25 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 use urinorm::escape::escape;
+use urinorm::report::ladder::json::{JsonEvidence, JsonReport, JsonStep};
+use urinorm::report::ladder::{Capture, Merge};
 
 /// The page for `report`, the value `--json` prints.
-pub fn page(report: &Value) -> String {
+pub fn page(report: &JsonReport) -> String {
     let mut html = String::with_capacity(16 * 1024);
     html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
     html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
     let _ = writeln!(
         html,
         "<title>urinorm ladder: {} lines read</title>",
-        count(&report["lines_read"])
+        count(report.lines_read)
     );
     let _ = writeln!(html, "<style>{STYLE}</style>\n</head>\n<body>");
     html += "<h1>Which rung? What each step of the ladder merges</h1>\n";
-    if report["estimate"].as_bool() == Some(true) {
-        let percent = report["sample"].as_f64().unwrap_or(0.0) * 100.0;
+    if let Some(fraction) = report.sample {
+        let percent = fraction * 100.0;
         let _ = writeln!(
             html,
             "<p class=\"estimate\">ESTIMATE from a {percent:.1}% sample of hosts</p>"
@@ -35,7 +37,7 @@ pub fn page(report: &Value) -> String {
     let _ = writeln!(
         html,
         "<p class=\"lede\">{}; {} rejected at the scheme rung.</p>",
-        text(&lines_read_of(report)),
+        text(&lines_read(report)),
         count(scheme_rejected(report)),
     );
     collapse_chart(&mut html, report);
@@ -79,61 +81,46 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 ";
 
 /// The lines read and what became of them, as `dedup` counts lines (the
-/// page's and the table's words):
-/// `counts` are the lines read, looked at, left out of the sample, blank,
-/// headers and in binary files (the report's `lines_read`, `lines`,
-/// `left_out`, `blank`, `header`, `binary`).
-pub fn lines_read(counts: [u64; 6], sampled: bool) -> String {
-    let [read, looked_at, left_out, blank, header, binary] = counts;
-    let mut text = format!("{read} lines read: {looked_at} looked at");
-    if sampled {
-        text += &format!(" (in the sample), {left_out} left out of it");
+/// page's and the table's words).
+pub fn lines_read(report: &JsonReport) -> String {
+    let mut text = format!(
+        "{} lines read: {} looked at",
+        report.lines_read, report.lines
+    );
+    if report.estimate {
+        text += &format!(" (in the sample), {} left out of it", report.left_out);
     }
-    text += &format!(", {blank} blank");
-    if header > 0 {
-        text += &format!(", {header} header");
+    text += &format!(", {} blank", report.blank);
+    if report.header > 0 {
+        text += &format!(", {} header", report.header);
     }
-    if binary > 0 {
-        text += &format!(", {binary} in binary files");
+    if report.binary > 0 {
+        text += &format!(", {} in binary files", report.binary);
     }
     text
-}
-
-/// [`lines_read`] of the JSON report.
-fn lines_read_of(report: &Value) -> String {
-    let counts = [
-        "lines_read",
-        "lines",
-        "left_out",
-        "blank",
-        "header",
-        "binary",
-    ]
-    .map(|name| report[name].as_u64().unwrap_or(0));
-    lines_read(counts, report["estimate"].as_bool() == Some(true))
 }
 
 /// Each step's collapse, what the reader compares: distinct keys differ
 /// by a fraction of a percent from step to step, so bars of them would
 /// look alike.
-fn collapse_chart(html: &mut String, report: &Value) {
+fn collapse_chart(html: &mut String, report: &JsonReport) {
     html.push_str("<h2>What each step merges</h2>\n");
-    let lines = report["lines"].as_u64().unwrap_or(0).max(1) as f64;
-    let rows: Vec<Row> = list(&report["steps"])
+    let lines = report.lines.max(1) as f64;
+    let rows: Vec<Row> = report
+        .steps
         .iter()
         .map(|step| {
-            let collapsed = step["collapsed"].as_i64().unwrap_or(0);
-            let distinct = count(&step["distinct"]);
-            let note = match step["over"].as_str() {
+            let distinct = count(step.distinct);
+            let note = match &step.over {
                 None => format!("(none before it), {distinct} distinct as written"),
                 Some(over) => format!(
                     "({:.2}%), {distinct} distinct, over {over}",
-                    100.0 * collapsed as f64 / lines
+                    100.0 * step.collapsed as f64 / lines
                 ),
             };
             Row {
-                label: str_of(&step["name"]),
-                value: collapsed,
+                label: step.name.clone(),
+                value: step.collapsed,
                 note,
             }
         })
@@ -149,11 +136,10 @@ fn collapse_chart(html: &mut String, report: &Value) {
 /// What a crawl index's digests say of each step: precision and recall,
 /// false merges (pages that differ under one key) and missed ones (one
 /// content under several keys), charted, with examples.
-fn evidence(html: &mut String, report: &Value) {
-    let summary = &report["evidence"];
-    if summary.is_null() {
+fn evidence(html: &mut String, report: &JsonReport) {
+    let Some(summary) = &report.evidence else {
         return;
-    }
+    };
     html.push_str("<h2>Which merges are right: the content digests</h2>\n");
     let _ = writeln!(
         html,
@@ -162,41 +148,45 @@ fn evidence(html: &mut String, report: &Value) {
          through them); {} other lines left out, {} rejected. Precision: of the pairs \
          of URLs a step merges, those that are one content; recall: of the pairs that \
          are one content, those it merges.</p>",
-        count(&summary["captures"]),
-        count(&summary["urls"]),
-        count(&summary["contents"]),
-        count(&summary["changing"]),
-        count(&summary["not_content"]),
-        count(&summary["rejected"]),
+        count(summary.captures),
+        count(summary.urls),
+        count(summary.contents),
+        count(summary.changing),
+        count(summary.not_content),
+        count(summary.rejected),
     );
-    let steps = list(&report["steps"]);
-    let ratio = |v: &Value| v.as_f64().map_or("-".to_string(), |r| format!("{r:.4}"));
+    // With a crawl index, every step is judged.
+    let judged: Vec<(&JsonStep, &JsonEvidence)> = report
+        .steps
+        .iter()
+        .filter_map(|step| step.evidence.as_ref().map(|e| (step, e)))
+        .collect();
+    let ratio = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.4}"));
     html.push_str(
         "<table class=\"evidence\">\n<tr><th>step</th><th>precision</th><th>recall</th>\
          <th>false merges</th><th>their lines</th><th>missed merges</th><th>extra keys</th></tr>\n",
     );
-    for step in steps {
-        let e = &step["evidence"];
+    for (step, e) in &judged {
         let _ = writeln!(
             html,
             "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
              <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-            text(&str_of(&step["name"])),
-            ratio(&e["precision"]),
-            ratio(&e["recall"]),
-            count(&e["false_merges"]),
-            count(&e["false_lines"]),
-            count(&e["missed"]),
-            count(&e["missed_keys"]),
+            text(&step.name),
+            ratio(e.precision),
+            ratio(e.recall),
+            count(e.counts.false_merges),
+            count(e.counts.false_lines),
+            count(e.counts.missed),
+            count(e.counts.missed_keys),
         );
     }
     html.push_str("</table>\n");
-    let rows = |field: &str, unit: &str| -> Vec<Row> {
-        steps
+    let rows = |field: fn(&JsonEvidence) -> u64, unit: &str| -> Vec<Row> {
+        judged
             .iter()
-            .map(|step| Row {
-                label: str_of(&step["name"]),
-                value: step["evidence"][field].as_i64().unwrap_or(0),
+            .map(|(step, e)| Row {
+                label: step.name.clone(),
+                value: field(e) as i64,
                 note: unit.to_string(),
             })
             .collect()
@@ -206,54 +196,54 @@ fn evidence(html: &mut String, report: &Value) {
         html,
         "false-merges",
         "false",
-        &rows("false_merges", "false"),
+        &rows(|e| e.counts.false_merges, "false"),
     );
-    bar_chart(html, "missed-merges", "missed", &rows("missed", "missed"));
-    for step in steps {
-        let name = str_of(&step["name"]);
-        let e = &step["evidence"];
-        captures_group(
-            html,
-            &format!("Largest false merges at {name}"),
-            &e["false_examples"],
-            "lines",
-        );
+    bar_chart(
+        html,
+        "missed-merges",
+        "missed",
+        &rows(|e| e.counts.missed, "missed"),
+    );
+    for (step, e) in &judged {
+        let examples = e.false_examples.iter().map(|m| (m.lines, &m.captures[..]));
+        let heading = format!("Largest false merges at {}", step.name);
+        captures_group(html, &heading, examples, "lines");
     }
-    if let Some(last) = steps
+    if let Some((last, e)) = judged
         .iter()
         .rev()
-        .find(|s| !list(&s["evidence"]["missed_examples"]).is_empty())
+        .find(|(_, e)| !e.missed_examples.is_empty())
     {
-        let name = str_of(&last["name"]);
-        captures_group(
-            html,
-            &format!("Largest missed merges at {name}"),
-            &last["evidence"]["missed_examples"],
-            "keys",
-        );
+        let examples = e.missed_examples.iter().map(|m| (m.keys, &m.captures[..]));
+        let heading = format!("Largest missed merges at {}", last.name);
+        captures_group(html, &heading, examples, "keys");
     }
 }
 
-/// Examples of false or missed merges: each a size and its captures
-/// (spelling and digest).
-fn captures_group(html: &mut String, heading: &str, examples: &Value, size: &str) {
-    let examples = list(examples);
-    if examples.is_empty() {
+/// Examples of false or missed merges: each a size (in `unit`s) and its
+/// captures (spelling and digest).
+fn captures_group<'a>(
+    html: &mut String,
+    heading: &str,
+    examples: impl ExactSizeIterator<Item = (u64, &'a [Capture])>,
+    unit: &str,
+) {
+    if examples.len() == 0 {
         return;
     }
     let _ = writeln!(html, "<h3>{}</h3>", text(heading));
-    for example in examples {
+    for (size, captures) in examples {
         let _ = writeln!(
             html,
-            "<div class=\"merge\">\n<p class=\"key\"><span class=\"size\">{} {size}</span></p>\n<ul>",
-            count(&example[size]),
+            "<div class=\"merge\">\n<p class=\"key\"><span class=\"size\">{} {unit}</span></p>\n<ul>",
+            count(size),
         );
-        for capture in list(&example["captures"]) {
+        for capture in captures {
             let _ = writeln!(
                 html,
                 "<li><code>{}</code> <span class=\"tag\">{}</span></li>",
-                text(&str_of(&capture["url"])),
-                text(&str_of(&capture["digest"])),
+                text(&capture.spelling),
+                text(&capture.digest),
             );
         }
         html.push_str("</ul>\n</div>\n");
@@ -261,55 +251,42 @@ fn captures_group(html: &mut String, heading: &str, examples: &Value, size: &str
 }
 
 /// Merges each transform, each rules file and the sites account for.
-fn attribution_charts(html: &mut String, report: &Value) {
+fn attribution_charts(html: &mut String, report: &JsonReport) {
     html.push_str("<h2>What does the merging</h2>\n");
     html.push_str(
         "<p class=\"note\">Each transform alone over the scheme rung: how many \
          distinct keys fewer it makes.</p>\n",
     );
-    let merges = |entries: &Value, name: &str| -> Vec<Row> {
-        list(entries)
-            .iter()
-            .map(|e| Row {
-                label: str_of(&e[name]),
-                value: e["merges"].as_i64().unwrap_or(0),
-                note: String::new(),
-            })
-            .collect()
-    };
-    bar_chart(
-        html,
-        "attribution",
-        "merge",
-        &merges(&report["attribution"], "transform"),
-    );
+    let transforms: Vec<Row> = (report.attribution.iter())
+        .map(|row| Row::bare(row.transform.clone(), row.merges))
+        .collect();
+    bar_chart(html, "attribution", "merge", &transforms);
     html.push_str(
         "<table class=\"risks\">\n<tr><th>transform</th><th>risk of a false merge</th></tr>\n",
     );
-    for row in list(&report["attribution"]) {
+    for row in &report.attribution {
         let _ = writeln!(
             html,
             "<tr><td><code>{}</code></td><td>{}</td></tr>",
-            text(&str_of(&row["transform"])),
-            text(&str_of(&row["risk"]))
+            text(&row.transform),
+            text(&row.risk)
         );
     }
     html.push_str("</table>\n");
-    let rules = merges(&report["rules_attribution"], "rules");
-    if !rules.is_empty() {
+    if !report.rules_attribution.is_empty() {
+        let rules: Vec<Row> = (report.rules_attribution.iter())
+            .map(|row| Row::bare(row.rules.clone(), row.merges))
+            .collect();
         html.push_str("<h3>Each rules file alone, over the scheme rung</h3>\n");
         bar_chart(html, "rules_attribution", "merge", &rules);
     }
     html.push_str("<h3>Sites (scheme rung, Public Suffix List)</h3>\n");
-    let sites = ["hosts", "domains"].map(|name| Row {
-        label: format!("distinct {name}"),
-        value: report[name].as_i64().unwrap_or(0),
-        note: String::new(),
-    });
+    let sites = [("hosts", report.hosts), ("domains", report.domains)]
+        .map(|(name, n)| Row::bare(format!("distinct {name}"), n as i64));
     bar_chart(html, "sites", "site", &sites);
-    let top = list(&report["top_hosts"]).iter().map(|host| {
-        let name = format!("<code>{}</code>", text(&str_of(&host["host"])));
-        (name, &host["lines"])
+    let top = report.top_hosts.iter().map(|host| {
+        let name = format!("<code>{}</code>", text(&host.host));
+        (name, host.lines)
     });
     lines_table(html, "top-hosts", "host", top);
 }
@@ -317,7 +294,7 @@ fn attribution_charts(html: &mut String, report: &Value) {
 /// Per step, its largest new merges, then per transform, its largest
 /// merges alone: the key, each spelling with what differs from the key
 /// marked, and what joined them.
-fn examples(html: &mut String, report: &Value) {
+fn examples(html: &mut String, report: &JsonReport) {
     html.push_str("<h2>Example merges</h2>\n");
     html.push_str(
         "<p class=\"note\">The largest classes new at each step: the key, then two \
@@ -325,51 +302,48 @@ fn examples(html: &mut String, report: &Value) {
          differ from the key <mark>marked</mark> and a bar <span class=\"gap\"></span> \
          where the key has characters the spelling lacks.</p>\n",
     );
-    for step in list(&report["steps"]) {
-        merge_group(html, &text(&str_of(&step["name"])), &step["examples"]);
+    for step in &report.steps {
+        merge_group(html, &text(&step.name), &step.examples);
     }
     html.push_str(
         "<h2>Example merges of each transform alone</h2>\n<p class=\"note\">The largest \
          classes each transform makes alone over the scheme rung.</p>\n",
     );
-    for row in list(&report["attribution"]) {
+    for row in &report.attribution {
         let heading = format!(
             "{} <span class=\"risk\">(risk: {})</span>",
-            text(&str_of(&row["transform"])),
-            text(&str_of(&row["risk"]))
+            text(&row.transform),
+            text(&row.risk)
         );
-        merge_group(html, &heading, &row["examples"]);
+        merge_group(html, &heading, &row.examples);
     }
 }
 
 /// A heading (already HTML) and its merges, if there are any.
-fn merge_group(html: &mut String, heading: &str, merges: &Value) {
-    let merges = list(merges);
+fn merge_group(html: &mut String, heading: &str, merges: &[Merge]) {
     if merges.is_empty() {
         return;
     }
     let _ = writeln!(html, "<h3>{heading}</h3>");
     for merge in merges {
-        let key = str_of(&merge["key"]);
         let _ = writeln!(
             html,
             "<div class=\"merge\">\n<p class=\"key\"><span class=\"size\">{} lines →</span> <code>{}</code></p>\n<ul>",
-            count(&merge["size"]),
-            text(&key)
+            count(merge.size),
+            text(&merge.key)
         );
-        for spelling in list(&merge["spellings"]) {
+        for spelling in &merge.spellings {
             let _ = writeln!(
                 html,
                 "<li><code>{}</code></li>",
-                marked(&str_of(spelling), &key)
+                marked(spelling, &merge.key)
             );
         }
         html.push_str("</ul>\n");
-        let by = list(&merge["joined_by"]);
-        if !by.is_empty() {
+        if !merge.joined_by.is_empty() {
             html.push_str("<p class=\"by\">joined by: ");
-            for reason in by {
-                let _ = write!(html, "<span class=\"tag\">{}</span>", text(&str_of(reason)));
+            for reason in &merge.joined_by {
+                let _ = write!(html, "<span class=\"tag\">{}</span>", text(reason));
             }
             html.push_str("</p>\n");
         }
@@ -378,56 +352,48 @@ fn merge_group(html: &mut String, heading: &str, merges: &Value) {
 }
 
 /// What was run, on what, and what it found wrong: enough to run it again.
-fn run_facts(html: &mut String, report: &Value) {
-    let run = &report["run"];
+fn run_facts(html: &mut String, report: &JsonReport) {
+    let run = &report.run;
     html.push_str("<h2>The run</h2>\n<table class=\"run\">\n");
     let mut fact = |name: &str, value: String| {
         let _ = writeln!(html, "<tr><th>{name}</th><td>{value}</td></tr>");
     };
-    fact("urinorm", text(&str_of(&run["version"])));
-    let command: Vec<String> = list(&run["command"]).iter().map(str_of).collect();
+    fact("urinorm", text(&run.version));
     fact(
         "command",
-        format!("<code>{}</code>", text(&command.join(" "))),
+        format!("<code>{}</code>", text(&run.command.join(" "))),
     );
-    let inputs: Vec<String> = list(&run["inputs"])
-        .iter()
-        .map(|i| format!("<code>{}</code>", text(&str_of(i))))
+    let inputs: Vec<String> = (run.inputs.iter())
+        .map(|i| format!("<code>{}</code>", text(i)))
         .collect();
     fact("inputs", inputs.join("<br>"));
-    fact("threads", count(&run["threads"]));
-    fact("lines", text(&lines_read_of(report)));
+    fact("threads", count(run.threads as u64));
+    fact("lines", text(&lines_read(report)));
     fact(
         "time",
-        format!(
-            "<span class=\"time\">{:.2}</span> s",
-            report["seconds"].as_f64().unwrap_or(0.0)
-        ),
+        format!("<span class=\"time\">{:.2}</span> s", report.seconds),
     );
     html.push_str("</table>\n");
-    let reasons = list(&report["rejected_by_reason"]);
     let _ = writeln!(
         html,
         "<h3>Rejected lines: {}</h3>",
         count(scheme_rejected(report))
     );
-    if reasons.is_empty() {
+    if report.rejected_by_reason.is_empty() {
         html.push_str("<p class=\"note\">None: every line is a URI reference.</p>\n");
         return;
     }
-    let reasons = reasons
-        .iter()
-        .map(|reason| (text(&str_of(&reason["reason"])), &reason["lines"]));
+    let reasons = (report.rejected_by_reason.iter()).map(|r| (text(&r.reason), r.lines));
     lines_table(html, "rejected", "reason", reasons);
 }
 
 /// A table of names (already HTML) and their lines, the count also as a
 /// data attribute.
-fn lines_table<'a>(
+fn lines_table(
     html: &mut String,
     class: &str,
     what: &str,
-    rows: impl ExactSizeIterator<Item = (String, &'a Value)>,
+    rows: impl ExactSizeIterator<Item = (String, u64)>,
 ) {
     if rows.len() == 0 {
         return;
@@ -439,8 +405,7 @@ fn lines_table<'a>(
     for (name, lines) in rows {
         let _ = writeln!(
             html,
-            "<tr><td>{name}</td><td class=\"n\" data-lines=\"{}\">{}</td></tr>",
-            lines.as_u64().unwrap_or(0),
+            "<tr><td>{name}</td><td class=\"n\" data-lines=\"{lines}\">{}</td></tr>",
             count(lines)
         );
     }
@@ -452,6 +417,17 @@ struct Row {
     label: String,
     value: i64,
     note: String,
+}
+
+impl Row {
+    /// A bar with no note beside its value.
+    fn bare(label: String, value: i64) -> Row {
+        Row {
+            label,
+            value,
+            note: String::new(),
+        }
+    }
 }
 
 /// A horizontal bar chart; each bar carries its label and value as data
@@ -560,24 +536,15 @@ fn html_escape(s: &str) -> String {
 }
 
 /// The lines the scheme rung rejected: every line the report leaves out.
-fn scheme_rejected(report: &Value) -> &Value {
-    list(&report["steps"])
-        .iter()
-        .find(|step| step["name"] == "scheme")
-        .map_or(&Value::Null, |step| &step["rejected"])
+fn scheme_rejected(report: &JsonReport) -> u64 {
+    (report.steps.iter())
+        .find(|step| step.name == "scheme")
+        .map_or(0, |step| step.rejected)
 }
 
-fn list(value: &Value) -> &[Value] {
-    value.as_array().map_or(&[], Vec::as_slice)
-}
-
-fn str_of(value: &Value) -> String {
-    value.as_str().unwrap_or_default().to_string()
-}
-
-/// A JSON count with thousands separators.
-fn count(value: &Value) -> String {
-    thousands(value.as_i64().unwrap_or(0))
+/// A count with thousands separators.
+fn count(n: u64) -> String {
+    thousands(n as i64)
 }
 
 fn thousands(n: i64) -> String {

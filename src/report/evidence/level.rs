@@ -1,64 +1,19 @@
-//! Which merges are right, judged by the content each URL served: the
-//! digests a crawl index records for its captures.
+//! A partition of the URLs into units (each URL alone, or a step's
+//! classes), judged once, and the judgement of a step from it by what the
+//! step changes: the units whose key is not their own, and the unit whose
+//! own key they take. The work is in proportion to the change.
 //!
-//! URLs that served the same digest served the same content, and a URL
-//! whose page changed over time served several digests that are still one
-//! page: so a *content* is a connected group of the graph whose edges join
-//! a URL to each digest it served (a URL's own digests are one content; two
-//! URLs are one content when a chain of shared digests joins them). A step
-//! that gives two URLs one key *merges* them; the merge is *right* when
-//! they are one content. Over the pairs of distinct URLs:
-//!
-//! - precision = right merged pairs ÷ merged pairs;
-//! - recall = right merged pairs ÷ pairs that are one content;
-//! - a *false merge* is a class of the step holding more than one content;
-//! - a *missed merge* is a content still under more than one key, and its
-//!   surplus keys (keys − 1) are the fetches the step still wastes on it.
-//!
-//! A step is judged by the URLs whose keys differ from their own spelling's
-//! fingerprint: every other URL is a class of its own (or joins one of
-//! those), so the work is in proportion to what the step changes.
-//!
-//! It knows URLs as numbers, keys as fingerprints and digests as hashes;
-//! nothing of lines, files or how a key is made.
-
-use std::collections::HashMap;
+//! It knows contents, keys and units; nothing of how a key is made or
+//! where the URLs were read.
 
 use voracious_radix_sort::{RadixSort, Radixable};
 
-use crate::pipeline::hash::PrintHasher;
+use super::{
+    Contents, FalseMerge, Judgement, Key, Keyed, MissedMerge, REJECTED, SHOWN_URLS, UrlId, pairs,
+};
 
-/// A URL's fingerprint at a step; [`REJECTED`] where the step rejects it.
-pub type Key = u128;
-
-/// The key of a URL a step rejects: it is in no class.
-pub const REJECTED: Key = 0;
-
-/// A URL, numbered in the order of its first capture.
-pub type UrlId = u32;
-
-/// A unit of a [`Level`] (a URL, a class) with a key: what a level keeps in
-/// key order, and what a step gives the units it changes.
-///
-/// ```
-/// use urinorm::report::evidence::{Captures, Keyed, Level};
-/// let mut captures = Captures::default();
-/// for (own, digest) in [(1, 7), (2, 7)] {
-///     captures.add(own, digest);
-/// }
-/// let contents = captures.contents();
-/// let urls = Level::of_urls(&contents);
-/// // A step that gives URL 1 the key of URL 0: one right merge.
-/// let step = urls.judge(&contents, vec![Keyed { key: 1, unit: 1 }], |_| 1, 1);
-/// assert_eq!((step.merged_pairs, step.right_pairs, step.missed), (1, 1, 0));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
-pub struct Keyed {
-    /// The unit's key at the step.
-    pub key: Key,
-    /// The unit's number in its level (a URL's, at the level of URLs).
-    pub unit: u32,
-}
+/// A unit of a [`Level`] that holds more than one content.
+const MIXED: u32 = u32::MAX;
 
 // The radix sort reads the key alone; the derived order (key, then unit)
 // agrees with it, and `sort_keyed` orders ties by unit after.
@@ -80,351 +35,6 @@ fn sort_keyed(keyed: &mut [Keyed]) {
         if same.len() > 1 {
             same.sort_unstable_by_key(|k| k.unit);
         }
-    }
-}
-
-/// A URL that served a digest (by its hash), ordered by the digest, then
-/// the URL.
-#[derive(Clone, Copy, PartialEq, PartialOrd)]
-struct Served {
-    digest: u64,
-    url: UrlId,
-}
-
-impl Radixable<u128> for Served {
-    type Key = u128;
-    fn key(&self) -> u128 {
-        (u128::from(self.digest) << 32) | u128::from(self.url)
-    }
-}
-
-/// A unit of a [`Level`] that holds more than one content.
-const MIXED: u32 = u32::MAX;
-
-/// A spelling's place in the index before any capture of content made it
-/// a URL.
-const NO_URL: UrlId = UrlId::MAX;
-
-/// The captures of a run as they are read: each URL once (by the
-/// fingerprint of its own spelling) with the lines it was on, and the
-/// digests it served; and every spelling met, captured or not.
-#[derive(Default)]
-pub struct Captures {
-    own: Vec<Key>,
-    lines: Vec<u64>,
-    /// Each spelling's URL, or [`NO_URL`] until a capture of it comes.
-    index: HashMap<Key, UrlId, PrintHasher>,
-    /// Each line's URL and digest; repeats are dropped by [`Captures::contents`].
-    served: Vec<Served>,
-}
-
-impl Captures {
-    /// Records one capture: the URL whose spelling has fingerprint `own`
-    /// served content with digest hash `digest`. Returns the URL's number
-    /// and whether this is its first capture.
-    pub fn add(&mut self, own: Key, digest: u64) -> (UrlId, bool) {
-        self.add_lines(own, digest, 1)
-    }
-
-    /// Records `lines` captures of one URL that served one digest (as
-    /// [`Captures::add`] does each).
-    pub fn add_lines(&mut self, own: Key, digest: u64, lines: u64) -> (UrlId, bool) {
-        let id = self.index.entry(own).or_insert(NO_URL);
-        let first = *id == NO_URL;
-        if first {
-            *id = self.own.len() as UrlId;
-            self.own.push(own);
-            self.lines.push(0);
-        }
-        let id = *id;
-        self.lines[id as usize] += lines;
-        let served = Served { digest, url: id };
-        if self.served.last() != Some(&served) {
-            self.served.push(served);
-        }
-        (id, first)
-    }
-
-    /// Records a spelling met on a line that is no capture of content (a
-    /// 404, a redirect): it counts among the [`Captures::spellings`], and
-    /// becomes a URL only if a capture of it follows.
-    pub fn add_spelling(&mut self, own: Key) {
-        self.index.entry(own).or_insert(NO_URL);
-    }
-
-    /// The distinct spellings met so far, captures of content or not.
-    pub fn spellings(&self) -> usize {
-        self.index.len()
-    }
-
-    /// Makes room for `spellings` more at once, rather than growing the
-    /// table step by step (each step rehashes it into fresh pages). A guess
-    /// too large for memory is no error: the table then grows as it would.
-    pub fn reserve(&mut self, spellings: usize) {
-        let _ = self.index.try_reserve(spellings);
-    }
-
-    /// The URLs captured so far.
-    pub fn urls(&self) -> usize {
-        self.own.len()
-    }
-
-    /// The URLs grouped into contents.
-    pub fn contents(self) -> Contents {
-        // The index served `add`; a level finds keys by its own order.
-        let Captures {
-            own,
-            lines,
-            index: _,
-            mut served,
-        } = self;
-        let urls = own.len();
-        // Digest hashes are uniform over their bits, as fingerprints are.
-        served.voracious_sort();
-        served.dedup();
-        let mut digests = vec![0u32; urls];
-        let mut groups = UnionFind::new(urls);
-        for same in served.chunk_by(|a, b| a.digest == b.digest) {
-            for &Served { url, .. } in same {
-                digests[url as usize] += 1;
-                groups.join(same[0].url, url);
-            }
-        }
-        drop(served);
-        // Contents numbered in the order of their first URL.
-        let mut number = vec![u32::MAX; urls];
-        let mut content = Vec::with_capacity(urls);
-        let mut size: Vec<u32> = Vec::new();
-        for url in 0..urls as UrlId {
-            let root = groups.root(url) as usize;
-            if number[root] == u32::MAX {
-                number[root] = size.len() as u32;
-                size.push(0);
-            }
-            let c = number[root];
-            size[c as usize] += 1;
-            content.push(c);
-        }
-        drop(groups);
-        let mut starts = Vec::with_capacity(size.len() + 1);
-        let mut at = 0u32;
-        for &n in &size {
-            starts.push(at);
-            at += n;
-        }
-        starts.push(at);
-        let mut members = vec![0; urls];
-        let mut fill = starts.clone();
-        for (url, &c) in content.iter().enumerate() {
-            members[fill[c as usize] as usize] = url as UrlId;
-            fill[c as usize] += 1;
-        }
-        let same_pairs = size.iter().map(|&n| pairs(u64::from(n))).sum();
-        Contents {
-            own,
-            lines,
-            content,
-            digests,
-            size,
-            starts,
-            members,
-            same_pairs,
-        }
-    }
-}
-
-/// The pairs among `n`.
-pub fn pairs(n: u64) -> u64 {
-    n * n.saturating_sub(1) / 2
-}
-
-/// `part ÷ whole`; `None` when `whole` is 0 (no pair to judge).
-pub fn share(part: u64, whole: u64) -> Option<f64> {
-    (whole > 0).then(|| part as f64 / whole as f64)
-}
-
-/// Disjoint sets of URLs, joined by shared digests.
-struct UnionFind {
-    parent: Vec<UrlId>,
-}
-
-impl UnionFind {
-    fn new(n: usize) -> UnionFind {
-        UnionFind {
-            parent: (0..n as UrlId).collect(),
-        }
-    }
-
-    fn root(&mut self, mut x: UrlId) -> UrlId {
-        while self.parent[x as usize] != x {
-            // Path halving: each step points a node at its grandparent.
-            let grand = self.parent[self.parent[x as usize] as usize];
-            self.parent[x as usize] = grand;
-            x = grand;
-        }
-        x
-    }
-
-    /// Joins the sets of `a` and `b` under the smaller root (so a set's root
-    /// is its earliest URL).
-    fn join(&mut self, a: UrlId, b: UrlId) {
-        let (a, b) = (self.root(a), self.root(b));
-        let (low, high) = (a.min(b), a.max(b));
-        self.parent[high as usize] = low;
-    }
-}
-
-/// The URLs of a run, each with its content, and what the run looks like
-/// before any step merges anything (every URL a class of its own).
-pub struct Contents {
-    own: Vec<Key>,
-    lines: Vec<u64>,
-    content: Vec<u32>,
-    digests: Vec<u32>,
-    /// URLs per content.
-    size: Vec<u32>,
-    /// The URLs of content `c` are `members[starts[c]..starts[c + 1]]`, earliest first.
-    starts: Vec<u32>,
-    members: Vec<UrlId>,
-    same_pairs: u64,
-}
-
-/// How one step's merges compare with the contents.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Judgement {
-    /// Pairs of distinct URLs the step gives one key.
-    pub merged_pairs: u64,
-    /// Of those, the pairs that are one content.
-    pub right_pairs: u64,
-    /// Pairs of distinct URLs that are one content (whatever the step).
-    pub same_pairs: u64,
-    /// Classes holding more than one content, and their lines.
-    pub false_merges: u64,
-    pub false_lines: u64,
-    /// Contents under more than one key, and their keys beyond one each.
-    pub missed: u64,
-    pub missed_keys: u64,
-    /// The largest false merges, most lines first.
-    pub false_examples: Vec<FalseMerge>,
-    /// The contents under most keys, most first.
-    pub missed_examples: Vec<MissedMerge>,
-}
-
-impl Judgement {
-    /// Right merged pairs ÷ merged pairs; `None` when the step merges none.
-    pub fn precision(&self) -> Option<f64> {
-        share(self.right_pairs, self.merged_pairs)
-    }
-
-    /// Right merged pairs ÷ pairs that are one content; `None` when no two
-    /// URLs are one content.
-    pub fn recall(&self) -> Option<f64> {
-        share(self.right_pairs, self.same_pairs)
-    }
-}
-
-/// A class that holds more than one content.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FalseMerge {
-    pub lines: u64,
-    /// How many contents it holds.
-    pub contents: u64,
-    /// Its earliest URL of each content, earliest first (at most
-    /// [`SHOWN_URLS`]).
-    pub urls: Vec<UrlId>,
-}
-
-/// A content still under more than one key.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MissedMerge {
-    pub keys: u64,
-    /// Its earliest URL under each of its keys, earliest first (at most
-    /// [`SHOWN_URLS`]).
-    pub urls: Vec<UrlId>,
-}
-
-/// How many URLs an example names.
-pub const SHOWN_URLS: usize = 3;
-
-impl Contents {
-    /// How many URLs there are.
-    pub fn urls(&self) -> usize {
-        self.own.len()
-    }
-
-    /// How many captures the URLs were on, all together.
-    pub fn captures(&self) -> u64 {
-        self.lines.iter().sum()
-    }
-
-    /// How many contents there are.
-    pub fn len(&self) -> usize {
-        self.size.len()
-    }
-
-    /// Whether no URL was captured.
-    pub fn is_empty(&self) -> bool {
-        self.own.is_empty()
-    }
-
-    /// The fingerprint of URL `url`'s own spelling.
-    pub fn own(&self, url: UrlId) -> Key {
-        self.own[url as usize]
-    }
-
-    /// The content of URL `url`.
-    pub fn content(&self, url: UrlId) -> u32 {
-        self.content[url as usize]
-    }
-
-    /// The earliest URL of content `c`.
-    pub fn first_url(&self, c: u32) -> UrlId {
-        self.members_of(c)[0]
-    }
-
-    /// How many digests URL `url` served.
-    pub fn digests(&self, url: UrlId) -> u32 {
-        self.digests[url as usize]
-    }
-
-    /// How many URLs served more than one digest.
-    pub fn changing(&self) -> usize {
-        self.digests.iter().filter(|&&d| d > 1).count()
-    }
-
-    /// Judges the step that gives URL `u` the key `key(u)`, with up to
-    /// `examples` examples of each kind.
-    ///
-    /// ```
-    /// use urinorm::report::evidence::{Captures, REJECTED};
-    /// let mut captures = Captures::default();
-    /// // URLs 1 and 2 serve digest 7; URL 3 serves 8.
-    /// for (own, digest) in [(1, 7), (2, 7), (3, 8)] {
-    ///     captures.add(own, digest);
-    /// }
-    /// let contents = captures.contents();
-    /// // A step that gives all three one key: one pair right, two wrong.
-    /// let all = contents.judge(|_| 99, 1);
-    /// assert_eq!((all.merged_pairs, all.right_pairs, all.false_merges), (3, 1, 1));
-    /// // The step that changes nothing misses the pair.
-    /// let none = contents.judge(|u| contents.own(u), 1);
-    /// assert_eq!((none.missed, none.recall()), (1, Some(0.0)));
-    /// # let _ = REJECTED;
-    /// ```
-    pub fn judge(&self, key: impl Fn(UrlId) -> Key, examples: usize) -> Judgement {
-        let level = Level::of_urls(self);
-        let changed = (0..self.urls() as UrlId)
-            .filter_map(|u| {
-                let k = key(u);
-                (k != self.own[u as usize]).then_some(Keyed { key: k, unit: u })
-            })
-            .collect();
-        level.judge(self, changed, key, examples)
-    }
-
-    /// The URLs of content `c`, earliest first.
-    fn members_of(&self, c: u32) -> &[UrlId] {
-        &self.members[self.starts[c as usize] as usize..self.starts[c as usize + 1] as usize]
     }
 }
 
@@ -863,16 +473,9 @@ fn largest_false(mut all: Vec<FalseMerge>, n: usize) -> Vec<FalseMerge> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::contents::of_captures as contents;
     use super::*;
-
-    /// Captures of (own spelling, digest), in order.
-    fn contents(captures: &[(Key, u64)]) -> Contents {
-        let mut all = Captures::default();
-        for &(own, digest) in captures {
-            all.add(own, digest);
-        }
-        all.contents()
-    }
+    use std::collections::HashMap;
 
     /// The judgement, by brute force over every pair: the oracle.
     fn naive(contents: &Contents, key: &dyn Fn(UrlId) -> Key) -> (u64, u64, u64, u64, u64) {
@@ -908,33 +511,6 @@ mod tests {
         values.sort();
         values.dedup();
         values.len()
-    }
-
-    #[test]
-    fn a_pages_changes_are_one_content_and_a_chain_joins_urls() {
-        // URL 10 changed (digests 1 then 2); 11 served 1, 12 served 2: one
-        // content through 10. 13 served 3 alone.
-        let c = contents(&[(10, 1), (11, 1), (10, 2), (12, 2), (13, 3), (10, 2)]);
-        assert_eq!((c.urls(), c.len(), c.changing()), (4, 2, 1));
-        assert_eq!(c.same_pairs, 3);
-        assert_eq!(c.lines, vec![3, 1, 1, 1]);
-    }
-
-    #[test]
-    fn a_spelling_without_content_is_counted_and_becomes_a_url_once_captured() {
-        let mut captures = Captures::default();
-        captures.reserve(4);
-        captures.add_spelling(20);
-        captures.add_spelling(21);
-        assert_eq!((captures.spellings(), captures.urls()), (2, 0));
-        // 21 is captured later: it is the first URL; 22 the second.
-        assert_eq!(captures.add(21, 5), (0, true));
-        assert_eq!(captures.add(22, 5), (1, true));
-        captures.add_spelling(22);
-        assert_eq!(captures.add(21, 6), (0, false));
-        assert_eq!((captures.spellings(), captures.urls()), (3, 2));
-        let c = captures.contents();
-        assert_eq!((c.urls(), c.len(), c.own(0), c.own(1)), (2, 1, 21, 22));
     }
 
     #[test]
@@ -1056,5 +632,26 @@ mod tests {
         // Content of digest 1 (URLs 0, 2, 3): under keys 7, 12, 13.
         assert_eq!(j.missed_examples[0].urls, vec![0, 2, 3]);
         assert_eq!(j.missed_examples[0].keys, 3);
+    }
+
+    #[test]
+    fn the_largest_false_merges_come_first_naming_a_few_urls() {
+        let merge = |lines, urls: &[UrlId]| FalseMerge {
+            lines,
+            contents: urls.len() as u64,
+            urls: urls.to_vec(),
+        };
+        let all = vec![
+            merge(2, &[5, 6]),
+            merge(9, &[3, 4, 7, 8]),
+            merge(2, &[1, 2]),
+        ];
+        let largest = largest_false(all, 2);
+        let shown: Vec<(u64, u64, &[UrlId])> = (largest.iter())
+            .map(|m| (m.lines, m.contents, &m.urls[..]))
+            .collect();
+        // Most lines first, then the earliest; still 4 contents, 3 named.
+        assert_eq!(shown, [(9, 4, &[3, 4, 7][..]), (2, 2, &[1, 2][..])]);
+        assert_eq!(smallest(vec![5, 1, 4, 2], 3), [1, 2, 4]);
     }
 }
