@@ -65,7 +65,8 @@ def duckdb_keys(con, function, values):
 def test_every_front_end_gives_the_command_line_keys(cli, values, kwargs, flags):
     expected = cli_keys(cli, flags, values)
     assert len(expected) == len(values)
-    assert sum(k is None for k in expected) < len(values) // 10
+    # A key for most lines (the sample holds 500 URIs without a host).
+    assert sum(k is None for k in expected) < len(values) // 5
     assert urinorm.normalize_batch(values, **kwargs)[0].to_pylist() == expected
     frame = pl.DataFrame({"url": values})
     assert frame.select(up.normalize("url", **kwargs))["url"].to_list() == expected

@@ -82,7 +82,7 @@ def paths(given: Paths | None) -> tuple[str, ...]:
 @lru_cache(maxsize=64)
 def _cached(rung, preset, with_, without, tracking_params, frontier) -> Normalizer:
     return Normalizer(
-        rung, preset, names(with_) or [], names(without) or [], _list(tracking_params), frontier=frontier
+        rung, preset, names(with_) or [], names(without) or [], _list(names(tracking_params)), frontier=frontier
     )
 
 

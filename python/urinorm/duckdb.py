@@ -248,14 +248,25 @@ def _udfs(con: duckdb.DuckDBPyConnection, prefix: str) -> None:
 
 def _udf(caller: str, name: str) -> Any:
     """The UDF of function ``name``: its URI arrays and an array of
-    options texts in, its values out, the rows of each options text made
-    by one normalizer."""
+    options texts in (DuckDB counts a function's parameters, so they are
+    named), its values out, the rows of each options text made by one
+    normalizer."""
 
-    def call(*arrays: Any) -> Any:
-        *uris, options = (_flat(a) for a in arrays)
-        return _by_options(options, uris, lambda uris, text: _made(caller, name, uris, text))
+    def made(uris: list, options: Any) -> Any:
+        uris = [_flat(u) for u in uris]
+        return _by_options(_flat(options), uris, lambda uris, text: _made(caller, name, uris, text))
 
-    return call
+    if name == "resolve":
+
+        def resolved(bases: Any, references: Any, options: Any) -> Any:
+            return made([bases, references], options)
+
+        return resolved
+
+    def keyed(urls: Any, options: Any) -> Any:
+        return made([urls], options)
+
+    return keyed
 
 
 def _flat(array: Any) -> pa.Array:
