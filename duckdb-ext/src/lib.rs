@@ -27,160 +27,29 @@
 //! No panic crosses into DuckDB: every function DuckDB calls runs its body
 //! under [`std::panic::catch_unwind`], and a panic becomes the query's error.
 
+mod bound;
+mod kind;
+mod vectors;
+
 use std::cell::RefCell;
-use std::ffi::{CStr, CString, c_char, c_void};
+use std::ffi::{CStr, CString, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use libduckdb_sys::*;
 use urinorm::fingerprint::fingerprint;
-use urinorm::line::key::KeyFormat;
-use urinorm::line::spec::{NormalizerSpec, SpecError};
-use urinorm::line::{KeyScratch, NormalizeLines};
+use urinorm::line::KeyScratch;
+
+use bound::{BoundFunction, TEST_PANIC};
+use kind::Kind;
+use vectors::{Column, Inputs, Output};
 
 /// The C API version asked for and written in the footer: the bind callback
 /// (and its client context), and the unchecked string assignment are stable
 /// from v1.5.6, the last v1 version (DuckDB 1.5.6 and 2.x load it).
 pub const CAPI_VERSION: &str = "v1.5.6";
-
-/// Set at load when `URINORM_DUCKDB_TEST_PANIC` is in the environment: the
-/// option `test_panic=bind` (or `=row`) then panics there, so that tests
-/// can see a panic become the query's error.
-static TEST_PANIC: AtomicBool = AtomicBool::new(false);
-
-/// The functions, each a set of two overloads: without and with options.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Normalize,
-    Surt,
-    Fingerprint,
-    Resolve,
-}
-
-impl Kind {
-    const ALL: [Kind; 4] = [
-        Kind::Normalize,
-        Kind::Surt,
-        Kind::Fingerprint,
-        Kind::Resolve,
-    ];
-
-    fn name(self) -> &'static CStr {
-        match self {
-            Kind::Normalize => c"urinorm_normalize",
-            Kind::Surt => c"urinorm_surt",
-            Kind::Fingerprint => c"urinorm_fingerprint",
-            Kind::Resolve => c"urinorm_resolve",
-        }
-    }
-
-    fn text(self) -> &'static str {
-        self.name().to_str().expect("ASCII names")
-    }
-
-    /// The URI arguments, before the options: the base and the reference
-    /// for `urinorm_resolve`, the URL for the others.
-    fn uris(self) -> usize {
-        match self {
-            Kind::Resolve => 2,
-            _ => 1,
-        }
-    }
-
-    fn returns(self) -> DUCKDB_TYPE {
-        match self {
-            Kind::Fingerprint => DUCKDB_TYPE_DUCKDB_TYPE_BLOB,
-            _ => DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
-        }
-    }
-}
-
-/// How a row becomes its value: the line mapper of the options (the
-/// normalizer, which key, how the value is read, what it takes), and
-/// whether the key is fingerprinted.
-struct BoundFunction {
-    kind: Kind,
-    lines: NormalizeLines,
-    /// `test_panic=row` (tests only).
-    panic_in_rows: bool,
-}
-
-impl BoundFunction {
-    /// Appends the key of `value` (resolved against `base` when there is
-    /// one) to `out`; false (nothing appended) when it has none.
-    fn write(
-        &self,
-        value: &[u8],
-        base: Option<&[u8]>,
-        out: &mut Vec<u8>,
-        scratch: &mut KeyScratch,
-    ) -> bool {
-        if self.panic_in_rows {
-            panic!("test_panic=row");
-        }
-        self.lines
-            .write_value_key(value, base, out, scratch)
-            .is_ok()
-    }
-
-    /// The options of `text`, in the library's text form ([`NormalizerSpec`]:
-    /// `name=value` pairs separated by `;`, lists separated by `,`), the
-    /// names of the batch functions' keyword arguments. The function adds
-    /// its own: `urinorm_surt`'s key is a SURT (it takes no `key`), and only
-    /// `urinorm_resolve` reads `non_strict`. Every other meaning and refusal
-    /// is the model's.
-    fn parse(kind: Kind, text: &str) -> Result<BoundFunction, String> {
-        let function = kind.text();
-        let in_function = |e: SpecError| format!("{function}: {e}");
-        let (text, panic_in_rows) = test_panic(text);
-        let mut spec: NormalizerSpec = text.parse().map_err(in_function)?;
-        match kind {
-            Kind::Surt if spec.key != KeyFormat::Canonical => {
-                return Err(format!(
-                    "{function}: takes no key option: its key is a SURT (use urinorm_normalize with key={})",
-                    spec.key.name()
-                ));
-            }
-            Kind::Surt => spec.key = KeyFormat::Surt,
-            Kind::Resolve => {}
-            _ if spec.non_strict => {
-                return Err(format!(
-                    "{function}: non_strict is urinorm_resolve's option"
-                ));
-            }
-            _ => {}
-        }
-        let normalizer = spec.normalizer().map_err(in_function)?;
-        Ok(BoundFunction {
-            kind,
-            lines: NormalizeLines::of_values(&spec, normalizer),
-            panic_in_rows,
-        })
-    }
-}
-
-/// `text` without its `test_panic=bind` or `test_panic=row` option (tests
-/// only: set when `URINORM_DUCKDB_TEST_PANIC` was in the environment at
-/// load), which panics here (`bind`) or says rows should.
-fn test_panic(text: &str) -> (String, bool) {
-    if !TEST_PANIC.load(Ordering::Relaxed) {
-        return (text.to_string(), false);
-    }
-    let mut in_rows = false;
-    let kept: Vec<&str> = (text.split(';'))
-        .filter(|pair| match pair.trim() {
-            "test_panic=bind" => panic!("test_panic=bind"),
-            "test_panic=row" => {
-                in_rows = true;
-                false
-            }
-            _ => true,
-        })
-        .collect();
-    (kept.join(";"), in_rows)
-}
 
 thread_local! {
     /// The key being made, and the scratch: one per DuckDB thread.
@@ -204,120 +73,6 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// `message` as a C string (a NUL in it becomes a space).
 fn c_message(message: &str) -> CString {
     CString::new(message.replace('\0', " ")).expect("no NUL left")
-}
-
-/// One input column of a flat vector: its strings and validity mask.
-#[derive(Clone, Copy)]
-struct Column {
-    values: *const duckdb_string_t,
-    validity: *const u64,
-}
-
-impl Column {
-    /// Column `index` of `chunk`.
-    ///
-    /// # Safety
-    /// `chunk` is the data chunk DuckDB passed to the function, and it has
-    /// a VARCHAR column `index`.
-    unsafe fn of(chunk: duckdb_data_chunk, index: usize) -> Column {
-        // SAFETY: the caller's contract; DuckDB flattens the input vectors
-        // before it calls a C API function, so the data is one
-        // duckdb_string_t a row and the validity (NULL when all are valid)
-        // one bit a row.
-        unsafe {
-            let vector = duckdb_data_chunk_get_vector(chunk, index as idx_t);
-            Column {
-                values: duckdb_vector_get_data(vector).cast_const().cast(),
-                validity: duckdb_vector_get_validity(vector).cast_const(),
-            }
-        }
-    }
-
-    /// Row `row`'s bytes, or None for NULL.
-    ///
-    /// # Safety
-    /// `row` is below the chunk's size; the slice lives no longer than the
-    /// chunk.
-    #[inline]
-    unsafe fn get<'a>(self, row: usize) -> Option<&'a [u8]> {
-        // SAFETY: the mask has a bit for each row of the chunk (a u64 per
-        // 64 rows, least significant bit first), and `values` a string.
-        unsafe {
-            let valid =
-                self.validity.is_null() || *self.validity.add(row / 64) & (1u64 << (row % 64)) != 0;
-            valid.then(|| string_bytes(&*self.values.add(row)))
-        }
-    }
-}
-
-/// The bytes of a `duckdb_string_t`, where DuckDB keeps them: up to 12
-/// bytes inline in the 16-byte struct, past that behind its pointer.
-///
-/// # Safety
-/// `s` is a valid string of a vector that outlives the returned slice.
-#[inline]
-unsafe fn string_bytes<'a>(s: &duckdb_string_t) -> &'a [u8] {
-    // SAFETY: the length field is in the same place in both variants of
-    // the union; DuckDB inlines strings of 12 bytes or fewer and points to
-    // the others, `len` bytes valid while the vector lives.
-    unsafe {
-        let len = s.value.inlined.length as usize;
-        let data = if len <= 12 {
-            s.value.inlined.inlined.as_ptr()
-        } else {
-            s.value.pointer.ptr.cast_const()
-        };
-        std::slice::from_raw_parts(data.cast::<u8>(), len)
-    }
-}
-
-/// The output vector: its strings set through the API, its validity mask
-/// written in place (made writable at the first NULL).
-struct Output {
-    vector: duckdb_vector,
-    validity: *mut u64,
-}
-
-impl Output {
-    /// # Safety
-    /// `row` is below the chunk's size.
-    #[inline]
-    unsafe fn set_null(&mut self, row: usize) {
-        // SAFETY: `vector` is the function's output; once made writable its
-        // mask has a bit for each row.
-        unsafe {
-            if self.validity.is_null() {
-                duckdb_vector_ensure_validity_writable(self.vector);
-                self.validity = duckdb_vector_get_validity(self.vector);
-            }
-            *self.validity.add(row / 64) &= !(1u64 << (row % 64));
-        }
-    }
-
-    /// # Safety
-    /// `row` is below the chunk's size; a VARCHAR's `bytes` are UTF-8.
-    #[inline]
-    unsafe fn set(&mut self, row: usize, bytes: &[u8]) {
-        // SAFETY: DuckDB copies the bytes into the vector's own storage
-        // (the unchecked assignment skips only the UTF-8 check, done by the
-        // caller for a VARCHAR; a BLOB is any bytes).
-        unsafe {
-            let data = bytes.as_ptr().cast::<c_char>();
-            duckdb_unsafe_vector_assign_string_element_len(
-                self.vector,
-                row as idx_t,
-                data,
-                bytes.len() as idx_t,
-            );
-        }
-    }
-}
-
-/// The URI columns of a chunk: the URL (or the reference) and, for
-/// `urinorm_resolve`, the base.
-struct Inputs {
-    urls: Column,
-    bases: Option<Column>,
 }
 
 /// Writes rows `rows` of `inputs` into `output` by `maker`.
@@ -388,10 +143,7 @@ unsafe fn run(
                 bases: None,
             },
         };
-        let mut output = Output {
-            vector: output,
-            validity: ptr::null_mut(),
-        };
+        let mut output = Output::new(output);
         if let Some(maker) = bound {
             fill(maker, &inputs, &mut output, 0..rows);
             return Ok(());
