@@ -41,7 +41,7 @@ pub(super) fn judge(
             None => Judged::Rung(s),
             Some(p) => Judged::Protocol(p),
         })
-        .chain((0..attribution.len()).map(Judged::Alone))
+        .chain((0..attribution.len()).map(Judged::Single))
         .collect();
     let mut judgements: Vec<Evidence> = judged
         .par_iter()
@@ -111,7 +111,7 @@ impl CaptureTable {
 enum Judged {
     Rung(usize),
     Protocol(usize),
-    Alone(usize),
+    Single(usize),
 }
 
 /// Each captured URL's key at every judged step, from the first pass's
@@ -193,7 +193,7 @@ impl<'w> UrlKeys<'w> {
             Judged::Rung(0) => self.contents.own(url),
             Judged::Rung(r) => self.table.rungs[u][r - 1],
             Judged::Protocol(p) => run.images[p][i],
-            Judged::Alone(t) => {
+            Judged::Single(t) => {
                 let changed = &run.alone[t];
                 match changed.binary_search_by_key(&(i as u32), |&(c, _)| c) {
                     Ok(k) => changed[k].1,
@@ -237,7 +237,7 @@ impl<'w> UrlKeys<'w> {
                 .filter(|&(c, image)| image != self.classes[c].print)
                 .filter_map(|(c, image)| unit_with(c, image))
                 .collect(),
-            Judged::Alone(t) => self
+            Judged::Single(t) => self
                 .worked
                 .iter()
                 .enumerate()

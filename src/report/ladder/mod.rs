@@ -54,7 +54,7 @@ use chunk_prints::Skipped;
 use lines::Reading;
 use protocol_pass::{SchemePass, sites};
 use rfc_pass::{RungCounts, count_rungs, rung_reports, sorted_reasons};
-use steps::{Alone, RFC_RUNGS, rung_index};
+use steps::{RFC_RUNGS, SingleSteps, rung_index};
 
 /// What a step of the report is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -323,7 +323,7 @@ fn measure(
     progress: &dyn Progress,
 ) -> Result<Report, RunError> {
     let steps = steps(options);
-    let alone = Alone::new(options);
+    let alone = SingleSteps::new(options);
     let reading = Reading::new(inputs, options);
     let counts = count_rungs(inputs, &reading, progress)?;
     let mut reports = rung_reports(&steps, &counts, &reading);

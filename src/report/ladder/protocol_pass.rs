@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use super::classes::{Class, Classes, NO_OTHER, Print, REJECTED};
 use super::examples::{examples, merge, spellings};
 use super::lines::{LineAt, LineStore, Reading};
-use super::steps::{Alone, RFC_RUNGS, Step, step_report};
+use super::steps::{RFC_RUNGS, SingleSteps, Step, step_report};
 use super::{StepReport, TransformMerges};
 use crate::line::ColumnScratch;
 use crate::line::key::Site;
@@ -44,7 +44,7 @@ impl SchemePass {
         scheme: Classes,
         reading: &Reading<'_, '_>,
         protocols: &[Step],
-        alone: &Alone,
+        alone: &SingleSteps,
     ) -> SchemePass {
         let Classes { map, lines } = scheme;
         let classes = in_first_order(map);
@@ -98,7 +98,7 @@ impl SchemePass {
     /// with its largest merges; and how many each rules file merges alone.
     pub(super) fn attribution(
         &self,
-        alone: &Alone,
+        alone: &SingleSteps,
         reading: &Reading<'_, '_>,
     ) -> (Vec<TransformMerges>, Vec<(String, i64)>) {
         let merges: Vec<(i64, Vec<AloneMerge>)> = (0..alone.len())
@@ -197,7 +197,7 @@ fn protocol_prints(
     lines: &LineStore,
     reading: &Reading<'_, '_>,
     protocols: &[Step],
-    alone: &Alone,
+    alone: &SingleSteps,
 ) -> ProtocolPrints {
     let scheme = Normalizer::new(Rung::Scheme);
     let prints = &reading.prints;

@@ -78,14 +78,14 @@ pub fn steps(options: &Options) -> Vec<Step> {
 
 /// What a class is worked through alone, for the attribution: each
 /// attributed transform on its own, then each rules file on its own.
-pub(super) struct Alone {
+pub(super) struct SingleSteps {
     pub(super) transforms: Vec<Transform>,
     pub(super) singles: Vec<Normalizer>,
     pub(super) rules_files: Vec<Normalizer>,
 }
 
-impl Alone {
-    pub(super) fn new(options: &Options) -> Alone {
+impl SingleSteps {
+    pub(super) fn new(options: &Options) -> SingleSteps {
         let transforms = attributed();
         let singles = transforms
             .iter()
@@ -104,7 +104,7 @@ impl Alone {
                 Normalizer::with_protocol(Protocol::none()).with_rules(rules.clone().into_rewrite())
             })
             .collect();
-        Alone {
+        SingleSteps {
             transforms,
             singles,
             rules_files,
@@ -237,7 +237,7 @@ mod tests {
                 ("protocol:ia", Some("scheme"), true),
             ])
         );
-        assert_eq!(Alone::new(&options).len(), attributed().len() + 1);
+        assert_eq!(SingleSteps::new(&options).len(), attributed().len() + 1);
     }
 
     #[test]
