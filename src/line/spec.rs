@@ -480,7 +480,7 @@ impl FromStr for NormalizerSpec {
             let values: Vec<String> = (values.split(',').map(str::trim))
                 .filter(|v| !v.is_empty())
                 .map(decode)
-                .collect();
+                .collect::<Result<_, _>>()?;
             let values: Vec<&str> = values.iter().map(String::as_str).collect();
             spec.set(name.trim(), &values)?;
         }
@@ -512,28 +512,35 @@ fn encode(value: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// A value with its `%XX` decoded (a `%` not before two hex digits is kept).
-fn decode(value: &str) -> String {
+/// A value with its `%XX` decoded (a `%` not before two hex digits is
+/// kept); refused when the bytes decoded are not UTF-8.
+fn decode(value: &str) -> Result<String, SpecError> {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
     let bytes = value.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| {
-            let h = std::str::from_utf8(h).ok()?;
-            u8::from_str_radix(h, 16).ok()
-        });
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
+        let escaped = match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&high), Some(&low)) => hex(high).zip(hex(low)),
+            _ => None,
+        };
+        match escaped {
+            Some((high, low)) => {
+                out.push(high << 4 | low);
                 i += 3;
             }
-            (byte, _) => {
-                out.push(byte);
+            None => {
+                out.push(bytes[i]);
                 i += 1;
             }
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8(out).map_err(|_| {
+        SpecError::Value(format!(
+            "'{}' is not UTF-8 once its %XX are decoded",
+            crate::escape::escape_str(value)
+        ))
+    })
 }
 
 impl fmt::Display for NormalizerSpec {
@@ -562,16 +569,14 @@ impl fmt::Display for NormalizerSpec {
             )),
             None => {}
         }
-        for (option, format) in [
-            ("rules", RulesFormat::Lines),
-            ("rules_clearurls", RulesFormat::ClearUrls),
-        ] {
-            let files: Vec<_> = (self.rules.iter().filter(|r| r.format == format))
-                .map(|r| Cow::Borrowed(r.file.name.as_str()))
-                .collect();
-            if !files.is_empty() {
-                pairs.push((option, files));
-            }
+        // In the order given, so that the text parses to the same list.
+        for run in self.rules.chunk_by(|a, b| a.format == b.format) {
+            let option = match run[0].format {
+                RulesFormat::Lines => "rules",
+                RulesFormat::ClearUrls => "rules_clearurls",
+            };
+            let files = run.iter().map(|r| Cow::Borrowed(r.file.name.as_str()));
+            pairs.push((option, files.collect()));
         }
         if self.key != KeyFormat::Canonical {
             pairs.push(("key", vec![Cow::Borrowed(self.key.name())]));
@@ -609,28 +614,17 @@ impl NormalizerSpec {
             Some(TrackingParams::File(file)) => Some(file),
             _ => None,
         };
-        let rules = (self.rules.iter().filter(|r| r.format == RulesFormat::Lines))
-            .chain(
-                self.rules
-                    .iter()
-                    .filter(|r| r.format == RulesFormat::ClearUrls),
-            )
-            .map(|r| &r.file);
-        tracking.into_iter().chain(rules)
+        tracking
+            .into_iter()
+            .chain(self.rules.iter().map(|r| &r.file))
     }
 
     /// [`NormalizerSpec::files`], to fill in.
-    fn files_mut(&mut self) -> Vec<&mut TextFile> {
-        let (lines, clearurls): (Vec<_>, Vec<_>) =
-            (self.rules.iter_mut()).partition(|r| r.format == RulesFormat::Lines);
-        let tracking = self
-            .tracking_params
-            .as_mut()
-            .and_then(TrackingParams::file_mut);
+    fn files_mut(&mut self) -> impl Iterator<Item = &mut TextFile> {
+        let tracking = (self.tracking_params.as_mut()).and_then(TrackingParams::file_mut);
         tracking
             .into_iter()
-            .chain(lines.into_iter().chain(clearurls).map(|r| &mut r.file))
-            .collect()
+            .chain(self.rules.iter_mut().map(|r| &mut r.file))
     }
 }
 
@@ -648,7 +642,7 @@ impl TryFrom<Shipped> for NormalizerSpec {
 
     fn try_from(shipped: Shipped) -> Result<NormalizerSpec, SpecError> {
         let mut spec: NormalizerSpec = shipped.options.parse()?;
-        for (file, text) in spec.files_mut().into_iter().zip(shipped.texts) {
+        for (file, text) in spec.files_mut().zip(shipped.texts) {
             file.text = text;
         }
         Ok(spec)
@@ -658,6 +652,25 @@ impl TryFrom<Shipped> for NormalizerSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Text the form accepts is written back as text that parses to
+        /// the same options (values with the bytes it must encode among
+        /// them; the fuzz target `spec_text` tries any text).
+        #[test]
+        fn accepted_text_round_trips(pairs in proptest::collection::vec((
+            prop::sample::select(vec!["rules", "rules_clearurls", "tracking_params", "tracking_params_file", "with", "key", "lenient", "preset"]),
+            "[a-z%;,= \u{e9}\t2F-]{0,10}",
+        ), 0..6)) {
+            let text: Vec<String> = pairs.iter().map(|(name, value)| format!("{name}={value}")).collect();
+            if let Ok(spec) = text.join(";").parse::<NormalizerSpec>() {
+                let written = spec.to_string();
+                prop_assert_eq!(written.parse::<NormalizerSpec>().unwrap(), spec.clone());
+                prop_assert_eq!(spec.to_string(), written);
+            }
+        }
+    }
 
     #[test]
     fn the_text_form_round_trips_values_it_must_encode() {
@@ -670,6 +683,28 @@ mod tests {
             "tracking_params=utm_*,fbclid; rules=/tmp/a%3Bb%2Cc%20d%25.rules"
         );
         assert_eq!(text.parse::<NormalizerSpec>().unwrap(), spec);
+    }
+
+    #[test]
+    fn only_two_hex_digits_are_decoded_and_the_result_must_be_utf8() {
+        let spec: NormalizerSpec = "tracking_params=a%2Cb,%+1,100%,%41".parse().unwrap();
+        let Some(TrackingParams::Names(names)) = spec.tracking_params else {
+            panic!("no names");
+        };
+        assert_eq!(names, ["a,b", "%+1", "100%", "A"]);
+        let err = "rules=%FF".parse::<NormalizerSpec>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "'%FF' is not UTF-8 once its %XX are decoded"
+        );
+    }
+
+    #[test]
+    fn the_text_form_keeps_the_rules_in_the_order_given() {
+        let text = "rules_clearurls=a; rules=b,c; rules_clearurls=d";
+        let spec: NormalizerSpec = text.parse().unwrap();
+        assert_eq!(spec.to_string(), text);
+        assert_eq!(spec.to_string().parse::<NormalizerSpec>().unwrap(), spec);
     }
 
     #[test]
