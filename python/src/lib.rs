@@ -385,10 +385,15 @@ impl PyNormalizer {
         key: KeyFormat,
         lenient: bool,
     ) -> PyResult<Vec<u8>> {
+        // What a value's reading and judging depend on, without the
+        // options' files: a scalar call copies no rules text.
         let spec = NormalizerSpec {
             key,
             lenient: lenient || self.spec.lenient,
-            ..self.spec.clone()
+            preset: self.spec.preset,
+            non_strict: self.spec.non_strict,
+            fetchable: self.spec.fetchable,
+            ..NormalizerSpec::default()
         };
         let lines = NormalizeLines::of_values(&spec, self.normalizer.clone());
         let mut out = Vec::with_capacity(uri.len());
