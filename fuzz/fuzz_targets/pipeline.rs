@@ -41,7 +41,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use libfuzzer_sys::fuzz_target;
-use urinorm::InvalidUri;
+use urinorm::pipeline::Rejection;
 use urinorm::scratch::Slot;
 use urinorm::normalize::{Normalizer, Rung, Scratch};
 use urinorm::pipeline::input::{Input, MmapChoice};
@@ -62,7 +62,7 @@ impl LineMapper for Lines {
         line: &[u8],
         out: &mut Vec<u8>,
         scratch: &mut Slot,
-    ) -> Result<Option<Mapped>, InvalidUri> {
+    ) -> Result<Option<Mapped>, Rejection> {
         let start = out.len();
         let scratch: &mut Scratch = scratch.get();
         let mut mapped = match self.normalizer.normalize_if_changed(line, out, scratch)? {
@@ -95,7 +95,7 @@ impl RejectSink for Count {
         &mut self,
         _input: &str,
         line: u64,
-        _error: &InvalidUri,
+        _error: &Rejection,
         raw: &[u8],
     ) -> io::Result<()> {
         assert!(line > self.last_line, "reject line numbers not increasing");

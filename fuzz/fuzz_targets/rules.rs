@@ -12,9 +12,8 @@
 use libfuzzer_sys::fuzz_target;
 use urinorm::UriRef;
 use urinorm::normalize::protocol::{PRESETS, Protocol};
-use urinorm::normalize::{Normalizer, Rung, Scratch};
+use urinorm::normalize::{NormalizeError, Normalizer, Rung, Scratch};
 use urinorm::rules::{RulesFormat, RulesText, SiteRules};
-use urinorm::ErrorKind;
 
 fuzz_target!(|data: &[u8]| {
     let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
@@ -54,11 +53,11 @@ fuzz_target!(|data: &[u8]| {
                     n.normalize_into(&form, &mut from_form, &mut Scratch::default()).expect("the scheme form is accepted");
                     assert_eq!(from_form, once, "not monotone: {uri:?}");
                 }
-                Err(e) => {
-                    if let ErrorKind::SiteRule(reason) = e.kind() {
-                        assert!(reason.starts_with("rule r"), "{reason}");
-                    }
+                Err(NormalizeError::Rule(refusal)) => {
+                    assert!(refusal.label().starts_with("r"), "{refusal}");
+                    assert!(refusal.to_string().starts_with("rule r"), "{refusal}");
                 }
+                Err(NormalizeError::Invalid(_)) => {}
             }
         }
     }

@@ -18,10 +18,11 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
+use urinorm::UriRef;
 use urinorm::fingerprint::{Fingerprint, fingerprint};
 use urinorm::lenient;
 use urinorm::line::{KeyScratch, NormalizeLines};
-use urinorm::{InvalidUri, UriRef};
+use urinorm::pipeline::Rejection;
 
 mod threads;
 
@@ -229,9 +230,9 @@ pub trait Rows: Sync {
         maker: &KeyMaker<'_>,
         out: &mut Vec<u8>,
         scratch: &mut Scratches,
-    ) -> Option<Result<(), InvalidUri>>;
+    ) -> Option<Result<(), Rejection>>;
     /// Why row `i` has no key, `error` being what [`Rows::write`] said.
-    fn reason(&self, i: usize, maker: &KeyMaker<'_>, error: &InvalidUri) -> String;
+    fn reason(&self, i: usize, maker: &KeyMaker<'_>, error: &Rejection) -> String;
 }
 
 /// Rows of one URI each (and its base, if the row has one).
@@ -258,11 +259,11 @@ impl<T: OneUri + ?Sized> Rows for T {
         maker: &KeyMaker<'_>,
         out: &mut Vec<u8>,
         scratch: &mut Scratches,
-    ) -> Option<Result<(), InvalidUri>> {
+    ) -> Option<Result<(), Rejection>> {
         self.row(i).map(|row| maker.write(row, out, scratch))
     }
 
-    fn reason(&self, i: usize, maker: &KeyMaker<'_>, error: &InvalidUri) -> String {
+    fn reason(&self, i: usize, maker: &KeyMaker<'_>, error: &Rejection) -> String {
         let row = self.row(i).expect("a row without a key is not null");
         maker.reason(row, error)
     }
@@ -310,7 +311,7 @@ impl Joined<'_> {
         i: usize,
         maker: &KeyMaker<'_>,
         scratch: &mut Scratches,
-    ) -> Option<(usize, InvalidUri)> {
+    ) -> Option<(usize, Rejection)> {
         let mut key = Vec::new();
         self.columns.iter().enumerate().find_map(|(n, column)| {
             let value = column.value(i)?;
@@ -337,7 +338,7 @@ impl Rows for Joined<'_> {
         maker: &KeyMaker<'_>,
         out: &mut Vec<u8>,
         scratch: &mut Scratches,
-    ) -> Option<Result<(), InvalidUri>> {
+    ) -> Option<Result<(), Rejection>> {
         // A null in any column is a null row, told before anything is written.
         if self.columns.iter().any(|column| column.value(i).is_none()) {
             return None;
@@ -356,9 +357,9 @@ impl Rows for Joined<'_> {
         Some(Ok(()))
     }
 
-    fn reason(&self, i: usize, maker: &KeyMaker<'_>, error: &InvalidUri) -> String {
-        let (column, error) =
-            (self.first_error(i, maker, &mut Scratches::default())).unwrap_or((0, *error));
+    fn reason(&self, i: usize, maker: &KeyMaker<'_>, error: &Rejection) -> String {
+        let (column, error) = (self.first_error(i, maker, &mut Scratches::default()))
+            .unwrap_or_else(|| (0, error.clone()));
         format!("columns[{column}]: {error}")
     }
 }
@@ -401,14 +402,14 @@ impl KeyMaker<'_> {
         (reference, base): Row<'_>,
         out: &mut Vec<u8>,
         scratch: &mut Scratches,
-    ) -> Result<(), InvalidUri> {
+    ) -> Result<(), Rejection> {
         self.lines.write_value_key(reference, base, out, scratch)
     }
 
     /// Why `row` has no key, `error` being what [`KeyMaker::write`] said: a
     /// sentence that names the base when the base is at fault, as
     /// `resolve`'s errors do.
-    pub(crate) fn reason(&self, (_, base): Row<'_>, error: &InvalidUri) -> String {
+    pub(crate) fn reason(&self, (_, base): Row<'_>, error: &Rejection) -> String {
         // Resolution refuses only a base without a scheme (§5.2.1); a
         // lenient run reads the base repaired.
         let mut repaired = Vec::new();
@@ -418,8 +419,8 @@ impl KeyMaker<'_> {
         });
         let at_fault = base.map(UriRef::parse_bytes).and_then(|base| match base {
             Ok(base) if base.scheme().is_some() => None,
-            Ok(_) => Some(*error),
-            Err(e) => Some(e),
+            Ok(_) => Some(error.clone()),
+            Err(e) => Some(Rejection::from(e)),
         });
         match at_fault {
             Some(e) => format!("the base: {e}"),

@@ -30,6 +30,7 @@ use urinorm::line::{ColumnScratch, Columns, KeyScratch, NormalizeLines};
 use urinorm::line::{FRONTIER_PRESET, FRONTIER_WITH};
 use urinorm::normalize::protocol::{PRESETS, Transform};
 use urinorm::normalize::{Normalizer, Rung};
+use urinorm::pipeline::Rejection;
 use urinorm::resolve::{SchemeRule, resolve_into};
 
 use options::{Given, RulesGiven};
@@ -38,7 +39,7 @@ create_exception!(
     urinorm,
     InvalidUri,
     PyValueError,
-    "The input is not a URI reference (RFC 3986), or its host or port cannot be what its scheme names.\n\nstr(e) is the reason, as the command line gives it: 'invalid percent-encoding at byte 10'. Attributes: offset (the 0-based byte offset), reason (the reason without the offset)."
+    "The input is not a URI reference (RFC 3986), or its host or port cannot be what its scheme names.\n\nstr(e) is the reason, as the command line gives it: 'invalid percent-encoding at byte 10'. Attributes: offset (the 0-based byte offset, or None for a reason about the whole URI), reason (the reason without the offset)."
 );
 
 create_exception!(
@@ -49,13 +50,13 @@ create_exception!(
 );
 
 /// The Python exception for `error`, with its offset and reason as attributes.
-fn invalid_uri(py: Python<'_>, error: &urinorm::InvalidUri) -> PyErr {
+fn invalid_uri(py: Python<'_>, error: &Rejection) -> PyErr {
     invalid_uri_in(py, error, None)
 }
 
 /// [`invalid_uri`], naming the `argument` at fault when there are two
 /// (its message starts `the base: `, its `argument` attribute says it).
-fn invalid_uri_in(py: Python<'_>, error: &urinorm::InvalidUri, argument: Option<&str>) -> PyErr {
+fn invalid_uri_in(py: Python<'_>, error: &Rejection, argument: Option<&str>) -> PyErr {
     let message = match argument {
         Some(argument) => format!("the {argument}: {error}"),
         None => error.to_string(),
@@ -64,7 +65,7 @@ fn invalid_uri_in(py: Python<'_>, error: &urinorm::InvalidUri, argument: Option<
     let value = err.value(py);
     let attributes = value
         .setattr("offset", error.offset())
-        .and_then(|()| value.setattr("reason", error.kind().reason()))
+        .and_then(|()| value.setattr("reason", error.reason()))
         .and_then(|()| value.setattr("argument", argument));
     match attributes {
         Ok(()) => err,
@@ -579,7 +580,7 @@ fn resolve(
     lenient: bool,
     non_strict: bool,
 ) -> PyResult<String> {
-    let at_fault = |argument| move |e| invalid_uri_in(py, &e, Some(argument));
+    let at_fault = |argument| move |e: Rejection| invalid_uri_in(py, &e, Some(argument));
     let repaired = |text: &str, argument| -> PyResult<Vec<u8>> {
         let columns = Columns {
             lenient,
@@ -590,18 +591,18 @@ fn resolve(
         // given, not as repaired.
         let (bytes, _) = columns
             .with_reference(text.as_bytes(), None, &mut scratch, |uri| {
-                UriRef::parse_bytes(uri).map(|_| uri.to_vec())
+                Ok(UriRef::parse_bytes(uri).map(|_| uri.to_vec())?)
             })
             .map_err(at_fault(argument))?;
         Ok(bytes)
     };
     let (base, reference) = (repaired(base, "base")?, repaired(reference, "reference")?);
-    let base = UriRef::parse_bytes(&base).map_err(at_fault("base"))?;
-    let reference = UriRef::parse_bytes(&reference).map_err(at_fault("reference"))?;
+    let base = UriRef::parse_bytes(&base).map_err(|e| at_fault("base")(e.into()))?;
+    let reference = UriRef::parse_bytes(&reference).map_err(|e| at_fault("reference")(e.into()))?;
     let rule = scheme_rule(non_strict);
     let mut out = Vec::new();
     // What resolution itself refuses is the base's: one without a scheme.
-    resolve_into(&base, &reference, rule, &mut out).map_err(at_fault("base"))?;
+    resolve_into(&base, &reference, rule, &mut out).map_err(|e| at_fault("base")(e.into()))?;
     // The target is recomposed from components of two ASCII references.
     Ok(String::from_utf8(out).expect("a resolved URI is ASCII"))
 }

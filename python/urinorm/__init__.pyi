@@ -70,8 +70,10 @@ class InvalidUri(ValueError):
     cannot be what its scheme names. ``str(e)`` is the command line's reason,
     e.g. ``'invalid percent-encoding at byte 10'``."""
 
-    #: The 0-based byte offset where the input stops being a URI reference.
-    offset: int
+    #: The 0-based byte offset where the input stops being a URI reference;
+    #: None when the reason is about the whole URI (no host to key on, a
+    #: site rule's result).
+    offset: int | None
     #: The reason without the offset, e.g. ``'invalid percent-encoding'``.
     reason: str
     #: From :func:`resolve`, the argument at fault: ``"base"`` or

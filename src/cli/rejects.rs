@@ -7,13 +7,13 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
 
-use urinorm::InvalidUri;
 use urinorm::escape::{escape, escape_str};
+use urinorm::pipeline::Rejection;
 use urinorm::pipeline::output::{Output, RejectSink};
 
 /// A rejection as the command line words it: the reason, where, and the
 /// flag that would avoid it.
-pub struct Reason<'e>(pub &'e InvalidUri);
+pub struct Reason<'e>(pub &'e Rejection);
 
 impl fmt::Display for Reason<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -29,13 +29,7 @@ impl fmt::Display for Reason<'_> {
 pub struct RejectsToStderr;
 
 impl RejectSink for RejectsToStderr {
-    fn reject(
-        &mut self,
-        input: &str,
-        line: u64,
-        error: &InvalidUri,
-        _raw: &[u8],
-    ) -> io::Result<()> {
+    fn reject(&mut self, input: &str, line: u64, error: &Rejection, _raw: &[u8]) -> io::Result<()> {
         let input = escape_str(input);
         writeln!(io::stderr().lock(), "{input}:{line}: {}", Reason(error))
     }
@@ -65,7 +59,7 @@ impl RejectsToFile {
 }
 
 impl RejectSink for RejectsToFile {
-    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()> {
+    fn reject(&mut self, input: &str, line: u64, error: &Rejection, raw: &[u8]) -> io::Result<()> {
         let writer = self.writer()?;
         write!(writer, "{input}:{line}\t{}\t", Reason(error))?;
         writer.write_all(raw)?;
@@ -90,7 +84,7 @@ pub const EXAMPLES: usize = 5;
 const SHOWN_OF_A_LINE: usize = 120;
 
 impl RejectSink for RejectExamples {
-    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()> {
+    fn reject(&mut self, input: &str, line: u64, error: &Rejection, raw: &[u8]) -> io::Result<()> {
         if self.examples.len() < EXAMPLES {
             let (input, raw) = (escape_str(input), escape(raw, SHOWN_OF_A_LINE));
             self.examples

@@ -18,8 +18,8 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::error::{ErrorKind, InvalidUri};
 use crate::line::{ColumnScratch, Columns};
+use crate::pipeline::{Fault, Rejection};
 
 /// How a run reads its lines: where the URI is (a column, or an index
 /// record's URL, prepared as [`Columns`] say) and, for a crawl index,
@@ -76,7 +76,7 @@ impl IndexLines {
     /// Reads `line` (of input `source`) once: where its URI is, and the
     /// digest of the content it served if it is a capture of content. The
     /// error is a CDX or CDXJ line that is no record.
-    pub fn read<'l>(&self, line: &'l [u8], source: usize) -> Result<IndexLine<'l>, InvalidUri> {
+    pub fn read<'l>(&self, line: &'l [u8], source: usize) -> Result<IndexLine<'l>, Rejection> {
         let (text, record, digest) = match self.format {
             Some(format @ (IndexFormat::Cdx | IndexFormat::Cdxj)) => {
                 let record = read(format, self.layout(source), line)?;
@@ -102,8 +102,8 @@ impl IndexLines {
         &self,
         line: &IndexLine<'_>,
         scratch: &mut ColumnScratch,
-        with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
-    ) -> Result<T, InvalidUri> {
+        with: impl FnOnce(&[u8]) -> Result<T, Rejection>,
+    ) -> Result<T, Rejection> {
         match line.record {
             true => self.columns.with_reference(&line.text, None, scratch, with),
             false => self.columns.with_uri(&line.text, scratch, with),
@@ -117,8 +117,8 @@ impl IndexLines {
         line: &[u8],
         source: usize,
         scratch: &mut ColumnScratch,
-        with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
-    ) -> Result<T, InvalidUri> {
+        with: impl FnOnce(&[u8]) -> Result<T, Rejection>,
+    ) -> Result<T, Rejection> {
         self.with_uri_of(&self.read(line, source)?, scratch, with)
     }
 
@@ -264,7 +264,7 @@ pub fn read<'l>(
     format: IndexFormat,
     layout: CdxLayout,
     line: &'l [u8],
-) -> Result<Record<'l>, InvalidUri> {
+) -> Result<Record<'l>, Rejection> {
     match format {
         IndexFormat::Digest { .. } => unreachable!("delimited lines are read by their columns"),
         IndexFormat::Cdx => read_cdx(layout, line),
@@ -272,13 +272,13 @@ pub fn read<'l>(
     }
 }
 
-fn read_cdx(layout: CdxLayout, line: &[u8]) -> Result<Record<'_>, InvalidUri> {
+fn read_cdx(layout: CdxLayout, line: &[u8]) -> Result<Record<'_>, Rejection> {
     let fields: Vec<&[u8]> = line.split(|&b| b == b' ').collect();
     let field = |n: usize| {
         fields
             .get(n)
             .copied()
-            .ok_or(InvalidUri::new(line.len(), ErrorKind::MissingField))
+            .ok_or(Rejection::new(Fault::MissingField { length: line.len() }))
     };
     let uri = field(layout.url)?;
     let digest = field(layout.digest)?;
@@ -290,8 +290,8 @@ fn read_cdx(layout: CdxLayout, line: &[u8]) -> Result<Record<'_>, InvalidUri> {
     })
 }
 
-fn read_cdxj(line: &[u8]) -> Result<Record<'_>, InvalidUri> {
-    let not_cdxj = || InvalidUri::new(0, ErrorKind::NotAnIndexRecord);
+fn read_cdxj(line: &[u8]) -> Result<Record<'_>, Rejection> {
+    let not_cdxj = || Rejection::new(Fault::NotAnIndexRecord);
     let json = memchr::memchr(b'{', line).ok_or_else(not_cdxj)?;
     let fields: CdxjFields<'_> = serde_json::from_slice(&line[json..]).map_err(|_| not_cdxj())?;
     let uri = fields.url.ok_or_else(not_cdxj)?;
@@ -357,7 +357,7 @@ pub fn content_digest<'d>(
 mod tests {
     use super::*;
 
-    fn record(format: IndexFormat, line: &str) -> Result<(String, Option<String>), ErrorKind> {
+    fn record(format: IndexFormat, line: &str) -> Result<(String, Option<String>), Fault> {
         read(format, CdxLayout::CLASSIC, line.as_bytes())
             .map(|r| {
                 (
@@ -365,10 +365,10 @@ mod tests {
                     r.digest.map(|d| String::from_utf8(d.into_owned()).unwrap()),
                 )
             })
-            .map_err(|e| e.kind())
+            .map_err(|e| e.fault().clone())
     }
 
-    fn some(uri: &str, digest: Option<&str>) -> Result<(String, Option<String>), ErrorKind> {
+    fn some(uri: &str, digest: Option<&str>) -> Result<(String, Option<String>), Fault> {
         Ok((uri.to_string(), digest.map(str::to_string)))
     }
 
@@ -398,7 +398,7 @@ mod tests {
         );
         assert_eq!(
             record(IndexFormat::Cdx, "com,example)/ 2020"),
-            Err(ErrorKind::MissingField)
+            Err(Fault::MissingField { length: 18 })
         );
     }
 
@@ -455,7 +455,7 @@ mod tests {
         for bad in ["a 1 {\"url\": ", "a 1 no json", r#"a 1 {"digest": "C"}"#] {
             assert_eq!(
                 record(IndexFormat::Cdxj, bad),
-                Err(ErrorKind::NotAnIndexRecord),
+                Err(Fault::NotAnIndexRecord),
                 "{bad}"
             );
         }

@@ -5,8 +5,8 @@
 
 use std::str::FromStr;
 
-use crate::error::{ErrorKind, InvalidUri};
 use crate::normalize::{Changes, Normalizer, Scratch};
+use crate::pipeline::{Fault, Rejection};
 use crate::surt::normalize_surt_into;
 use crate::uri::SchemeHost;
 
@@ -67,10 +67,10 @@ impl KeyFormat {
         input: &[u8],
         out: &mut Vec<u8>,
         scratch: &mut Scratch,
-    ) -> Result<Changes, InvalidUri> {
+    ) -> Result<Changes, Rejection> {
         match self {
-            KeyFormat::Canonical => normalizer.normalize_into(input, out, scratch),
-            KeyFormat::Surt => normalize_surt_into(normalizer, input, out, scratch),
+            KeyFormat::Canonical => Ok(normalizer.normalize_into(input, out, scratch)?),
+            KeyFormat::Surt => Ok(normalize_surt_into(normalizer, input, out, scratch)?),
             KeyFormat::Host => Site::Host.write(normalizer, input, out, scratch),
             KeyFormat::Domain => Site::Domain.write(normalizer, input, out, scratch),
         }
@@ -106,7 +106,7 @@ impl Site {
         input: &[u8],
         out: &mut Vec<u8>,
         scratch: &mut Scratch,
-    ) -> Result<Changes, InvalidUri> {
+    ) -> Result<Changes, Rejection> {
         let start = out.len();
         let changes = normalizer.normalize_into(input, out, scratch)?;
         self.cut(out, start)?;
@@ -115,7 +115,7 @@ impl Site {
 
     /// Cuts the canonical form at `out[start..]` down to its site; without
     /// a host, removes it and says so.
-    pub(crate) fn cut(self, out: &mut Vec<u8>, start: usize) -> Result<(), InvalidUri> {
+    pub(crate) fn cut(self, out: &mut Vec<u8>, start: usize) -> Result<(), Rejection> {
         let canonical = &out[start..];
         let site = self.of(&SchemeHost::of_valid(canonical)).map(|site| {
             let from = site.as_ptr() as usize - canonical.as_ptr() as usize;
@@ -123,7 +123,7 @@ impl Site {
         });
         let Some(site) = site else {
             out.truncate(start);
-            return Err(InvalidUri::new(0, ErrorKind::NoHost));
+            return Err(Rejection::new(Fault::NoHost));
         };
         // Only the site stays, where the canonical form began.
         out.copy_within(start + site.start..start + site.end, start);

@@ -16,13 +16,13 @@ use spec::NormalizerSpec;
 
 use std::ops::Range;
 
-use crate::error::{ErrorKind, InvalidUri, Within};
+use crate::error::InvalidUri;
 use crate::lenient::{self, Repair};
 use crate::line::key::{KeyFormat, Site};
 use crate::line::scope::Scope;
 use crate::normalize::protocol::Transform;
 use crate::normalize::{Changes, Normalizer, Scratch};
-use crate::pipeline::{LineMapper, Mapped, Note, NoteKind};
+use crate::pipeline::{Fault, LineMapper, Mapped, Note, NoteKind, Rejection, Within};
 use crate::resolve::{SchemeRule, resolve_into};
 use crate::rules::Events;
 use crate::scratch::Slot;
@@ -79,17 +79,18 @@ impl Columns {
     /// let mut scratch = ColumnScratch::default();
     /// let (uri, _) = columns.with_uri(b"http://a/b/c\t../d", &mut scratch, |uri| Ok(uri.to_vec()))?;
     /// assert_eq!(uri, b"http://a/d");
-    /// # Ok::<(), urinorm::InvalidUri>(())
+    /// # Ok::<(), urinorm::pipeline::Rejection>(())
     /// ```
     pub fn with_uri<T>(
         &self,
         line: &[u8],
         scratch: &mut ColumnScratch,
-        with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
-    ) -> Result<(T, u32), InvalidUri> {
+        with: impl FnOnce(&[u8]) -> Result<T, Rejection>,
+    ) -> Result<(T, u32), Rejection> {
         if self.is_plain() {
             // The line is the URI: no buffer, no repair, no base.
-            let with = with(line).map_err(|e| lenient::explain_rejection(line, e))?;
+            let with =
+                with(line).map_err(|e| e.map_invalid(|e| lenient::explain_rejection(line, e)))?;
             return Ok((with, 0));
         }
         let Some(field) = self.field else {
@@ -116,15 +117,15 @@ impl Columns {
     /// let mut scratch = ColumnScratch::default();
     /// let (uri, _) = columns.with_reference(b" ../d ", Some(b"http://a/b/c"), &mut scratch, |uri| Ok(uri.to_vec()))?;
     /// assert_eq!(uri, b"http://a/d");
-    /// # Ok::<(), urinorm::InvalidUri>(())
+    /// # Ok::<(), urinorm::pipeline::Rejection>(())
     /// ```
     pub fn with_reference<T>(
         &self,
         reference: &[u8],
         base: Option<&[u8]>,
         scratch: &mut ColumnScratch,
-        with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
-    ) -> Result<(T, u32), InvalidUri> {
+        with: impl FnOnce(&[u8]) -> Result<T, Rejection>,
+    ) -> Result<(T, u32), Rejection> {
         self.prepare(reference, None, base.or(self.fixed_base()), scratch, with)
     }
 
@@ -140,8 +141,8 @@ impl Columns {
         field: Option<usize>,
         base: Option<&[u8]>,
         scratch: &mut ColumnScratch,
-        with: impl FnOnce(&[u8]) -> Result<T, InvalidUri>,
-    ) -> Result<(T, u32), InvalidUri> {
+        with: impl FnOnce(&[u8]) -> Result<T, Rejection>,
+    ) -> Result<(T, u32), Rejection> {
         let number = |n: usize| u32::try_from(n + 1).unwrap_or(u32::MAX);
         let in_value = field.map_or(Within::Text, |n| Within::Field(number(n)));
         let ColumnScratch {
@@ -159,15 +160,14 @@ impl Columns {
         let text = if notes == 0 { value } else { &repaired[..] };
         // An error in `text`: at the user's byte, with the repair that
         // would have avoided it when the run is strict.
-        let in_text = |e: InvalidUri| {
-            let offset = match notes {
-                0 => e.offset(),
-                _ => lenient::original_offset(value, e.offset()),
-            };
-            let e = e.within(in_value, offset);
+        let in_text = |e: Rejection| {
+            let e = e.within(in_value).map_invalid(|e| match notes {
+                0 => e,
+                _ => e.at(lenient::original_offset(value, e.offset())),
+            });
             match self.lenient {
                 true => e,
-                false => lenient::explain_rejection(value, e),
+                false => e.map_invalid(|e| lenient::explain_rejection(value, e)),
             }
         };
         let Some(base) = base else {
@@ -187,22 +187,23 @@ impl Columns {
             &repaired_base[..]
         };
         let in_base = |e: InvalidUri| {
-            let offset = match base_notes {
-                0 => e.offset(),
-                _ => lenient::original_offset(base, e.offset()),
+            let e = match base_notes {
+                0 => e,
+                _ => e.at(lenient::original_offset(base, e.offset())),
             };
-            match self.base_field {
-                Some(m) => e.within(Within::BaseField(number(m)), offset),
-                None => e.within(Within::Text, offset),
-            }
+            let within = match self.base_field {
+                Some(m) => Within::BaseField(number(m)),
+                None => Within::Text,
+            };
+            Rejection::from(e).within(within)
         };
         let notes = notes | base_notes;
         // A base that is not a URI rejects the line, with its reason.
         let base = UriRef::parse_bytes(base_text).map_err(in_base)?;
-        let reference = UriRef::parse_bytes(text).map_err(in_text)?;
+        let reference = UriRef::parse_bytes(text).map_err(|e| in_text(e.into()))?;
         resolved.clear();
         resolve_into(&base, &reference, self.scheme_rule, resolved).map_err(in_base)?;
-        let in_resolved = |e: InvalidUri| e.within(Within::Resolved(field.map(number)), e.offset());
+        let in_resolved = |e: Rejection| e.within(Within::Resolved(field.map(number)));
         Ok((with(resolved).map_err(in_resolved)?, notes))
     }
 }
@@ -218,11 +219,12 @@ fn split_columns(line: &[u8], delimiter: u8, columns: &mut Vec<Range<usize>>) {
 }
 
 /// Column `n` of `line`, or why the line lacks it.
-fn column<'l>(line: &'l [u8], columns: &[Range<usize>], n: usize) -> Result<&'l [u8], InvalidUri> {
+fn column<'l>(line: &'l [u8], columns: &[Range<usize>], n: usize) -> Result<&'l [u8], Rejection> {
+    let missing = Fault::MissingField { length: line.len() };
     columns
         .get(n)
         .map(|r| &line[r.clone()])
-        .ok_or(InvalidUri::new(line.len(), ErrorKind::MissingField))
+        .ok_or(Rejection::new(missing))
 }
 
 /// The preset of a frontier's keys when no option names a rung or a
@@ -306,7 +308,7 @@ impl LineMapper for NormalizeLines {
         line: &[u8],
         out: &mut Vec<u8>,
         scratch: &mut Slot,
-    ) -> Result<Option<Mapped>, InvalidUri> {
+    ) -> Result<Option<Mapped>, Rejection> {
         let start = out.len();
         let scratch: &mut KeyScratch = scratch.get();
         let Some(mut mapped) = self.map_uri(line, out, scratch)? else {
@@ -346,7 +348,7 @@ impl NormalizeLines {
         line: &[u8],
         out: &mut Vec<u8>,
         scratch: &mut KeyScratch,
-    ) -> Result<Option<Mapped>, InvalidUri> {
+    ) -> Result<Option<Mapped>, Rejection> {
         let KeyScratch {
             columns: column_scratch,
             normalize,
@@ -358,7 +360,9 @@ impl NormalizeLines {
             let (changed, changes) = self
                 .normalizer
                 .rewrite_if_changed(line, out, normalize)
-                .map_err(|e| lenient::explain_rejection(line, e))?;
+                .map_err(|e| {
+                    Rejection::from(e).map_invalid(|e| lenient::explain_rejection(line, e))
+                })?;
             let canonical = if changed { &out[start..] } else { line };
             let judged = self.judge(canonical, site);
             if !matches!(judged, Ok(true)) {
@@ -446,7 +450,7 @@ impl NormalizeLines {
     /// Whether the line whose URI has the canonical form `canonical` is in
     /// scope (an error if it must be fetchable and is not); keeps its site
     /// in `kept` (for [`Mapped::site`]) when caps ask for it.
-    fn judge(&self, canonical: &[u8], kept: &mut Vec<u8>) -> Result<bool, InvalidUri> {
+    fn judge(&self, canonical: &[u8], kept: &mut Vec<u8>) -> Result<bool, Rejection> {
         if !self.judges() {
             return Ok(true);
         }
@@ -456,7 +460,7 @@ impl NormalizeLines {
             (true, false) => parts.fetchable(),
             (false, _) => Ok(()),
         };
-        fetched.map_err(|kind| InvalidUri::new(0, kind))?;
+        fetched?;
         if let Some(site) = self.site {
             kept.clear();
             kept.extend_from_slice(site.of(&parts).unwrap_or_default());
@@ -501,7 +505,7 @@ impl NormalizeLines {
         base: Option<&[u8]>,
         out: &mut Vec<u8>,
         scratch: &mut KeyScratch,
-    ) -> Result<(), InvalidUri> {
+    ) -> Result<(), Rejection> {
         debug_assert!(self.scope.is_none(), "values are not scoped");
         let KeyScratch {
             columns,
@@ -584,7 +588,7 @@ impl NormalizeLines {
         judged: bool,
         scratch: &mut Scratch,
         site: &mut Vec<u8>,
-    ) -> Result<Option<u32>, InvalidUri> {
+    ) -> Result<Option<u32>, Rejection> {
         if !(judged && self.judges()) {
             let changes = self.key.write(&self.normalizer, uri, out, scratch)?;
             return Ok(Some(rule_notes(changes)));

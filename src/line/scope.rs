@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use regex::bytes::RegexSet;
 
-use crate::normalize::Normalizer;
+use crate::normalize::{NormalizeError, Normalizer};
 use crate::uri::{SchemeHost, UriRef};
 
 /// The filters as a user gives them; [`Scope::new`] checks and compiles them.
@@ -240,11 +240,14 @@ pub fn domain(given: &str, normalizer: &Normalizer) -> Result<Vec<u8>, ScopeErro
         }
     };
     // Offsets in the name as given, not in the URI made of it.
-    let at_name = |e: crate::InvalidUri| {
-        // `name` is a slice of `given`: its offset is the pointers' distance.
-        let start = name.as_ptr() as usize - given.as_ptr() as usize;
-        let offset = e.offset().saturating_sub("http://".len()) + start;
-        not_a_domain(&crate::InvalidUri::new(offset, e.kind()).to_string())
+    let at_name = |e: NormalizeError| match e {
+        NormalizeError::Invalid(e) => {
+            // `name` is a slice of `given`: its offset is the pointers' distance.
+            let start = name.as_ptr() as usize - given.as_ptr() as usize;
+            let offset = e.offset().saturating_sub("http://".len()) + start;
+            not_a_domain(&e.at(offset).to_string())
+        }
+        rule => not_a_domain(&rule.to_string()),
     };
     let canonical = normalizer
         .normalize(&format!("http://{name}/"))

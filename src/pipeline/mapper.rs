@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use crate::error::InvalidUri;
+use super::Rejection;
 use crate::scratch::Slot;
 
 /// What a [`LineMapper`] made of a line.
@@ -51,7 +51,7 @@ pub trait LineMapper: Sync {
         line: &[u8],
         out: &mut Vec<u8>,
         scratch: &mut Slot,
-    ) -> Result<Option<Mapped>, InvalidUri>;
+    ) -> Result<Option<Mapped>, Rejection>;
 
     /// What the bits of [`Mapped::notes`] count.
     fn note_names(&self) -> &[Note] {

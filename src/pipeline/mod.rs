@@ -27,7 +27,8 @@
 //! and raises a halt the producer looks at between batches.
 //!
 //! The types a caller meets are in their own modules: `mapper` (what the
-//! engine asks of a [`LineMapper`]) and `api` (a run's options, sinks,
+//! engine asks of a [`LineMapper`]), `rejection` (why it refuses a line)
+//! and `api` (a run's options, sinks,
 //! progress and errors), re-exported here.
 
 mod api;
@@ -43,6 +44,7 @@ mod mapper;
 pub mod output;
 pub(crate) mod place;
 mod plan;
+mod rejection;
 mod set;
 mod sort;
 pub(crate) mod spill;
@@ -84,6 +86,7 @@ pub(crate) use writer::{Verdict, verdicts};
 
 pub use api::{Emit, Invalid, MAX_LINE_BYTES, Mode, Options, Progress, RunError, Sinks, Unwatched};
 pub use mapper::{LineMapper, Mapped, Note, NoteKind};
+pub use rejection::{Fault, Rejection, Within};
 
 /// Why a run with `options`, against `store`, writing to a regular file
 /// when `to_file`, cannot hold its keys to [`Options::memory_limit`] (all

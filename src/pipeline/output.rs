@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempPath;
 
+use super::Rejection;
 use super::compress::{Compression, ParallelEncoder};
 use super::stream::Format;
-use crate::error::InvalidUri;
 use crate::sys::os_error::{Reason, kind_words};
 
 /// Output buffers are large: one write per few thousand lines, not per line.
@@ -334,7 +334,7 @@ fn in_directory(dir: &Path, e: io::Error) -> io::Error {
 /// Where the report of each rejected line goes.
 pub trait RejectSink {
     /// One rejected line: its input, 1-based line number, why, and its bytes.
-    fn reject(&mut self, input: &str, line: u64, error: &InvalidUri, raw: &[u8]) -> io::Result<()>;
+    fn reject(&mut self, input: &str, line: u64, error: &Rejection, raw: &[u8]) -> io::Result<()>;
 
     /// Called once at the end of the run.
     fn finish(&mut self) -> io::Result<()> {

@@ -2,6 +2,7 @@
 //!
 //! It knows counts, not how they were made.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -10,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::spill::SpillStats;
 
 /// Counts of lines by reason (or repair), sorted by name for stable output.
-pub type RejectCounts = BTreeMap<&'static str, u64>;
+pub type RejectCounts = BTreeMap<Cow<'static, str>, u64>;
 
 /// The counts of one run.
 #[derive(Debug, Default, Clone)]

@@ -8,8 +8,7 @@
 use super::caps::{ChunkSites, NO_SITE, SiteNumbers};
 pub use super::chunks::Span;
 use super::chunks::{Chunk, Line, LineRules};
-use super::{Emit, Invalid, LineMapper, Mode, Options};
-use crate::error::{ErrorKind, InvalidUri};
+use super::{Emit, Fault, Invalid, LineMapper, Mode, Options, Rejection};
 use crate::fingerprint::fingerprint;
 use crate::scratch::Slot;
 
@@ -44,14 +43,14 @@ pub enum Skipped {
 /// writes it.
 #[derive(Clone, Copy, Debug)]
 pub enum NotKept<'p> {
-    Rejected(&'p InvalidUri),
+    Rejected(&'p Rejection),
     Skipped(Skipped),
 }
 
 /// A rejected line.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Rejected {
-    pub error: InvalidUri,
+    pub error: Rejection,
     pub line: Span,
     pub index: u32,
 }
@@ -225,81 +224,80 @@ pub fn process<'a>(
         sites: chunk_sites,
     } = &mut scratch;
     // A line the loop rejects unread comes as its error.
-    let mut map =
-        |line: Result<&[u8], InvalidUri>, span, blank_line, index, silent: &mut Vec<_>| {
-            let line = match line {
-                Ok(line) => line,
-                Err(error) => {
-                    return rejected.push(Rejected {
-                        error,
-                        line: span,
-                        index,
-                    });
-                }
-            };
-            // A bug in the mapper must not lose the line or the run: a panic
-            // becomes this line's rejection, with its file and line number.
-            let arena_len = arena.len();
-            let mapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                mapper.map_line(line, &mut arena, mapper_scratch)
-            }))
-            .unwrap_or_else(|_| {
-                arena.truncate(arena_len);
-                Err(InvalidUri::new(0, ErrorKind::InternalError))
-            });
-            match mapped {
-                Ok(None) => {
-                    filtered += 1;
-                    if note_silent {
-                        silent.push((span.start, Skipped::Filtered));
-                    }
-                }
-                Ok(Some(mapped)) => {
-                    let in_arena = |r: std::ops::Range<usize>| Span::new(r.start, r.end);
-                    let key_bytes = match &mapped.key {
-                        Some(r) => &arena[r.clone()],
-                        None => line,
-                    };
-                    let hash = hash(key_bytes);
-                    // Most lines have no notes: their bits are not walked.
-                    let mut bits = mapped.notes;
-                    while bits != 0 {
-                        notes[bits.trailing_zeros() as usize] += 1;
-                        bits &= bits - 1;
-                    }
-                    // Numbered with the chunk's other sites, after the loop.
-                    if let (Some(numbers), Some(site)) = (sites, mapped.site) {
-                        chunk_sites.push(numbers, accepted.len() as u32, &arena[site]);
-                    }
-                    accepted.push(Accepted {
-                        hash,
-                        key: mapped.key.map(in_arena),
-                        output: mapped.output.map(in_arena),
-                        line: span,
-                        blank: blank_line,
-                        site: NO_SITE,
-                    });
-                }
-                Err(_) if invalid == Invalid::Pass => {
-                    passed += u64::from(!blank_line);
-                    accepted.push(Accepted {
-                        hash: hash(line),
-                        key: None,
-                        output: None,
-                        line: span,
-                        blank: blank_line,
-                        site: NO_SITE,
-                    });
-                }
-                // A blank line is blank, whatever the mapper made of it.
-                Err(_) if blank_line => {}
-                Err(error) => rejected.push(Rejected {
+    let mut map = |line: Result<&[u8], Rejection>, span, blank_line, index, silent: &mut Vec<_>| {
+        let line = match line {
+            Ok(line) => line,
+            Err(error) => {
+                return rejected.push(Rejected {
                     error,
                     line: span,
                     index,
-                }),
+                });
             }
         };
+        // A bug in the mapper must not lose the line or the run: a panic
+        // becomes this line's rejection, with its file and line number.
+        let arena_len = arena.len();
+        let mapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            mapper.map_line(line, &mut arena, mapper_scratch)
+        }))
+        .unwrap_or_else(|_| {
+            arena.truncate(arena_len);
+            Err(Rejection::new(Fault::Internal))
+        });
+        match mapped {
+            Ok(None) => {
+                filtered += 1;
+                if note_silent {
+                    silent.push((span.start, Skipped::Filtered));
+                }
+            }
+            Ok(Some(mapped)) => {
+                let in_arena = |r: std::ops::Range<usize>| Span::new(r.start, r.end);
+                let key_bytes = match &mapped.key {
+                    Some(r) => &arena[r.clone()],
+                    None => line,
+                };
+                let hash = hash(key_bytes);
+                // Most lines have no notes: their bits are not walked.
+                let mut bits = mapped.notes;
+                while bits != 0 {
+                    notes[bits.trailing_zeros() as usize] += 1;
+                    bits &= bits - 1;
+                }
+                // Numbered with the chunk's other sites, after the loop.
+                if let (Some(numbers), Some(site)) = (sites, mapped.site) {
+                    chunk_sites.push(numbers, accepted.len() as u32, &arena[site]);
+                }
+                accepted.push(Accepted {
+                    hash,
+                    key: mapped.key.map(in_arena),
+                    output: mapped.output.map(in_arena),
+                    line: span,
+                    blank: blank_line,
+                    site: NO_SITE,
+                });
+            }
+            Err(_) if invalid == Invalid::Pass => {
+                passed += u64::from(!blank_line);
+                accepted.push(Accepted {
+                    hash: hash(line),
+                    key: None,
+                    output: None,
+                    line: span,
+                    blank: blank_line,
+                    site: NO_SITE,
+                });
+            }
+            // A blank line is blank, whatever the mapper made of it.
+            Err(_) if blank_line => {}
+            Err(error) => rejected.push(Rejected {
+                error,
+                line: span,
+                index,
+            }),
+        }
+    };
     let rules = LineRules {
         header: options.header,
         max_line_bytes: options.max_line_bytes,
@@ -318,7 +316,9 @@ pub fn process<'a>(
                 }
             }
             Line::TooLong => {
-                let too_long = InvalidUri::new(options.max_line_bytes, ErrorKind::LineTooLong);
+                let too_long = Rejection::new(Fault::LineTooLong {
+                    limit: options.max_line_bytes,
+                });
                 map(Err(too_long), span, false, index, &mut silent);
             }
             Line::Text(line) => map(Ok(line), span, false, index, &mut silent),
@@ -376,7 +376,7 @@ mod tests {
             line: &[u8],
             out: &mut Vec<u8>,
             _: &mut Slot,
-        ) -> Result<Option<Mapped>, InvalidUri> {
+        ) -> Result<Option<Mapped>, Rejection> {
             out.extend_from_slice(b"partial");
             assert!(line != b"boom", "a bug");
             out.truncate(out.len() - 7);
@@ -410,8 +410,8 @@ mod tests {
         assert_eq!(p.accepted.len(), 2);
         assert_eq!(p.rejected.len(), 1);
         assert_eq!(
-            (p.rejected[0].index, p.rejected[0].error.kind()),
-            (1, ErrorKind::InternalError)
+            (p.rejected[0].index, p.rejected[0].error.fault()),
+            (1, &Fault::Internal)
         );
         assert!(p.arena.is_empty(), "the partial write was undone");
     }

@@ -15,7 +15,6 @@ use super::stats::Stats;
 use super::store_join::{Admitted, SeenMode};
 use super::worker::{NotKept, Processed, Skipped};
 use super::{Emit, Mode, Note, NoteKind, Options, RunError};
-use crate::error::ErrorKind;
 
 /// Whether an input's first chunk says it is no list of URIs (a text
 /// file of something else): most of its lines are no URI at all.
@@ -24,23 +23,9 @@ fn looks_unlike_uris(first: &Processed<'_>) -> bool {
     let malformed = first
         .rejected
         .iter()
-        .filter(|r| is_malformed(r.error.kind()))
+        .filter(|r| r.error.fault().is_malformed())
         .count() as u64;
     lines >= 4 && malformed * 2 > lines
-}
-
-/// Whether a rejection says a line is no URI at all (as a binary file's
-/// lines are), rather than a URI refused: relative, without a host, or
-/// by a site rule.
-fn is_malformed(kind: ErrorKind) -> bool {
-    !matches!(
-        kind,
-        ErrorKind::RelativeReference
-            | ErrorKind::HttpWithoutHost
-            | ErrorKind::NotCrawled
-            | ErrorKind::NoHost
-            | ErrorKind::SiteRule(_)
-    )
 }
 
 /// One line of `--emit verdict`: what became of one input line.
@@ -244,11 +229,7 @@ impl<'i> Writer<'i> {
         }
         for r in &p.rejected {
             let line = self.lines_before + u64::from(r.index) + 1;
-            *self
-                .stats
-                .rejected
-                .entry(r.error.kind().reason())
-                .or_default() += 1;
+            *self.stats.rejected.entry(r.error.reason()).or_default() += 1;
             rejects
                 .reject(name, line, &r.error, p.line(r.line))
                 .map_err(RunError::Rejects)?;
@@ -273,7 +254,7 @@ impl<'i> Writer<'i> {
                     NoteKind::Repair => &mut self.stats.repaired,
                     NoteKind::Rules => &mut self.stats.rules,
                 };
-                *tally.entry(note.name).or_default() += p.notes[bit];
+                *tally.entry(note.name.into()).or_default() += p.notes[bit];
             }
         }
         self.stats.passed += p.passed;

@@ -296,7 +296,7 @@ fn chunk_forms(
         let formed = options
             .lines
             .with_uri_of(&read, &mut column_scratch, |uri| {
-                base.normalize_into(uri, &mut out.records, &mut scratch)
+                Ok(base.normalize_into(uri, &mut out.records, &mut scratch)?)
             });
         match formed {
             Ok(_) => {

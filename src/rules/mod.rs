@@ -15,10 +15,9 @@ pub mod learn;
 pub mod lines;
 mod query;
 
-use std::collections::HashSet;
 use std::fmt;
 use std::ops::Range;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use crate::escape::escape_str;
 use crate::fingerprint::{Fingerprint, fingerprint};
@@ -72,44 +71,6 @@ impl fmt::Display for RulesError {
 
 impl std::error::Error for RulesError {}
 
-/// What a rule is called in messages, and the reasons a line it broke is
-/// rejected with (interned: rejections are counted by reason).
-#[derive(Clone, Debug)]
-struct Label {
-    /// `site.rules:2 drop-params`, `data.min.json provider amazon`.
-    text: String,
-    made_invalid: &'static str,
-    not_a_fixed_point: &'static str,
-}
-
-impl Label {
-    fn new(text: String) -> Label {
-        Label {
-            made_invalid: intern(format!("rule {text} makes the URI invalid")),
-            not_a_fixed_point: intern(format!(
-                "rule {text} gives a URI that normalizing again changes"
-            )),
-            text,
-        }
-    }
-}
-
-/// Interns a reason: the same text gives the same `&'static str`, so that
-/// loading one rules file many times (a Python loop, say) leaks it once.
-fn intern(text: String) -> &'static str {
-    static INTERNED: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let mut set = INTERNED
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(&known) = set.get(text.as_str()) {
-        return known;
-    }
-    let leaked: &'static str = Box::leak(text.into_boxed_str());
-    set.insert(leaked);
-    leaked
-}
-
 /// What is wrong with a regular expression, in one line: the `regex`
 /// crate's message spans lines, the pattern with a caret under the fault,
 /// then `error: …`.
@@ -141,7 +102,9 @@ pub struct SiteRules(Arc<Compiled>);
 
 struct Compiled {
     /// Every rule's label; line rules first, by [`RuleId`].
-    labels: Vec<Label>,
+    /// What each rule is called in messages: `site.rules:2 drop-params`,
+    /// `data.min.json provider amazon`.
+    labels: Vec<String>,
     /// The line-format rules, in the order given (`RuleId` = index).
     rules: Vec<LineRule>,
     index: HostIndex,
@@ -182,12 +145,12 @@ impl SiteRules {
                 RulesFormat::Lines => {
                     let parsed = lines::parse(&text.name, &text.text)?;
                     for rule in &parsed {
-                        labels.push(Label::new(format!(
+                        labels.push(format!(
                             "{}:{} {}",
                             text.name,
                             rule.line,
                             rule.action.name()
-                        )));
+                        ));
                     }
                     rules.extend(parsed);
                     printed.push(b'L');
@@ -290,15 +253,7 @@ impl SiteRewrite for SiteRules {
     }
 
     fn label(&self, id: RuleId) -> &str {
-        &self.0.labels[id.index()].text
-    }
-
-    fn made_invalid(&self, id: RuleId) -> &'static str {
-        self.0.labels[id.index()].made_invalid
-    }
-
-    fn not_a_fixed_point(&self, id: RuleId) -> &'static str {
-        self.0.labels[id.index()].not_a_fixed_point
+        &self.0.labels[id.index()]
     }
 
     /// What the texts hold and the fingerprint of their contents, in
@@ -376,12 +331,5 @@ mod tests {
         assert_eq!(WebParts::of(b"http://a#x?y").unwrap().query, None);
         assert!(WebParts::of(b"ftp://a/").is_none());
         assert!(WebParts::of(b"http:/a").is_none());
-    }
-
-    #[test]
-    fn interned_reasons_are_shared() {
-        let a = intern("rule x:1 lowercase-path makes the URI invalid".to_string());
-        let b = intern("rule x:1 lowercase-path makes the URI invalid".to_string());
-        assert!(std::ptr::eq(a, b));
     }
 }

@@ -31,7 +31,10 @@ impl Component {
     }
 }
 
-/// What is wrong, without where: the key rejected lines are counted by.
+/// What is wrong, without where: the key rejected URIs are counted by.
+/// Only faults of the text as a URI reference are here: what a program
+/// built on the core refuses for its own reasons (a line too long, a
+/// missing column) is that program's to say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -69,34 +72,9 @@ pub enum ErrorKind {
     /// At the scheme rung: a port beyond 65535 for a scheme whose ports are
     /// TCP or UDP ports.
     PortOutOfRange,
-    /// The line is longer than the bulk engine's limit on line length.
-    LineTooLong,
     /// The reference is longer than `u32::MAX` bytes (4 GiB): a
     /// [`UriRef`](crate::UriRef) keeps its positions in 32 bits.
     ReferenceTooLong,
-    /// The line has fewer columns than `--field`, `--key-fields` or `--base-field` name.
-    MissingField,
-    /// A line of a CDXJ index that is not a record (a SURT key, a
-    /// timestamp, then a JSON object with a `url`).
-    NotAnIndexRecord,
-    /// A bug in urinorm stopped this line (reported, and counted, never lost).
-    InternalError,
-    /// A host or domain key of a URI without a host (`mailto:`, `urn:`).
-    NoHost,
-    /// Where only URIs a crawler can fetch are taken: a relative
-    /// reference (no scheme, §4.2), which names nothing until resolved.
-    RelativeReference,
-    /// Where only URIs a crawler can fetch are taken: an `http` or `https`
-    /// URI without a host, which RFC 9110 §4.2.1 and §4.2.2 make invalid.
-    HttpWithoutHost,
-    /// Where only URIs a crawler fetches are taken (a frontier): a URI of
-    /// another scheme than [`CRAWLED_SCHEMES`](crate::uri::CRAWLED_SCHEMES)
-    /// (`mailto:`, `javascript:`, `data:`, `tel:`, ...).
-    NotCrawled,
-    /// At the protocol rung: a site rule (`--rules`, `--rules-clearurls`)
-    /// made the URI invalid, or gave one that normalizing again changes;
-    /// the reason names the rule.
-    SiteRule(&'static str),
 }
 
 impl ErrorKind {
@@ -131,26 +109,9 @@ impl ErrorKind {
                 "host is not a valid internationalized domain name (UTS #46)"
             }
             ErrorKind::PortOutOfRange => "port is out of range (0 to 65535)",
-            ErrorKind::LineTooLong => "line longer than the maximum line length",
             ErrorKind::ReferenceTooLong => {
                 "URI reference longer than 4 GiB (u32::MAX bytes), the most urinorm parses"
             }
-            ErrorKind::MissingField => "line has fewer fields than the options name",
-            ErrorKind::NotAnIndexRecord => {
-                "not a CDXJ record (a SURT key, a timestamp, then a JSON object with a url)"
-            }
-            ErrorKind::NoHost => "the URI has no host to key on",
-            ErrorKind::RelativeReference => {
-                "a relative reference, not a URI to fetch (it has no scheme; resolve it with --base)"
-            }
-            ErrorKind::HttpWithoutHost => {
-                "an http(s) URI without a host cannot be fetched (RFC 9110 §4.2.1)"
-            }
-            ErrorKind::NotCrawled => {
-                "a URI of a scheme no crawler fetches (a frontier takes http, https, ftp, ftps, ws and wss; --keep-scheme names others to take)"
-            }
-            ErrorKind::SiteRule(reason) => reason,
-            ErrorKind::InternalError => "internal error in urinorm (a bug: please report the line)",
         }
     }
 }
@@ -161,7 +122,7 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-/// Why a line was rejected: it does not match the grammar of RFC 3986
+/// Why a text is not a URI reference: it does not match the grammar of RFC 3986
 /// Appendix A, or (at the scheme rung) its host or port cannot be what its
 /// scheme names.
 ///
@@ -174,25 +135,8 @@ impl fmt::Display for ErrorKind {
 pub struct InvalidUri {
     offset: usize,
     kind: ErrorKind,
-    /// The lenient repair that would make the line a URI reference, if one would.
+    /// The lenient repair that would make the text a URI reference, if one would.
     repair: Option<Repair>,
-    /// What text the offset counts in.
-    within: Within,
-}
-
-/// The text an [`InvalidUri`]'s offset counts bytes in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Within {
-    /// The text that was parsed: a whole line, or a URI.
-    #[default]
-    Text,
-    /// Column N (1-based) of a line: the URI's column.
-    Field(u32),
-    /// Column N (1-based) of a line, which holds the base URI.
-    BaseField(u32),
-    /// The URI a reference resolved to against its base (RFC 3986 §5.2),
-    /// from column N when the reference is a column.
-    Resolved(Option<u32>),
 }
 
 impl InvalidUri {
@@ -202,28 +146,19 @@ impl InvalidUri {
             offset,
             kind,
             repair: None,
-            within: Within::Text,
         }
     }
 
-    /// The same error, its offset counted in `within` and moved to `offset`.
+    /// The same error at `offset`: where a caller counts the bytes in a
+    /// larger text (a column of a line), or in the text before a repair.
     ///
     /// ```
-    /// use urinorm_uri::error::{ErrorKind, InvalidUri, Within};
-    /// let e = InvalidUri::new(3, ErrorKind::Space).within(Within::Field(2), 3);
-    /// assert_eq!(e.to_string(), "field 2: space is not allowed in a URI at byte 3 of the field");
+    /// use urinorm_uri::error::{ErrorKind, InvalidUri};
+    /// let e = InvalidUri::new(3, ErrorKind::Space).at(7);
+    /// assert_eq!(e.to_string(), "space is not allowed in a URI at byte 7");
     /// ```
-    pub const fn within(self, within: Within, offset: usize) -> Self {
-        InvalidUri {
-            within,
-            offset,
-            ..self
-        }
-    }
-
-    /// What text the offset counts in.
-    pub const fn counted_in(&self) -> Within {
-        self.within
+    pub const fn at(self, offset: usize) -> Self {
+        InvalidUri { offset, ..self }
     }
 
     /// The same error, noting the lenient repair that would avoid it.
@@ -250,34 +185,13 @@ impl InvalidUri {
     }
 }
 
-/// The reason and where: "invalid percent-encoding at byte 10"; a reason
-/// about the whole URI has no byte ("the URI has no host to key on"). The
+/// The reason and where: "invalid percent-encoding at byte 10". The
 /// repair that would avoid it is left to the caller to word
 /// ([`InvalidUri::repair`]): the command line names its flag, the library
 /// has none.
 impl fmt::Display for InvalidUri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (kind, offset) = (self.kind, self.offset);
-        let (column, of) = match self.within {
-            Within::Text => (None, ""),
-            Within::Field(n) => (Some(("field", n)), " of the field"),
-            Within::BaseField(n) => (Some(("base field", n)), " of the field"),
-            Within::Resolved(None) => (None, " of the resolved URI"),
-            Within::Resolved(Some(n)) => (Some(("field", n)), " of the URI it resolves to"),
-        };
-        if let Some((name, n)) = column {
-            write!(f, "{name} {n}: ")?;
-        }
-        write!(f, "{kind}")?;
-        match kind {
-            ErrorKind::NoHost
-            | ErrorKind::RelativeReference
-            | ErrorKind::HttpWithoutHost
-            | ErrorKind::NotCrawled
-            | ErrorKind::NotAnIndexRecord
-            | ErrorKind::SiteRule(_) => Ok(()),
-            _ => write!(f, " at byte {offset}{of}"),
-        }
+        write!(f, "{} at byte {}", self.kind, self.offset)
     }
 }
 

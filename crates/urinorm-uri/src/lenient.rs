@@ -220,10 +220,6 @@ pub fn extract_delimited(text: &[u8]) -> Vec<Vec<u8>> {
 /// For a strict run: why `text` was rejected, naming the repair that would
 /// fix it when one would. `error` is the parser's own reason.
 pub fn explain_rejection(text: &[u8], error: InvalidUri) -> InvalidUri {
-    // A site rule's rejection is the rule's doing, not the text's.
-    if matches!(error.kind(), crate::ErrorKind::SiteRule(_)) {
-        return error;
-    }
     let mut repaired = Vec::new();
     let done = repair(text, &mut repaired);
     if done == 0 || UriRef::parse_bytes(&repaired).is_err() {

@@ -14,7 +14,7 @@
 //!
 //! It knows the key's layout; what the canonical form is, is the normalizer's.
 
-use crate::error::InvalidUri;
+use crate::normalize::NormalizeError;
 use crate::normalize::protocol::Transform;
 use crate::normalize::{Changes, Normalizer, Scratch};
 use crate::offsets::HostTag;
@@ -58,14 +58,14 @@ const CDX_RAW_IN_HOST: Table = Table::of(b"");
 /// let scheme = Normalizer::new(Rung::Scheme);
 /// normalize_surt_into(&scheme, b"HTTP://WWW.Example.com:80/a", &mut out, &mut scratch)?;
 /// assert_eq!(out, b"com,example,www)/a");
-/// # Ok::<(), urinorm_uri::InvalidUri>(())
+/// # Ok::<(), urinorm_uri::normalize::NormalizeError>(())
 /// ```
 pub fn normalize_surt_into(
     normalizer: &Normalizer,
     input: &[u8],
     out: &mut Vec<u8>,
     scratch: &mut Scratch,
-) -> Result<Changes, InvalidUri> {
+) -> Result<Changes, NormalizeError> {
     // The canonical form is made in the scratch's own buffer, lent out of
     // it for the call that needs the rest of the scratch.
     let mut canonical = std::mem::take(&mut scratch.canonical);

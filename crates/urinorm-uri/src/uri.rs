@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::error::{ErrorKind, InvalidUri};
+use crate::error::InvalidUri;
 use crate::host::{parse_ipv4, parse_ipv6};
 pub use crate::offsets::HostKind;
 use crate::offsets::{HostTag, Offsets};
@@ -40,7 +40,7 @@ pub struct UriRef<'a> {
 
 impl<'a> UriRef<'a> {
     /// Parses `text` as an RFC 3986 `URI-reference` (Appendix A). A text
-    /// longer than `u32::MAX` bytes is [`ErrorKind::ReferenceTooLong`].
+    /// longer than `u32::MAX` bytes is [`ErrorKind::ReferenceTooLong`](crate::ErrorKind::ReferenceTooLong).
     pub fn parse(text: &'a str) -> Result<UriRef<'a>, InvalidUri> {
         UriRef::parse_bytes(text.as_bytes())
     }
@@ -246,20 +246,55 @@ impl<'a> SchemeHost<'a> {
 /// WebSocket (RFC 6455 §3) and FTP (RFC 1738 §3.2).
 pub const CRAWLED_SCHEMES: [&str; 6] = ["http", "https", "ftp", "ftps", "ws", "wss"];
 
+/// Why a URI is not one a crawler fetches ([`SchemeHost::fetchable`],
+/// [`SchemeHost::crawled`]): it is a valid URI reference all the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unfetchable {
+    /// A relative reference (no scheme, §4.2), which names nothing until
+    /// resolved against a base.
+    RelativeReference,
+    /// An `http` or `https` URI without a host, which RFC 9110 §4.2.1 and
+    /// §4.2.2 make invalid.
+    HttpWithoutHost,
+    /// A URI of a scheme other than [`CRAWLED_SCHEMES`] (`mailto:`,
+    /// `javascript:`, `data:`, `tel:`, ...).
+    NotCrawled,
+}
+
+impl Unfetchable {
+    /// The reason as a sentence fragment.
+    pub const fn reason(self) -> &'static str {
+        match self {
+            Unfetchable::RelativeReference => {
+                "a relative reference, not a URI to fetch (it has no scheme)"
+            }
+            Unfetchable::HttpWithoutHost => {
+                "an http(s) URI without a host cannot be fetched (RFC 9110 §4.2.1)"
+            }
+            Unfetchable::NotCrawled => "a URI of a scheme no crawler fetches",
+        }
+    }
+}
+
+impl fmt::Display for Unfetchable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.reason())
+    }
+}
+
 impl SchemeHost<'_> {
     /// Whether the URI is one a crawler fetches: [`SchemeHost::fetchable`],
     /// and of one of [`CRAWLED_SCHEMES`] (not `mailto:`, `javascript:`,
     /// `data:`, `tel:`, ...).
     ///
     /// ```
-    /// use urinorm_uri::ErrorKind;
-    /// use urinorm_uri::uri::SchemeHost;
+    /// use urinorm_uri::uri::{SchemeHost, Unfetchable};
     /// let crawled = |uri: &str| SchemeHost::of_valid(uri.as_bytes()).crawled();
     /// assert_eq!(crawled("HTTPS://example.com/"), Ok(()));
-    /// assert_eq!(crawled("mailto:a@example.com"), Err(ErrorKind::NotCrawled));
-    /// assert_eq!(crawled("../x"), Err(ErrorKind::RelativeReference));
+    /// assert_eq!(crawled("mailto:a@example.com"), Err(Unfetchable::NotCrawled));
+    /// assert_eq!(crawled("../x"), Err(Unfetchable::RelativeReference));
     /// ```
-    pub fn crawled(&self) -> Result<(), ErrorKind> {
+    pub fn crawled(&self) -> Result<(), Unfetchable> {
         self.fetchable()?;
         let scheme = self.scheme.unwrap_or_default();
         match CRAWLED_SCHEMES
@@ -267,7 +302,7 @@ impl SchemeHost<'_> {
             .any(|s| scheme.eq_ignore_ascii_case(s.as_bytes()))
         {
             true => Ok(()),
-            false => Err(ErrorKind::NotCrawled),
+            false => Err(Unfetchable::NotCrawled),
         }
     }
 
@@ -279,22 +314,21 @@ impl SchemeHost<'_> {
     /// scope filters (`--keep-scheme`).
     ///
     /// ```
-    /// use urinorm_uri::ErrorKind;
-    /// use urinorm_uri::uri::SchemeHost;
+    /// use urinorm_uri::uri::{SchemeHost, Unfetchable};
     /// let fetchable = |uri: &str| SchemeHost::of_valid(uri.as_bytes()).fetchable();
     /// assert_eq!(fetchable("http://example.com/"), Ok(()));
     /// assert_eq!(fetchable("mailto:a@example.com"), Ok(()));
-    /// assert_eq!(fetchable("www.example.com/"), Err(ErrorKind::RelativeReference));
-    /// assert_eq!(fetchable("https:///"), Err(ErrorKind::HttpWithoutHost));
-    /// assert_eq!(fetchable("http:foo"), Err(ErrorKind::HttpWithoutHost));
+    /// assert_eq!(fetchable("www.example.com/"), Err(Unfetchable::RelativeReference));
+    /// assert_eq!(fetchable("https:///"), Err(Unfetchable::HttpWithoutHost));
+    /// assert_eq!(fetchable("http:foo"), Err(Unfetchable::HttpWithoutHost));
     /// ```
-    pub fn fetchable(&self) -> Result<(), ErrorKind> {
+    pub fn fetchable(&self) -> Result<(), Unfetchable> {
         let Some(scheme) = self.scheme else {
-            return Err(ErrorKind::RelativeReference);
+            return Err(Unfetchable::RelativeReference);
         };
         let http = scheme.eq_ignore_ascii_case(b"http") || scheme.eq_ignore_ascii_case(b"https");
         match http && self.host.is_none_or(<[u8]>::is_empty) {
-            true => Err(ErrorKind::HttpWithoutHost),
+            true => Err(Unfetchable::HttpWithoutHost),
             false => Ok(()),
         }
     }

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use clap::Args;
 use urinorm::escape::escape_str;
 use urinorm::normalize::{Changes, Normalizer, Rung, Scratch};
+use urinorm::pipeline::Rejection;
 use urinorm::rules::{Events, RuleId};
 use urinorm::uri::mask_password;
 
@@ -93,8 +94,9 @@ pub fn explain(uri: &str, protocol: &Normalizer) -> Explanation {
                 }
             }
             Err(e) => {
+                let e = Rejection::from(e);
                 text += &format!("{:<9} rejected: {}\n", rung.name(), Reason(&e));
-                if let Some(before) = uri.as_bytes().get(..e.offset()) {
+                if let Some(before) = e.offset().and_then(|at| uri.as_bytes().get(..at)) {
                     // Under the byte as shown: escapes are wider than bytes.
                     let width = escape(before, usize::MAX).chars().count();
                     text += &format!("          {}^\n", " ".repeat(width));

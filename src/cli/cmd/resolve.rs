@@ -2,10 +2,10 @@
 
 use clap::Args;
 use serde_json::json;
-use urinorm::pipeline::{LineMapper, Mapped, Mode};
+use urinorm::UriRef;
+use urinorm::pipeline::{LineMapper, Mapped, Mode, Rejection};
 use urinorm::resolve::{SchemeRule, resolve_into};
 use urinorm::scratch::Slot;
-use urinorm::{InvalidUri, UriRef};
 
 use crate::cli::engine::{Job, RunArgs, execute};
 use crate::cli::{Error, Outcome, absolute_base};
@@ -40,7 +40,7 @@ impl LineMapper for ResolveLines<'_> {
         line: &[u8],
         out: &mut Vec<u8>,
         _: &mut Slot,
-    ) -> Result<Option<Mapped>, InvalidUri> {
+    ) -> Result<Option<Mapped>, Rejection> {
         let reference = UriRef::parse_bytes(line)?;
         let start = out.len();
         resolve_into(&self.base, &reference, self.rule, out)?;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use voracious_radix_sort::{RadixSort, Radixable};
 
-use super::{Judgement, Key, Keyed, Level, UrlId, pairs};
+use super::{Judgement, Keyed, Level, Print, UrlId, pairs};
 use crate::pipeline::hash::PrintHasher;
 
 /// A URL that served a digest (by its hash), ordered by the digest, then
@@ -37,10 +37,10 @@ const NO_URL: UrlId = UrlId::MAX;
 /// digests it served; and every spelling met, captured or not.
 #[derive(Default)]
 pub struct Captures {
-    own: Vec<Key>,
+    own: Vec<Print>,
     lines: Vec<u64>,
     /// Each spelling's URL, or [`NO_URL`] until a capture of it comes.
-    index: HashMap<Key, UrlId, PrintHasher>,
+    index: HashMap<Print, UrlId, PrintHasher>,
     /// Each line's URL and digest; repeats are dropped by [`Captures::contents`].
     served: Vec<Served>,
 }
@@ -49,13 +49,13 @@ impl Captures {
     /// Records one capture: the URL whose spelling has fingerprint `own`
     /// served content with digest hash `digest`. Returns the URL's number
     /// and whether this is its first capture.
-    pub fn add(&mut self, own: Key, digest: u64) -> (UrlId, bool) {
+    pub fn add(&mut self, own: Print, digest: u64) -> (UrlId, bool) {
         self.add_lines(own, digest, 1)
     }
 
     /// Records `lines` captures of one URL that served one digest (as
     /// [`Captures::add`] does each).
-    pub fn add_lines(&mut self, own: Key, digest: u64, lines: u64) -> (UrlId, bool) {
+    pub fn add_lines(&mut self, own: Print, digest: u64, lines: u64) -> (UrlId, bool) {
         let id = self.index.entry(own).or_insert(NO_URL);
         let first = *id == NO_URL;
         if first {
@@ -75,7 +75,7 @@ impl Captures {
     /// Records a spelling met on a line that is no capture of content (a
     /// 404, a redirect): it counts among the [`Captures::spellings`], and
     /// becomes a URL only if a capture of it follows.
-    pub fn add_spelling(&mut self, own: Key) {
+    pub fn add_spelling(&mut self, own: Print) {
         self.index.entry(own).or_insert(NO_URL);
     }
 
@@ -194,7 +194,7 @@ impl UnionFind {
 /// The URLs of a run, each with its content, and what the run looks like
 /// before any step merges anything (every URL a class of its own).
 pub struct Contents {
-    pub(super) own: Vec<Key>,
+    pub(super) own: Vec<Print>,
     pub(super) lines: Vec<u64>,
     pub(super) content: Vec<u32>,
     digests: Vec<u32>,
@@ -228,7 +228,7 @@ impl Contents {
     }
 
     /// The fingerprint of URL `url`'s own spelling.
-    pub fn own(&self, url: UrlId) -> Key {
+    pub fn own(&self, url: UrlId) -> Print {
         self.own[url as usize]
     }
 
@@ -271,7 +271,7 @@ impl Contents {
     /// assert_eq!((none.missed, none.recall()), (1, Some(0.0)));
     /// # let _ = REJECTED;
     /// ```
-    pub fn judge(&self, key: impl Fn(UrlId) -> Key, examples: usize) -> Judgement {
+    pub fn judge(&self, key: impl Fn(UrlId) -> Print, examples: usize) -> Judgement {
         let level = Level::of_urls(self);
         let changed = (0..self.urls() as UrlId)
             .filter_map(|u| {
@@ -290,7 +290,7 @@ impl Contents {
 
 /// The contents of captures of (own spelling, digest), in order.
 #[cfg(test)]
-pub(super) fn of_captures(captures: &[(Key, u64)]) -> Contents {
+pub(super) fn of_captures(captures: &[(Print, u64)]) -> Contents {
     let mut all = Captures::default();
     for &(own, digest) in captures {
         all.add(own, digest);

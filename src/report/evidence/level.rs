@@ -9,7 +9,7 @@
 use voracious_radix_sort::{RadixSort, Radixable};
 
 use super::{
-    Contents, FalseMerge, Judgement, Key, Keyed, MissedMerge, REJECTED, SHOWN_URLS, UrlId, pairs,
+    Contents, FalseMerge, Judgement, Keyed, MissedMerge, Print, REJECTED, SHOWN_URLS, UrlId, pairs,
 };
 
 /// A unit of a [`Level`] that holds more than one content.
@@ -17,9 +17,9 @@ const MIXED: u32 = u32::MAX;
 
 // The radix sort reads the key alone; the derived order (key, then unit)
 // agrees with it, and `sort_keyed` orders ties by unit after.
-impl Radixable<Key> for Keyed {
-    type Key = Key;
-    fn key(&self) -> Key {
+impl Radixable<Print> for Keyed {
+    type Key = Print;
+    fn key(&self) -> Print {
         self.key
     }
 }
@@ -81,7 +81,7 @@ impl Level {
 
     /// The level whose units have the keys `own`, URL `u` in unit
     /// `unit_of[u]` (every unit holds a URL).
-    pub fn of_classes(contents: &Contents, own: &[Key], unit_of: &[u32]) -> Level {
+    pub fn of_classes(contents: &Contents, own: &[Print], unit_of: &[u32]) -> Level {
         let mut starts = vec![0u32; own.len() + 1];
         for &unit in unit_of {
             starts[unit as usize + 1] += 1;
@@ -102,7 +102,7 @@ impl Level {
         contents: &Contents,
         starts: Vec<u32>,
         members: Vec<UrlId>,
-        own: &[Key],
+        own: &[Print],
         of_urls: bool,
     ) -> Level {
         let mut by_key: Vec<Keyed> = (own.iter().enumerate())
@@ -200,7 +200,7 @@ impl Level {
     /// The unit whose key is `key`, looked for from `from` on, which it
     /// moves past the keys below `key`: keys asked in increasing order are
     /// found in one pass over the level's.
-    fn unit_of(&self, key: Key, from: &mut usize) -> Option<u32> {
+    fn unit_of(&self, key: Print, from: &mut usize) -> Option<u32> {
         let rest = &self.by_key[*from..];
         // Galloping: the next key is usually near the last.
         let (mut below, mut step) = (0, 1);
@@ -223,7 +223,7 @@ impl Level {
         &self,
         contents: &Contents,
         mut changed: Vec<Keyed>,
-        key: impl Fn(UrlId) -> Key,
+        key: impl Fn(UrlId) -> Print,
         examples: usize,
     ) -> Judgement {
         sort_keyed(&mut changed);
@@ -412,7 +412,7 @@ impl Level {
         contents: &Contents,
         mut touched: Vec<(u32, u64)>,
         keys_delta: &[i32],
-        key: &impl Fn(UrlId) -> Key,
+        key: &impl Fn(UrlId) -> Print,
         n: usize,
     ) -> Vec<MissedMerge> {
         // Most keys first, then the earliest first URL (each looked up once).
@@ -428,7 +428,7 @@ impl Level {
         largest
             .into_iter()
             .map(|(std::cmp::Reverse(keys), _, c)| {
-                let mut seen: Vec<Key> = Vec::new();
+                let mut seen: Vec<Print> = Vec::new();
                 let mut urls = Vec::new();
                 for &u in contents.members_of(c) {
                     let k = key(u);
@@ -478,7 +478,7 @@ mod tests {
     use std::collections::HashMap;
 
     /// The judgement, by brute force over every pair: the oracle.
-    fn naive(contents: &Contents, key: &dyn Fn(UrlId) -> Key) -> (u64, u64, u64, u64, u64) {
+    fn naive(contents: &Contents, key: &dyn Fn(UrlId) -> Print) -> (u64, u64, u64, u64, u64) {
         let n = contents.urls() as UrlId;
         let (mut merged, mut right, mut same) = (0, 0, 0);
         for a in 0..n {
@@ -491,8 +491,8 @@ mod tests {
                 }
             }
         }
-        let mut classes: HashMap<Key, Vec<u32>> = HashMap::new();
-        let mut keys: HashMap<u32, Vec<Key>> = HashMap::new();
+        let mut classes: HashMap<Print, Vec<u32>> = HashMap::new();
+        let mut keys: HashMap<u32, Vec<Print>> = HashMap::new();
         for u in 0..n {
             let c = contents.content[u as usize];
             if key(u) != REJECTED {
@@ -526,7 +526,7 @@ mod tests {
             (17, 4),
         ]);
         // Steps as maps from own spelling to key; unmapped keep their own.
-        let steps: Vec<Vec<(Key, Key)>> = vec![
+        let steps: Vec<Vec<(Print, Print)>> = vec![
             vec![],
             vec![(11, 10), (13, 12)],
             vec![(11, 10), (12, 10), (14, 15)],
@@ -599,7 +599,7 @@ mod tests {
                     }
                 })
                 .collect();
-            let own: Vec<Key> = (0..numbers.len() as u128).map(|i| 1000 + i).collect();
+            let own: Vec<Print> = (0..numbers.len() as u128).map(|i| 1000 + i).collect();
             let level = Level::of_classes(&c, &own, &unit_of);
             // The step: a class keeps its key, takes another's, a shared
             // new one, or is rejected.

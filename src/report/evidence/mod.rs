@@ -33,11 +33,14 @@ use serde::{Deserialize, Serialize};
 pub use contents::{Captures, Contents};
 pub use level::Level;
 
-/// A URL's fingerprint at a step; [`REJECTED`] where the step rejects it.
-pub type Key = u128;
+/// A URL's fingerprint at a step, in memory
+/// ([`InMemoryPrints`](crate::pipeline::hash::InMemoryPrints), never 0);
+/// [`REJECTED`] where the step rejects it. The ladder's classes are named by
+/// the same prints.
+pub type Print = u128;
 
 /// The key of a URL a step rejects: it is in no class.
-pub const REJECTED: Key = 0;
+pub const REJECTED: Print = 0;
 
 /// A URL, numbered in the order of its first capture.
 pub type UrlId = u32;
@@ -60,7 +63,7 @@ pub type UrlId = u32;
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
 pub struct Keyed {
     /// The unit's key at the step.
-    pub key: Key,
+    pub key: Print,
     /// The unit's number in its level (a URL's, at the level of URLs).
     pub unit: u32,
 }

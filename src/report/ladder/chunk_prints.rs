@@ -6,17 +6,18 @@
 //! It knows lines, the sample and the rungs' normalizers; nothing of
 //! classes, of the order chunks are counted in, or of the protocol steps.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use super::classes::Print;
 use super::lines::{LineAt, Reading};
-use crate::error::ErrorKind;
 use crate::line::ColumnScratch;
 use crate::normalize::{Normalizer, Rung, Scratch};
 use crate::pipeline::chunks::{Chunk, Line, LineRules};
 use crate::pipeline::hash::InMemoryPrints;
 use crate::pipeline::place::Place;
+use crate::pipeline::{Fault, Rejection};
 use crate::uri::UriRef;
 
 /// The per-line fingerprints of one chunk at the three RFC rungs.
@@ -30,7 +31,7 @@ pub(super) struct ChunkPrints<'a> {
     /// capture of content.
     pub(super) digests: Vec<u64>,
     /// Why each line the scheme rung rejects was rejected.
-    pub(super) rejected_by_reason: Vec<&'static str>,
+    pub(super) rejected_by_reason: Vec<Cow<'static, str>>,
     pub(super) skipped: Skipped,
     pub(super) time: [Duration; 3],
 }
@@ -89,9 +90,9 @@ pub(super) fn print_chunk<'a>(
     // The URIs: parsed from the lines as they are read when the lines are
     // the URIs; else prepared (a column, repaired, resolved) into one
     // buffer first, and parsed once it is complete.
-    let mut parsed: Vec<Result<UriRef<'_>, &'static str>> = Vec::new();
+    let mut parsed: Vec<Result<UriRef<'_>, Cow<'static, str>>> = Vec::new();
     let mut prepared = Vec::new();
-    let mut prepared_spans: Vec<Result<Range<usize>, &'static str>> = Vec::new();
+    let mut prepared_spans: Vec<Result<Range<usize>, Cow<'static, str>>> = Vec::new();
     let mut skipped = Skipped::default();
     let rules = LineRules {
         header: options.header,
@@ -115,7 +116,10 @@ pub(super) fn print_chunk<'a>(
                 skipped.binary += 1;
                 continue;
             }
-            Line::TooLong => Err(ErrorKind::LineTooLong.reason()),
+            Line::TooLong => Err(Fault::LineTooLong {
+                limit: rules.max_line_bytes,
+            }
+            .reason()),
             Line::Text(line) if reading.lines.is_header(line) => {
                 skipped.header += 1;
                 continue;
@@ -136,7 +140,7 @@ pub(super) fn print_chunk<'a>(
                         })
                 })
                 .map(|()| from..prepared.len())
-                .map_err(|e| e.kind().reason())
+                .map_err(|e| e.reason())
             }
         };
         let line = line_bytes;
@@ -167,8 +171,8 @@ pub(super) fn print_chunk<'a>(
             .map(|span| span.and_then(|r| parse(&prepared[r])))
             .collect();
     }
-    let mut rejected_by_reason: Vec<&'static str> =
-        parsed.iter().filter_map(|uri| uri.err()).collect();
+    let mut rejected_by_reason: Vec<Cow<'static, str>> =
+        parsed.iter().filter_map(|uri| uri.clone().err()).collect();
     let string_prints = parsed
         .iter()
         .map(|uri| {
@@ -195,10 +199,10 @@ pub(super) fn print_chunk<'a>(
 /// rungs (`rungs`), 0 for a URI a rung rejects, each rung timed; the
 /// reasons the scheme rung rejects URIs are added to `rejected_by_reason`.
 fn rung_prints(
-    parsed: &[Result<UriRef<'_>, &'static str>],
+    parsed: &[Result<UriRef<'_>, Cow<'static, str>>],
     rungs: &[Normalizer; 2],
     reading: &Reading<'_, '_>,
-    rejected_by_reason: &mut Vec<&'static str>,
+    rejected_by_reason: &mut Vec<Cow<'static, str>>,
 ) -> ([Vec<Print>; 2], [Duration; 2]) {
     let (mut out, mut scratch) = (Vec::new(), Scratch::default());
     let mut time = [Duration::ZERO; 2];
@@ -216,7 +220,7 @@ fn rung_prints(
                     Ok(Err(e)) => {
                         // The scheme rung's rejects hold the syntax rung's.
                         if rungs[r].rung() == Rung::Scheme {
-                            rejected_by_reason.push(e.kind().reason());
+                            rejected_by_reason.push(Rejection::from(e).reason());
                         }
                         0
                     }
@@ -231,8 +235,8 @@ fn rung_prints(
 }
 
 /// Parses a URI, with the reason it is rejected.
-fn parse(uri: &[u8]) -> Result<UriRef<'_>, &'static str> {
-    UriRef::parse_bytes(uri).map_err(|e| e.kind().reason())
+fn parse(uri: &[u8]) -> Result<UriRef<'_>, Cow<'static, str>> {
+    UriRef::parse_bytes(uri).map_err(|e| Rejection::from(e).reason())
 }
 
 impl<'a> ChunkPrints<'a> {

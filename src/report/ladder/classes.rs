@@ -12,11 +12,7 @@ use super::lines::{LineAt, LineStore};
 use crate::pipeline::hash::PrintHasher;
 use crate::pipeline::place::Place;
 
-/// A fingerprint ([`InMemoryPrints::of`](crate::pipeline::hash::InMemoryPrints::of)); 0 means "rejected at this step".
-pub(super) type Print = u128;
-
-/// The image of a class rejected at a step.
-pub(super) const REJECTED: Print = 0;
+pub(super) use crate::report::evidence::{Print, REJECTED};
 
 /// What a step remembers of one class.
 #[derive(Clone, Copy)]

@@ -127,9 +127,9 @@ impl JsonReport {
             sample: report.sample,
             steps: report.steps.iter().map(JsonStep::new).collect(),
             rejected_by_reason: (report.rejected_by_reason.iter())
-                .map(|&(reason, lines)| JsonReason {
+                .map(|(reason, lines)| JsonReason {
                     reason: reason.to_string(),
-                    lines,
+                    lines: *lines,
                 })
                 .collect(),
             attribution: report.attribution.iter().map(JsonTransform::new).collect(),
@@ -256,7 +256,7 @@ mod tests {
             binary: 0,
             sample: Some(0.5),
             steps: vec![string],
-            rejected_by_reason: vec![("bad", 1)],
+            rejected_by_reason: vec![("bad".into(), 1)],
             attribution: vec![strip_www],
             rules_attribution: vec![("site.rules".into(), 3)],
             hosts: 2,

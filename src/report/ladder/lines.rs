@@ -13,6 +13,7 @@ use std::ops::Range;
 use super::Options;
 use crate::line::ColumnScratch;
 use crate::line::crawl_index::IndexLines;
+use crate::pipeline::Rejection;
 use crate::pipeline::chunks::{Chunk, ChunkBytes};
 use crate::pipeline::hash::{InMemoryPrints, PrintHasher};
 use crate::pipeline::input::Input;
@@ -86,8 +87,8 @@ impl<'r, 'a> Reading<'r, 'a> {
         line: &[u8],
         source: usize,
         scratch: &mut ColumnScratch,
-        with: impl FnOnce(&[u8]) -> Result<T, crate::InvalidUri>,
-    ) -> Result<T, crate::InvalidUri> {
+        with: impl FnOnce(&[u8]) -> Result<T, Rejection>,
+    ) -> Result<T, Rejection> {
         self.lines.with_uri(line, source, scratch, with)
     }
 
@@ -102,8 +103,8 @@ impl<'r, 'a> Reading<'r, 'a> {
         place: Place,
         lines: &LineStore,
         scratch: &mut ColumnScratch,
-        with: impl FnOnce(&[u8]) -> Result<T, crate::InvalidUri>,
-    ) -> Result<T, crate::InvalidUri> {
+        with: impl FnOnce(&[u8]) -> Result<T, Rejection>,
+    ) -> Result<T, Rejection> {
         let (source, _) = place
             .input_offset()
             .expect("the ladder places lines in inputs");

@@ -34,6 +34,7 @@ mod steps;
 #[cfg(test)]
 mod testing;
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -276,7 +277,7 @@ pub struct Report {
     pub sample: Option<f64>,
     pub steps: Vec<StepReport>,
     /// Why the scheme rung rejected lines, with how many: most first.
-    pub rejected_by_reason: Vec<(&'static str, u64)>,
+    pub rejected_by_reason: Vec<(Cow<'static, str>, u64)>,
     /// For each protocol transform: what it merges alone over the scheme
     /// rung.
     pub attribution: Vec<TransformMerges>,
@@ -419,7 +420,7 @@ mod tests {
         );
         assert_eq!(
             report.rejected_by_reason,
-            [("space is not allowed in a URI", 1)]
+            [("space is not allowed in a URI".into(), 1)]
         );
     }
 

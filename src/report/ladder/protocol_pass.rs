@@ -209,7 +209,7 @@ fn protocol_prints(
             let start = forms.len();
             reading
                 .with_uri_at(class.first, lines, &mut column_scratch, |uri| {
-                    scheme.normalize_into(uri, &mut forms, &mut scratch)
+                    Ok(scheme.normalize_into(uri, &mut forms, &mut scratch)?)
                 })
                 .expect("the first pass accepted this line at the scheme rung");
             start..forms.len()

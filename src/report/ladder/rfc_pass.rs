@@ -7,6 +7,7 @@
 //! It knows the inputs, the chunker and the rungs; nothing of the protocol
 //! steps, which start from the scheme rung's table it leaves.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
@@ -34,7 +35,7 @@ pub(super) struct RungCounts {
     pub(super) strings: HashSet<Print, PrintHasher>,
     pub(super) tables: [Classes; 2],
     pub(super) rejected: [u64; 3],
-    pub(super) rejected_by_reason: HashMap<&'static str, u64>,
+    pub(super) rejected_by_reason: HashMap<Cow<'static, str>, u64>,
     pub(super) time: [Duration; 3],
     /// The lines looked at: not blank, not a header, and in the sample
     /// when it samples.
@@ -55,8 +56,8 @@ impl RungCounts {
         for chunk in printed {
             self.looked_at += chunk.lines.len() as u64;
             self.skipped += chunk.skipped;
-            for &reason in &chunk.rejected_by_reason {
-                *self.rejected_by_reason.entry(reason).or_default() += 1;
+            for reason in &chunk.rejected_by_reason {
+                *self.rejected_by_reason.entry(reason.clone()).or_default() += 1;
             }
             for (t, d) in self.time.iter_mut().zip(chunk.time) {
                 *t += d;
@@ -254,9 +255,11 @@ pub(super) fn rung_reports(
 
 /// Why the scheme rung rejected lines, with how many: most first, then by
 /// reason.
-pub(super) fn sorted_reasons(by_reason: HashMap<&'static str, u64>) -> Vec<(&'static str, u64)> {
-    let mut sorted: Vec<(&'static str, u64)> = by_reason.into_iter().collect();
-    sorted.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+pub(super) fn sorted_reasons(
+    by_reason: HashMap<Cow<'static, str>, u64>,
+) -> Vec<(Cow<'static, str>, u64)> {
+    let mut sorted: Vec<(Cow<'static, str>, u64)> = by_reason.into_iter().collect();
+    sorted.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     sorted
 }
 
@@ -319,7 +322,9 @@ mod tests {
 
     #[test]
     fn reasons_are_sorted_most_lines_first_then_by_name() {
-        let by_reason = HashMap::from([("b", 2), ("a", 2), ("c", 5)]);
-        assert_eq!(sorted_reasons(by_reason), [("c", 5), ("a", 2), ("b", 2)]);
+        let by_reason = HashMap::from([("b".into(), 2), ("a".into(), 2), ("c".into(), 5)]);
+        let sorted = sorted_reasons(by_reason);
+        let sorted: Vec<(&str, u64)> = sorted.iter().map(|(r, n)| (&r[..], *n)).collect();
+        assert_eq!(sorted, [("c", 5), ("a", 2), ("b", 2)]);
     }
 }

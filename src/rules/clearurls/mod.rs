@@ -34,7 +34,7 @@ mod tests;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Events, Label, RuleId, RulesError, Scratch, WebParts};
+use super::{Events, RuleId, RulesError, Scratch, WebParts};
 use crate::escape::escape_str;
 use load::ProviderList;
 use matching::{Provider, Verdicts};
@@ -106,8 +106,8 @@ impl Providers {
     }
 
     /// The providers' labels, in order.
-    pub(super) fn labels(&self) -> impl Iterator<Item = Label> + '_ {
-        self.list.iter().map(|p| Label::new(p.label.clone()))
+    pub(super) fn labels(&self) -> impl Iterator<Item = String> + '_ {
+        self.list.iter().map(|p| p.label.clone())
     }
 
     /// Numbers the providers from `first_id` and builds the set of their

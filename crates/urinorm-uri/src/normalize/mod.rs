@@ -17,13 +17,13 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::error::{ErrorKind, InvalidUri};
+use crate::error::InvalidUri;
 use crate::offsets::{HostTag, Offsets};
 use crate::scratch::Slot;
 use crate::swar;
 use crate::uri::UriRef;
 use protocol::{Protocol, ProtocolOptions, Transform};
-use site::{Events, RuleId, SiteRewrite};
+use site::{Events, RuleFault, RuleId, RuleRefusal, SiteRewrite};
 
 /// How far up the ladder of §6.2 to go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -281,7 +281,7 @@ impl Changes {
 /// // The protocol rung, with the `safe` preset.
 /// let safe = Normalizer::with_protocol(Protocol::default());
 /// assert_eq!(safe.normalize("http://a/?utm_source=x&id=1#top")?, "http://a/?id=1");
-/// # Ok::<(), urinorm_uri::InvalidUri>(())
+/// # Ok::<(), urinorm_uri::normalize::NormalizeError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Normalizer {
@@ -291,6 +291,51 @@ pub struct Normalizer {
     /// The site rules the protocol rung applies after its transforms.
     rules: Option<Arc<dyn SiteRewrite>>,
 }
+
+/// Why a [`Normalizer`] gave no canonical form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NormalizeError {
+    /// The text is not a URI reference, or (at the scheme rung) its host
+    /// or port cannot be what its scheme names.
+    Invalid(InvalidUri),
+    /// At the protocol rung: a site rule made the URI invalid, or gave one
+    /// that normalizing again changes.
+    Rule(RuleRefusal),
+}
+
+impl NormalizeError {
+    /// The text's own fault, when it is one (not a site rule's).
+    ///
+    /// ```
+    /// use urinorm_uri::ErrorKind;
+    /// use urinorm_uri::normalize::{Normalizer, Rung};
+    /// let err = Normalizer::new(Rung::Scheme).normalize("http://a:65536/").unwrap_err();
+    /// assert_eq!(err.invalid().map(|e| (e.kind(), e.offset())), Some((ErrorKind::PortOutOfRange, 9)));
+    /// ```
+    pub fn invalid(&self) -> Option<InvalidUri> {
+        match self {
+            NormalizeError::Invalid(invalid) => Some(*invalid),
+            NormalizeError::Rule(_) => None,
+        }
+    }
+}
+
+impl From<InvalidUri> for NormalizeError {
+    fn from(invalid: InvalidUri) -> Self {
+        NormalizeError::Invalid(invalid)
+    }
+}
+
+impl fmt::Display for NormalizeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NormalizeError::Invalid(invalid) => invalid.fmt(f),
+            NormalizeError::Rule(refusal) => refusal.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for NormalizeError {}
 
 /// The buffers a [`Normalizer`] reuses from one reference to the next, so
 /// that normalizing allocates nothing per URI. A thread makes one and
@@ -356,8 +401,6 @@ impl Normalizer {
     ///         Events::CHANGED
     ///     }
     ///     fn label(&self, _: RuleId) -> &str { "no-amp" }
-    ///     fn made_invalid(&self, _: RuleId) -> &'static str { "no-amp makes the URI invalid" }
-    ///     fn not_a_fixed_point(&self, _: RuleId) -> &'static str { "no-amp is not a fixed point" }
     ///     fn describe(&self) -> &str { "no-amp" }
     /// }
     ///
@@ -365,8 +408,8 @@ impl Normalizer {
     /// assert_eq!(normalizer.normalize("http://News.Example/amp/a/b")?, "http://news.example/a/b");
     /// // A result that normalizing again would change is rejected, naming the rule.
     /// let err = normalizer.normalize("http://news.example/amp/amp/a").unwrap_err();
-    /// assert_eq!(err.to_string(), "no-amp is not a fixed point");
-    /// # Ok::<(), urinorm_uri::InvalidUri>(())
+    /// assert_eq!(err.to_string(), "rule no-amp gives a URI that normalizing again changes");
+    /// # Ok::<(), urinorm_uri::normalize::NormalizeError>(())
     /// ```
     pub fn with_rules(self, rules: Arc<dyn SiteRewrite>) -> Normalizer {
         Normalizer {
@@ -433,7 +476,7 @@ impl Normalizer {
 
     /// Normalizes one reference and returns it (with buffers of its own:
     /// in a loop, [`Normalizer::normalize_into`] allocates nothing).
-    pub fn normalize(&self, input: &str) -> Result<String, InvalidUri> {
+    pub fn normalize(&self, input: &str) -> Result<String, NormalizeError> {
         let mut out = Vec::with_capacity(input.len() + 1);
         self.normalize_into(input.as_bytes(), &mut out, &mut Scratch::default())?;
         // Every rung writes ASCII: the parser admits nothing else, and the
@@ -448,7 +491,7 @@ impl Normalizer {
         input: &[u8],
         out: &mut Vec<u8>,
         scratch: &mut Scratch,
-    ) -> Result<Changes, InvalidUri> {
+    ) -> Result<Changes, NormalizeError> {
         self.normalize_parsed(&UriRef::parse_bytes(input)?, out, scratch)
     }
 
@@ -465,14 +508,14 @@ impl Normalizer {
     ///     Normalizer::new(rung).normalize_parsed(&uri, &mut out, &mut scratch)?;
     ///     assert_eq!(out, b"http://a/b");
     /// }
-    /// # Ok::<(), urinorm_uri::InvalidUri>(())
+    /// # Ok::<(), urinorm_uri::normalize::NormalizeError>(())
     /// ```
     pub fn normalize_parsed(
         &self,
         uri: &UriRef<'_>,
         out: &mut Vec<u8>,
         scratch: &mut Scratch,
-    ) -> Result<Changes, InvalidUri> {
+    ) -> Result<Changes, NormalizeError> {
         if self.leaves_alone(uri) {
             out.extend_from_slice(uri.as_str().as_bytes());
             return Ok(Changes::default());
@@ -493,14 +536,14 @@ impl Normalizer {
     /// assert!(out.is_empty());
     /// assert!(scheme.normalize_if_changed(b"HTTP://example.com/a", &mut out, &mut scratch)?);
     /// assert_eq!(out, b"http://example.com/a");
-    /// # Ok::<(), urinorm_uri::InvalidUri>(())
+    /// # Ok::<(), urinorm_uri::normalize::NormalizeError>(())
     /// ```
     pub fn normalize_if_changed(
         &self,
         input: &[u8],
         out: &mut Vec<u8>,
         scratch: &mut Scratch,
-    ) -> Result<bool, InvalidUri> {
+    ) -> Result<bool, NormalizeError> {
         self.rewrite_if_changed(input, out, scratch)
             .map(|(changed, _)| changed)
     }
@@ -513,14 +556,14 @@ impl Normalizer {
     /// let scheme = Normalizer::new(Rung::Scheme);
     /// let (changed, changes) = scheme.rewrite_if_changed(b"http://a:80/", &mut out, &mut scratch)?;
     /// assert!(changed && changes.contains(Rule::DropDefaultPort));
-    /// # Ok::<(), urinorm_uri::InvalidUri>(())
+    /// # Ok::<(), urinorm_uri::normalize::NormalizeError>(())
     /// ```
     pub fn rewrite_if_changed(
         &self,
         input: &[u8],
         out: &mut Vec<u8>,
         scratch: &mut Scratch,
-    ) -> Result<(bool, Changes), InvalidUri> {
+    ) -> Result<(bool, Changes), NormalizeError> {
         let uri = UriRef::parse_bytes(input)?;
         if self.leaves_alone(&uri) {
             return Ok((false, Changes::default()));
@@ -544,7 +587,7 @@ impl Normalizer {
         out: &mut Vec<u8>,
         fired: &mut Vec<RuleId>,
         scratch: &mut Scratch,
-    ) -> Result<Changes, InvalidUri> {
+    ) -> Result<Changes, NormalizeError> {
         self.write_traced(&UriRef::parse_bytes(input)?, out, Some(fired), scratch)
     }
 
@@ -556,25 +599,24 @@ impl Normalizer {
         out: &mut Vec<u8>,
         trace: Option<&mut Vec<RuleId>>,
         scratch: &mut Scratch,
-    ) -> Result<Changes, InvalidUri> {
+    ) -> Result<Changes, NormalizeError> {
         let start = out.len();
         let Scratch { again, rewrite, .. } = scratch;
         let written = match self.rung {
-            Rung::Protocol => {
-                self.write_protocol(uri, out, trace, rewrite)
-                    .and_then(|(changes, last_rule)| match last_rule {
-                        Some(rule) => self
-                            .check_fixed_point(rule, &out[start..], again, rewrite)
-                            .map(|()| changes),
-                        None => Ok(changes),
-                    })
-            }
+            Rung::Protocol => match self.write_protocol(uri, out, trace, rewrite) {
+                Ok((changes, Some(rule))) => self
+                    .check_fixed_point(rule, &out[start..], again, rewrite)
+                    .map(|()| changes)
+                    .map_err(NormalizeError::Rule),
+                Ok((changes, None)) => Ok(changes),
+                Err(invalid) => Err(NormalizeError::Invalid(invalid)),
+            },
             // §6.2.1: the characters as written, once they parse.
             Rung::String => {
                 out.extend_from_slice(uri.as_str().as_bytes());
                 Ok(Changes::default())
             }
-            Rung::Syntax | Rung::Scheme => self.write(uri, out),
+            Rung::Syntax | Rung::Scheme => self.write(uri, out).map_err(NormalizeError::Invalid),
         };
         if written.is_err() {
             out.truncate(start);
@@ -628,14 +670,14 @@ impl Normalizer {
     /// let canonical = UriRef::parse("http://a/?utm_source=x")?;
     /// safe.protocol_form(&canonical, &mut out, &mut scratch)?;
     /// assert_eq!(out, b"http://a/");
-    /// # Ok::<(), urinorm_uri::InvalidUri>(())
+    /// # Ok::<(), urinorm_uri::normalize::NormalizeError>(())
     /// ```
     pub fn protocol_form(
         &self,
         canonical: &UriRef<'_>,
         out: &mut Vec<u8>,
         scratch: &mut Scratch,
-    ) -> Result<Changes, InvalidUri> {
+    ) -> Result<Changes, NormalizeError> {
         let start = out.len();
         let Scratch { again, rewrite, .. } = scratch;
         let (changes, last_rule) = self.transform_scheme_form(
@@ -650,6 +692,7 @@ impl Normalizer {
             Some(rule) => self
                 .check_fixed_point(rule, &out[start..], again, rewrite)
                 .map(|()| changes)
+                .map_err(NormalizeError::Rule)
                 .inspect_err(|_| out.truncate(start)),
             None => Ok(changes),
         }
@@ -691,15 +734,15 @@ impl Normalizer {
         form: &[u8],
         again: &mut Vec<u8>,
         rewrite: &mut Rewrite,
-    ) -> Result<(), InvalidUri> {
+    ) -> Result<(), RuleRefusal> {
         let rules = self.rules.as_ref().expect("a rule fired");
-        let reject = |reason| InvalidUri::new(0, ErrorKind::SiteRule(reason));
-        let uri = UriRef::parse_bytes(form).map_err(|_| reject(rules.made_invalid(rule)))?;
+        let refuse = |fault| RuleRefusal::new(rules.label(rule), fault);
+        let uri = UriRef::parse_bytes(form).map_err(|_| refuse(RuleFault::MadeInvalid))?;
         again.clear();
         match self.write_protocol(&uri, again, None, rewrite) {
             Ok(_) if again[..] == *form => Ok(()),
-            Ok(_) => Err(reject(rules.not_a_fixed_point(rule))),
-            Err(_) => Err(reject(rules.made_invalid(rule))),
+            Ok(_) => Err(refuse(RuleFault::NotAFixedPoint)),
+            Err(_) => Err(refuse(RuleFault::MadeInvalid)),
         }
     }
 

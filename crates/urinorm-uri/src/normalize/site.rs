@@ -2,13 +2,15 @@
 //! applied by the protocol rung after its transforms (§6.2.4 leaves such
 //! equivalences to the protocol and its practice).
 //!
-//! It owns what a rule set is to the normalizer ([`SiteRewrite`]) and what
-//! applying one reports ([`RuleId`], [`Events`]). The rule languages
+//! It owns what a rule set is to the normalizer ([`SiteRewrite`]), what
+//! applying one reports ([`RuleId`], [`Events`]), and the refusal of a
+//! rule's result ([`RuleRefusal`]). The rule languages
 //! (urinorm's lines, ClearURLs) and their regular expressions live in the
 //! engine's `rules` module, which implements the trait: the core knows no
 //! rule file.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::scratch::Slot;
 
@@ -62,8 +64,8 @@ impl Events {
 
 /// A rule set the protocol rung applies after its transforms. The
 /// normalizer checks what it makes: a result that is not a URI, or that
-/// normalizing again would change, rejects the line with the reason the
-/// rule set gives, naming the rule.
+/// normalizing again would change, is refused ([`RuleRefusal`]), naming
+/// the rule by its [`SiteRewrite::label`].
 pub trait SiteRewrite: fmt::Debug + Send + Sync {
     /// Rewrites the URI at `out[start..]` (in its protocol-rung form),
     /// calling `fired` with each rule that changed it, in order. `scratch`
@@ -79,14 +81,61 @@ pub trait SiteRewrite: fmt::Debug + Send + Sync {
     /// What a rule is called in messages: `site.rules:2 drop-params`.
     fn label(&self, rule: RuleId) -> &str;
 
-    /// The reason a line is rejected with when `rule` made it invalid.
-    fn made_invalid(&self, rule: RuleId) -> &'static str;
-
-    /// The reason a line is rejected with when `rule`'s result is not a
-    /// fixed point of the normalizer.
-    fn not_a_fixed_point(&self, rule: RuleId) -> &'static str;
-
     /// What the rule set holds and a fingerprint of it: what a seen store
     /// records, so that keys made under other rules are never mixed in.
     fn describe(&self) -> &str;
+}
+
+/// What was wrong with a site rule's result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RuleFault {
+    /// The result is not a URI reference.
+    MadeInvalid,
+    /// Normalizing the result again, rules and all, changes it.
+    NotAFixedPoint,
+}
+
+/// A URI refused for the site rule that last changed it: a rule never
+/// makes a URI invalid or unstable silently. It names the rule by its
+/// label, so that it says why on its own.
+///
+/// ```
+/// use urinorm_uri::normalize::site::{RuleFault, RuleRefusal};
+/// let refusal = RuleRefusal::new("site.rules:2 drop-params", RuleFault::MadeInvalid);
+/// assert_eq!(refusal.to_string(), "rule site.rules:2 drop-params makes the URI invalid");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RuleRefusal {
+    label: Arc<str>,
+    fault: RuleFault,
+}
+
+impl RuleRefusal {
+    pub fn new(label: &str, fault: RuleFault) -> RuleRefusal {
+        RuleRefusal {
+            label: label.into(),
+            fault,
+        }
+    }
+
+    /// The rule's label ([`SiteRewrite::label`]).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    pub fn fault(&self) -> RuleFault {
+        self.fault
+    }
+}
+
+impl fmt::Display for RuleRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let label = &self.label;
+        match self.fault {
+            RuleFault::MadeInvalid => write!(f, "rule {label} makes the URI invalid"),
+            RuleFault::NotAFixedPoint => {
+                write!(f, "rule {label} gives a URI that normalizing again changes")
+            }
+        }
+    }
 }
