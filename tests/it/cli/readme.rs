@@ -329,9 +329,16 @@ fn every_rust_example_is_a_doctest() {
     for path in pages(root) {
         let name = path.strip_prefix(root).unwrap().display().to_string();
         let page = std::fs::read_to_string(&path).unwrap();
-        let rust = page
-            .lines()
-            .any(|l| l == "```" || l.starts_with("```rust"));
+        // An opening fence with no info string, or `rust…`.
+        let mut open = false;
+        let mut rust = false;
+        for line in page.lines().filter(|l| l.starts_with("```")) {
+            let info = line.trim_start_matches('`').trim();
+            if !open && (info.is_empty() || info.starts_with("rust")) {
+                rust = true;
+            }
+            open = !open;
+        }
         let included = lib.contains(&format!("include_str!(\"../{name}\")"));
         assert!(
             !rust || included,
