@@ -250,7 +250,10 @@ fn the_examples_print_what_the_pages_show() {
     let mut readme = 0;
     for path in pages(root) {
         let name = path.strip_prefix(root).unwrap().display().to_string();
-        if only.as_ref().is_some_and(|only| !name.contains(only.as_str())) {
+        if only
+            .as_ref()
+            .is_some_and(|only| !name.contains(only.as_str()))
+        {
             continue;
         }
         let page = std::fs::read_to_string(&path).unwrap();
@@ -349,8 +352,7 @@ fn every_rust_example_is_a_doctest() {
 
 #[test]
 fn blocks_are_read_as_commands_and_outputs() {
-    let page =
-        "text\n```console exit=1\n$ a \\\n  b\nout 1\n\n$ c\n…\n```\n```sh\necho run\n```\n```sh norun\ncargo\n```\n";
+    let page = "text\n```console exit=1\n$ a \\\n  b\nout 1\n\n$ c\n…\n```\n```sh\necho run\n```\n```sh norun\ncargo\n```\n";
     let blocks = console_blocks("page", page);
     assert_eq!(blocks.len(), 1);
     assert_eq!(blocks[0].exit, 1);

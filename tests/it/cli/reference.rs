@@ -67,7 +67,10 @@ fn pages() -> BTreeMap<String, String> {
         page += &block(&format!("urinorm {name} --help"), &text);
         for sub in subcommands(&text) {
             page += &format!("\n## urinorm {name} {sub}\n\n");
-            page += &block(&format!("urinorm {name} {sub} --help"), &help(&[name, &sub]));
+            page += &block(
+                &format!("urinorm {name} {sub} --help"),
+                &help(&[name, &sub]),
+            );
         }
         pages.insert(format!("{name}.md"), page);
     }
