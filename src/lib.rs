@@ -67,3 +67,11 @@ pub mod sys;
 #[doc = include_str!("../README.md")]
 #[allow(rustdoc::invalid_codeblock_attributes)]
 pub struct ReadmeDoctests;
+
+/// The book's chapter on the library (`docs/src/library.md`), its Rust
+/// examples run as doctests. (`tests/it/cli/readme.rs` checks that no
+/// other page of the book has a Rust example.)
+#[cfg(doctest)]
+#[doc = include_str!("../docs/src/library.md")]
+#[allow(rustdoc::invalid_codeblock_attributes)]
+pub struct LibraryDoctests;

@@ -1,4 +1,4 @@
-"""The examples in the READMEs and in urinorm's docstrings run as written."""
+"""The examples in the READMEs, the book (docs/src) and urinorm's docstrings run as written."""
 
 import doctest
 import importlib
@@ -7,12 +7,24 @@ import pytest
 
 from conftest import ROOT
 
+# The pages whose `>>>` examples run: the READMEs and every page of the book.
+PAGES = ["python/README.md", "README.md"] + sorted(
+    str(path.relative_to(ROOT)) for path in (ROOT / "docs" / "src").rglob("*.md")
+)
+# Pages that must hold examples (a page that lost them all fails).
+WITH_EXAMPLES = {"python/README.md", "docs/src/python.md"}
 
-@pytest.mark.parametrize("readme", ["python/README.md", "README.md"])
-def test_readme_examples(readme):
-    failures, tried = doctest.testfile(str(ROOT / readme), module_relative=False)
-    assert tried > 0
+
+def test_the_book_is_walked():
+    assert "docs/src/python.md" in PAGES
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_examples(page):
+    failures, tried = doctest.testfile(str(ROOT / page), module_relative=False)
     assert failures == 0
+    if page in WITH_EXAMPLES:
+        assert tried > 0
 
 
 @pytest.mark.parametrize("module", ["urinorm", "urinorm.duckdb", "urinorm.polars"])

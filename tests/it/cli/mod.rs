@@ -21,6 +21,7 @@ mod offsets;
 mod outputs;
 mod permissions;
 mod readme;
+mod reference;
 mod resolve;
 mod rules;
 mod scope;
