@@ -31,7 +31,7 @@ replaces the parameter names ``drop-tracking-params`` removes
 Site rules, keyword-only in every function: ``rules`` names files (one path
 or several) in urinorm's line format, ``rules_clearurls`` files in
 ClearURLs' ``data.min.json`` format, as ``--rules`` and
-``--rules-clearurls`` do (README, "Site rules"): applied at the protocol
+``--rules-clearurls`` do (the book, "Hosts, domains and site rules"): applied at the protocol
 rung after the transforms, ClearURLs' providers first, then the line rules
 in the order given. Rules ask for the protocol rung as a preset does (a
 lower rung named with them is a ``ValueError``). A file that cannot be read

@@ -299,7 +299,7 @@ impl Shard {
     /// Makes room for `classes` classes, so that growing rarely rehashes.
     /// The table is written empty at once, every page of it: measured, that
     /// is cheaper here than a table left to be zeroed page by page as keys
-    /// land in it (README, "Throughput, round 3").
+    /// land in it (CHANGELOG.md, "Throughput, round 3").
     fn reserve(&mut self, classes: usize) {
         if self.slots.len == 0 {
             self.slots = Slots::with_capacity(classes);

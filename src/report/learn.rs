@@ -217,7 +217,7 @@ pub fn run(
 /// (form, digest on its host) once, with its lines), and tries the rules
 /// on its held-out share. Contents are each host's own: a host's URLs are
 /// one content when they served one digest, or are joined through URLs
-/// of the same host (see the README).
+/// of the same host (the book, "Choosing a rung").
 fn learn_part(
     records: &[Survivor<'_>],
     options: &LearnOptions,

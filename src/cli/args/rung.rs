@@ -97,7 +97,8 @@ fn path_name(path: &Path) -> String {
 #[derive(Args, Debug, Default, Clone)]
 pub struct RulesArgs {
     /// Site rules in urinorm's format, one `HOST-PATTERN ACTION ARGS` per
-    /// line (repeatable; README, "Site rules"), applied after the transforms.
+    /// line (repeatable; the book, "Hosts, domains and site rules"), applied
+    /// after the transforms.
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<std::path::PathBuf>,
     /// ClearURLs' rules list (`data.min.json`) (repeatable), applied after
