@@ -18,9 +18,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
-use urinorm::UriRef;
 use urinorm::fingerprint::{Fingerprint, fingerprint};
-use urinorm::lenient;
 use urinorm::line::{KeyScratch, NormalizeLines};
 use urinorm::pipeline::Rejection;
 
@@ -406,26 +404,9 @@ impl KeyMaker<'_> {
         self.lines.write_value_key(reference, base, out, scratch)
     }
 
-    /// Why `row` has no key, `error` being what [`KeyMaker::write`] said: a
-    /// sentence that names the base when the base is at fault, as
-    /// `resolve`'s errors do.
+    /// Why `row` has no key, `error` being what [`KeyMaker::write`] said.
     pub(crate) fn reason(&self, (_, base): Row<'_>, error: &Rejection) -> String {
-        // Resolution refuses only a base without a scheme (§5.2.1); a
-        // lenient run reads the base repaired.
-        let mut repaired = Vec::new();
-        let base = base.map(|base| match self.lines.columns.lenient {
-            true if lenient::repair(base, &mut repaired) != 0 => &repaired[..],
-            _ => base,
-        });
-        let at_fault = base.map(UriRef::parse_bytes).and_then(|base| match base {
-            Ok(base) if base.scheme().is_some() => None,
-            Ok(_) => Some(error.clone()),
-            Err(e) => Some(Rejection::from(e)),
-        });
-        match at_fault {
-            Some(e) => format!("the base: {e}"),
-            None => error.to_string(),
-        }
+        self.lines.value_refusal(base, error)
     }
 }
 

@@ -1,7 +1,8 @@
 //! The extension module `urinorm._urinorm`: urinorm's normalizer, SURT keys
 //! and resolution for Python, the batch loop behind `normalize_batch`, and
-//! the seen store behind `SeenSet`, and the Polars expression plugin behind
-//! `urinorm.polars`.
+//! the seen store behind `SeenSet`. (The Polars plugin behind
+//! `urinorm.polars` is a library of its own, `python/polars/`: Polars'
+//! crates are compiled only for those who want it.)
 //!
 //! Nothing here decides what an option means: the rung, preset, transforms
 //! and site rules (their texts: Python reads the files) become a normalizer
@@ -12,7 +13,6 @@
 
 mod arrow;
 mod options;
-mod plugin;
 mod seen;
 
 use std::sync::{Arc, Mutex};

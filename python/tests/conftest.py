@@ -25,6 +25,18 @@ def read_lines(path: Path) -> list[tuple[int, str]]:
     ]
 
 
+def polars_plugin_or_skip() -> None:
+    """Skips the calling test (or, at a module's top, the module) when the
+    Polars plugin, a package of its own (python/polars), is not installed;
+    with URINORM_REQUIRE_POLARS=1 (as CI runs) its absence fails instead."""
+    try:
+        import urinorm_polars  # noqa: F401
+    except ImportError:
+        if os.environ.get("URINORM_REQUIRE_POLARS") == "1":
+            raise
+        pytest.skip("the Polars plugin (python/polars) is not installed", allow_module_level=True)
+
+
 @pytest.fixture(scope="session")
 def cli() -> Path:
     """The `urinorm` binary of this tree, built (or brought up to date) once;

@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, polars_plugin_or_skip
 
 # The pages whose `>>>` examples run: the READMEs and every page of the book.
 PAGES = ["python/README.md", "README.md"] + sorted(
@@ -21,6 +21,8 @@ def test_the_book_is_walked():
 
 @pytest.mark.parametrize("page", PAGES)
 def test_page_examples(page):
+    if "urinorm.polars" in (ROOT / page).read_text():
+        polars_plugin_or_skip()
     failures, tried = doctest.testfile(str(ROOT / page), module_relative=False)
     assert failures == 0
     if page in WITH_EXAMPLES:
@@ -29,6 +31,8 @@ def test_page_examples(page):
 
 @pytest.mark.parametrize("module", ["urinorm", "urinorm.duckdb", "urinorm.polars"])
 def test_docstring_examples(module):
+    if module == "urinorm.polars":
+        polars_plugin_or_skip()
     failures, tried = doctest.testmod(importlib.import_module(module))
     assert tried > 0
     assert failures == 0

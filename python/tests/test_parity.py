@@ -4,6 +4,7 @@ its Python UDFs, through register() and through the options text), on the
 sample; and what a data engineer's trial found the front ends disagreeing
 on now agrees."""
 
+import importlib
 import subprocess
 
 import duckdb
@@ -13,8 +14,7 @@ import pytest
 
 import urinorm
 import urinorm.duckdb
-import urinorm.polars as up
-from conftest import ROOT
+from conftest import ROOT, polars_plugin_or_skip
 
 RULES = str(ROOT / "testdata" / "rules" / "site.rules")
 CLEARURLS = str(ROOT / "testdata" / "rules" / "clearurls.json")
@@ -36,6 +36,14 @@ OPTIONS = [
         ["--rules", RULES, "--rules-clearurls", CLEARURLS, "--key", "host"],
     ),
 ]
+
+
+@pytest.fixture(scope="module")
+def up():
+    """urinorm.polars, once its plugin (a package of its own) is known to be
+    installed."""
+    polars_plugin_or_skip()
+    return importlib.import_module("urinorm.polars")
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +76,6 @@ def test_every_front_end_gives_the_command_line_keys(cli, values, kwargs, flags)
     # A key for most lines (the sample holds 500 URIs without a host).
     assert sum(k is None for k in expected) < len(values) // 5
     assert urinorm.normalize_batch(values, **kwargs)[0].to_pylist() == expected
-    frame = pl.DataFrame({"url": values})
-    assert frame.select(up.normalize("url", **kwargs))["url"].to_list() == expected
     for extension in (True, False):
         con = urinorm.duckdb.connect() if extension else duckdb.connect()
         assert urinorm.duckdb.register(con, prefix="p_", extension=extension, **kwargs) == (
@@ -79,6 +85,13 @@ def test_every_front_end_gives_the_command_line_keys(cli, values, kwargs, flags)
         # The options text the macros pass, given by hand.
         text = urinorm.Normalizer(**kwargs).options_text()
         assert duckdb_keys(con, f"p_normalize(url, '{text}')", values) == expected, text
+
+
+@pytest.mark.parametrize(("kwargs", "flags"), OPTIONS)
+def test_the_polars_plugin_gives_the_command_line_keys(cli, values, kwargs, flags, up):
+    frame = pl.DataFrame({"url": values})
+    got = frame.select(up.normalize("url", **kwargs))["url"].to_list()
+    assert got == cli_keys(cli, flags, values)
 
 
 #: A page of a real link dataset whose URL holds brackets: a base the
@@ -91,17 +104,21 @@ def test_a_lenient_base_is_repaired_by_every_batch_as_by_resolve():
     assert expected == "http://t.example/z"
     assert urinorm.resolve_batch([BRACKETED], ["z"], lenient=True)[0].to_pylist() == [expected]
     assert urinorm.normalize_batch(["z"], base=BRACKETED, lenient=True)[0].to_pylist() == [expected]
-    links = pl.DataFrame({"page": [BRACKETED], "href": ["z"]})
-    assert links.select(up.resolve("page", "href", lenient=True))["href"].to_list() == [expected]
-    assert links.select(up.normalize("href", base=BRACKETED, lenient=True))["href"].to_list() == [expected]
     # Strict, the base is refused, naming it.
     with pytest.raises(urinorm.InvalidUri, match="^the base: "):
         urinorm.normalize_batch(["z"], base=BRACKETED)
     assert urinorm.resolve_batch([BRACKETED], ["z"])[0].to_pylist() == [None]
 
 
+def test_a_lenient_base_is_repaired_by_the_polars_plugin_as_by_resolve(up):
+    expected = "http://t.example/z"
+    links = pl.DataFrame({"page": [BRACKETED], "href": ["z"]})
+    assert links.select(up.resolve("page", "href", lenient=True))["href"].to_list() == [expected]
+    assert links.select(up.normalize("href", base=BRACKETED, lenient=True))["href"].to_list() == [expected]
+
+
 @pytest.mark.parametrize("dtype", [pl.Categorical, pl.Enum(["http://A/", "x y"])])
-def test_a_categorical_column_is_read_as_strings_by_every_expression(dtype):
+def test_a_categorical_column_is_read_as_strings_by_every_expression(dtype, up):
     frame = pl.DataFrame({"url": pl.Series(["http://A/", "x y"], dtype=dtype)})
     for expression, expected in (
         (up.normalize("url"), ["http://a/", None]),
@@ -114,7 +131,7 @@ def test_a_categorical_column_is_read_as_strings_by_every_expression(dtype):
     assert prints[0] == urinorm.fingerprint("http://A/") and prints[1] is None
 
 
-def test_a_column_of_another_type_is_a_polars_error_not_an_abort():
+def test_a_column_of_another_type_is_a_polars_error_not_an_abort(up):
     frame = pl.DataFrame({"url": [1, 2]})
     for expression in (up.normalize("url"), up.fingerprint("url"), up.reason("url")):
         with pytest.raises(pl.exceptions.PolarsError):

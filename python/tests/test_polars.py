@@ -4,8 +4,10 @@ import polars as pl
 import pytest
 
 import urinorm
-import urinorm.polars as up
-from conftest import ROOT, SAMPLE, read_lines
+from conftest import ROOT, SAMPLE, polars_plugin_or_skip, read_lines
+
+polars_plugin_or_skip()
+import urinorm.polars as up  # noqa: E402 (once the plugin is known to be there)
 
 RULES = ROOT / "testdata" / "rules"
 BASE = "http://a.example/b/c"

@@ -31,7 +31,10 @@ carries everything it needs (the rules' texts, not their paths).
 
 Importing this module also registers the ``urinorm`` namespace on
 expressions: ``pl.col("url").urinorm.normalize(preset="aggressive")``.
-Needs polars (1.0 or later).
+Needs polars (1.0 or later) and the plugin library, a package of its own
+(``urinorm-polars``, ``python/polars/``: ``pip install ./python/polars``),
+built apart from ``urinorm`` so that only those who use Polars compile
+Polars' crates.
 """
 
 from __future__ import annotations
@@ -50,8 +53,31 @@ if TYPE_CHECKING:
 
     from urinorm import KeyName, Names, Params, PresetName, RungName
 
-# The extension module, in this directory, is also the plugin library.
-_LIBRARY = Path(__file__).parent
+
+
+def _plugin_library() -> Path:
+    """Where the plugin's library is: the package ``urinorm_polars``, built
+    from the same sources as this package (the options travel between them
+    as this version's JSON)."""
+    try:
+        import urinorm_polars
+    except ImportError as e:
+        raise ImportError(
+            "urinorm.polars needs its plugin library, the package urinorm-polars: "
+            "pip install ./python/polars (from urinorm's source tree; it compiles "
+            "Polars' crates, some minutes more than urinorm's own build)"
+        ) from e
+    if urinorm_polars.__version__ != urinorm.__version__:
+        raise ImportError(
+            f"urinorm-polars {urinorm_polars.__version__} is installed beside urinorm "
+            f"{urinorm.__version__}: build both from the same source tree"
+        )
+    # The package's directory, which holds its one shared library: Polars
+    # looks there for it.
+    return Path(urinorm_polars.__file__).parent
+
+
+_LIBRARY = _plugin_library()
 
 __all__ = ["fingerprint", "normalize", "reason", "resolve", "surt"]
 

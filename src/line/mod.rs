@@ -519,6 +519,41 @@ impl NormalizeLines {
         (self.columns.with_reference(reference, base, columns, write)).map(drop)
     }
 
+    /// Why a value has no key, `error` being what
+    /// [`NormalizeLines::write_value_key`] said of it and `base` the base it
+    /// was given: the error's sentence, or, when the base is at fault,
+    /// `the base: ` and why, as resolution's errors name it.
+    ///
+    /// ```
+    /// use urinorm::line::spec::NormalizerSpec;
+    /// use urinorm::line::{KeyScratch, NormalizeLines};
+    /// let spec = NormalizerSpec::default();
+    /// let values = NormalizeLines::of_values(&spec, spec.normalizer()?);
+    /// let (mut out, mut scratch) = (Vec::new(), KeyScratch::default());
+    /// let base = Some(&b"no/scheme"[..]);
+    /// let error = values.write_value_key(b"d", base, &mut out, &mut scratch).unwrap_err();
+    /// assert!(values.value_refusal(base, &error).starts_with("the base: "));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn value_refusal(&self, base: Option<&[u8]>, error: &Rejection) -> String {
+        // Resolution refuses only a base without a scheme (§5.2.1); a
+        // lenient run reads the base repaired.
+        let mut repaired = Vec::new();
+        let base = base.map(|base| match self.columns.lenient {
+            true if lenient::repair(base, &mut repaired) != 0 => &repaired[..],
+            _ => base,
+        });
+        let at_fault = base.map(UriRef::parse_bytes).and_then(|base| match base {
+            Ok(base) if base.scheme().is_some() => None,
+            Ok(_) => Some(error.clone()),
+            Err(e) => Some(Rejection::from(e)),
+        });
+        match at_fault {
+            Some(e) => format!("the base: {e}"),
+            None => error.to_string(),
+        }
+    }
+
     /// Whether a line's canonical form is looked at before it is taken.
     fn judges(&self) -> bool {
         self.scope.is_some() || self.site.is_some() || self.fetchable

@@ -1,9 +1,11 @@
-//! The Polars expression plugin behind `urinorm.polars`: Polars loads this
-//! library and calls each `#[polars_expr]` function (through pyo3-polars'
-//! plugin ABI) on a chunk of a column, on its own threads, without the GIL.
-//! A call reads its options from the keyword arguments the expression was
-//! made with (pickled by Polars) and makes one value a row, as the Arrow
-//! batches do ([`arrow::KeyMaker`]).
+//! The Polars expression plugin behind `urinorm.polars`, a library of its
+//! own (the Python module `urinorm_polars`), so that only those who use
+//! Polars compile Polars' crates: Polars loads this library and calls each
+//! `#[polars_expr]` function (through pyo3-polars' plugin ABI) on a chunk of
+//! a column, on its own threads, without the GIL. A call reads its options
+//! from the keyword arguments the expression was made with (pickled by
+//! Polars) and makes one value a row with the line mapper's
+//! [`NormalizeLines::write_value_key`], as the Python package's batches do.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,12 +13,23 @@ use polars::prelude::*;
 use pyo3_polars::derive::polars_expr;
 use serde::Deserialize;
 
+use pyo3::prelude::{Bound, PyModule, PyModuleMethods, PyResult, pymodule};
 use urinorm::fingerprint::fingerprint;
 use urinorm::line::spec::NormalizerSpec;
-use urinorm::line::{Columns, NormalizeLines};
+use urinorm::line::{Columns, KeyScratch, NormalizeLines};
 use urinorm::normalize::Normalizer;
 
-use crate::arrow::{self, Row, Scratches};
+/// The module Python imports to find this library (and check that it was
+/// built with the `urinorm` package beside it: the options are shipped
+/// between them as JSON of this version's `NormalizerSpec`).
+#[pymodule]
+fn urinorm_polars(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))
+}
+
+/// A row to make a key of: a reference, and the base it is resolved
+/// against when the row has its own.
+type Row<'a> = (&'a [u8], Option<&'a [u8]>);
 
 /// An expression's keyword arguments (made in `urinorm/polars.py`).
 #[derive(Deserialize)]
@@ -56,12 +69,12 @@ fn normalizer(shipped: &str) -> PolarsResult<Arc<Built>> {
 }
 
 /// Makes a value of each row with the expression's options: `made` is
-/// called with the maker, the row (`None` when null) and the buffers it
-/// may reuse.
+/// called with the line mapper, the row (`None` when null) and the buffers
+/// it may reuse.
 fn each_row<'r>(
     kwargs: &Kwargs,
     rows: impl Iterator<Item = Option<Row<'r>>>,
-    mut made: impl FnMut(&arrow::KeyMaker<'_>, Option<Row<'r>>, &mut Scratches),
+    mut made: impl FnMut(&NormalizeLines, Option<Row<'r>>, &mut KeyScratch),
 ) -> PolarsResult<()> {
     let built = normalizer(&kwargs.spec)?;
     let (spec, normalizer) = &*built;
@@ -72,13 +85,9 @@ fn each_row<'r>(
         },
         ..NormalizeLines::of_values(spec, normalizer.clone())
     };
-    let maker = arrow::KeyMaker {
-        lines: &lines,
-        reasons: false,
-    };
-    let mut scratch = Scratches::default();
+    let mut scratch = KeyScratch::default();
     for row in rows {
-        made(&maker, row, &mut scratch);
+        made(&lines, row, &mut scratch);
     }
     Ok(())
 }
@@ -170,9 +179,9 @@ fn keys_of(
     let inputs = as_strings(inputs)?;
     let (_, rows) = rows(&inputs)?;
     let mut key = Vec::new();
-    each_row(kwargs, rows, |maker, row, scratch| {
+    each_row(kwargs, rows, |lines, row, scratch| {
         key.clear();
-        match row.map(|row| maker.write(row, &mut key, scratch)) {
+        match row.map(|(uri, base)| lines.write_value_key(uri, base, &mut key, scratch)) {
             Some(Ok(())) => take(Some(&key)),
             _ => take(None),
         }
@@ -212,10 +221,10 @@ fn no_key_reason(inputs: &[Series], kwargs: Kwargs) -> PolarsResult<Series> {
     let (len, rows) = rows(&strings)?;
     let mut reasons = StringChunkedBuilder::new(name(inputs), len);
     let mut key = Vec::new();
-    each_row(&kwargs, rows, |maker, row, scratch| {
+    each_row(&kwargs, rows, |lines, row, scratch| {
         key.clear();
-        match row.map(|row| (row, maker.write(row, &mut key, scratch))) {
-            Some((row, Err(e))) => reasons.append_value(maker.reason(row, &e)),
+        match row.map(|(uri, base)| (base, lines.write_value_key(uri, base, &mut key, scratch))) {
+            Some((base, Err(e))) => reasons.append_value(lines.value_refusal(base, &e)),
             _ => reasons.append_null(),
         }
     })?;
