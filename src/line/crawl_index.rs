@@ -53,10 +53,17 @@ impl IndexLines {
         self.format.is_some_and(|f| is_header(f, line))
     }
 
-    /// Takes the layout of CDX input `source` from its first line, if that
-    /// is a header; the error says what the header lacks.
+    /// Reads the first line of input `source`: refuses an input that is
+    /// not the index the flag says (a CDXJ given as CDX, a CDX as CDXJ, a
+    /// WARC or ARC file as either), and takes a CDX input's layout from its
+    /// header line. The error is a sentence about the input: what it
+    /// looks like and the flag to give it with, or what its header lacks.
     pub fn learn_layout(&self, source: usize, first: &[u8]) -> Result<(), String> {
-        if self.format != Some(IndexFormat::Cdx) {
+        let Some(format) = self.format else {
+            return Ok(());
+        };
+        refuse_another_shape(format, first)?;
+        if format != IndexFormat::Cdx {
             return Ok(());
         }
         match CdxLayout::from_header(first) {
@@ -139,6 +146,83 @@ fn nth_field(line: &[u8], delimiter: u8, n: usize) -> Option<&[u8]> {
         n => ends.nth(n - 1)? + 1,
     };
     ends.next().map(|end| &line[start..end])
+}
+
+/// What an input's first line looks like, by its shape alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// `WARC/1.0`: a WARC record's version line (a `.warc.gz` is read
+    /// decompressed).
+    Warc,
+    /// `filedesc://`: an ARC file's version block.
+    Arc,
+    /// A CDX header, or a record of at least 9 space-separated fields and
+    /// no JSON object.
+    Cdx,
+    /// `KEY TIMESTAMP {`, or a `!` header line.
+    Cdxj,
+    /// None of these: left to be read (and rejected line by line).
+    Unknown,
+}
+
+impl Shape {
+    fn of(line: &[u8]) -> Shape {
+        if line.starts_with(b"WARC/") {
+            return Shape::Warc;
+        }
+        if line.starts_with(b"filedesc://") {
+            return Shape::Arc;
+        }
+        if line.starts_with(b"!") {
+            return Shape::Cdxj;
+        }
+        if CdxLayout::from_header(line).is_some() {
+            return Shape::Cdx;
+        }
+        let mut fields = line.splitn(3, |&b| b == b' ');
+        if fields.nth(2).is_some_and(|json| json.starts_with(b"{")) {
+            return Shape::Cdxj;
+        }
+        match line.split(|&b| b == b' ').count() >= 9 && !line.contains(&b'{') {
+            true => Shape::Cdx,
+            false => Shape::Unknown,
+        }
+    }
+
+    /// What an input of this shape is, and how it is given.
+    fn described(self) -> &'static str {
+        match self {
+            Shape::Warc => {
+                "a WARC file, not a crawl index: index it first (cdxj-indexer) and give the index with --cdxj"
+            }
+            Shape::Arc => {
+                "an ARC file, not a crawl index: index it first (cdxj-indexer) and give the index with --cdxj"
+            }
+            Shape::Cdx => "a CDX index (space-separated fields): give it with --cdx",
+            Shape::Cdxj => {
+                "a CDXJ index (a SURT key, a timestamp and a JSON object): give it with --cdxj"
+            }
+            Shape::Unknown => "",
+        }
+    }
+}
+
+/// The refusal of an input whose first line is not of `format`: a CDXJ
+/// index given as CDX, a CDX index as CDXJ, a WARC or ARC file as any
+/// index. A first line of no known shape is not judged here.
+fn refuse_another_shape(format: IndexFormat, first: &[u8]) -> Result<(), String> {
+    let shape = Shape::of(first);
+    let fits = match (format, shape) {
+        (_, Shape::Unknown) => true,
+        (_, Shape::Warc | Shape::Arc) => false,
+        (IndexFormat::Cdx, cdx) => cdx == Shape::Cdx,
+        (IndexFormat::Cdxj, cdxj) => cdxj == Shape::Cdxj,
+        (IndexFormat::Digest { .. }, _) => true,
+    };
+    match fits {
+        true => Ok(()),
+        false => Err(format!("it looks like {}", shape.described())),
+    }
 }
 
 /// A line of an index read once ([`IndexLines::read`]).
@@ -300,7 +384,9 @@ fn read_cdxj(line: &[u8]) -> Result<Record<'_>, Rejection> {
         Some(serde_json::Value::Number(n)) => Some(n.to_string()),
         _ => None,
     };
-    let status = status.as_deref().map(str::as_bytes);
+    // A record without a status (a `metadata` or `resource` record, which
+    // no server sent) is not content, as its `-` in a CDX file says.
+    let status = Some(status.as_deref().map_or(&b"-"[..], str::as_bytes));
     let mime = fields.mime.as_deref().map(str::as_bytes);
     let digest = fields
         .digest
@@ -338,7 +424,10 @@ fn strip_algorithm(digest: &[u8]) -> &[u8] {
 
 /// The digest of a capture with this status and MIME type, if it is
 /// content: a 2xx response, or a revisit (which carries the digest of what
-/// it revisits); none for `-` or an empty digest.
+/// it revisits); none for `-` or an empty digest. A record whose status is
+/// `-` (a CDX field) or absent (a CDXJ key) is not content; `status` is
+/// `None` only where the index has no status at all (a CDX header without
+/// `s`, a `--digest-field` list), and every capture counts.
 pub fn content_digest<'d>(
     status: Option<&[u8]>,
     mime: Option<&[u8]>,
@@ -434,6 +523,51 @@ mod tests {
     }
 
     #[test]
+    fn an_input_of_another_shape_is_refused_by_its_first_line() {
+        let cdx = b"com,example)/ 20200101000000 http://example.com/ text/html 200 AAAA - - 1 2 f.warc.gz";
+        let cdxj = br#"com,example)/ 20200101000000 {"url": "http://example.com/"}"#;
+        let refusal = |format, line: &[u8]| refuse_another_shape(format, line).err();
+        assert_eq!(refusal(IndexFormat::Cdx, cdx), None);
+        assert_eq!(
+            refusal(IndexFormat::Cdx, b" CDX N b a m s k r M S V g"),
+            None
+        );
+        assert_eq!(refusal(IndexFormat::Cdxj, cdxj), None);
+        assert_eq!(refusal(IndexFormat::Cdxj, b"!meta 0 {}"), None);
+        let said = refusal(IndexFormat::Cdx, cdxj).unwrap();
+        assert!(said.contains("CDXJ") && said.ends_with("--cdxj"), "{said}");
+        let said = refusal(IndexFormat::Cdxj, cdx).unwrap();
+        assert!(
+            said.contains("a CDX index") && said.ends_with("--cdx"),
+            "{said}"
+        );
+        let said = refusal(IndexFormat::Cdxj, b" CDX N b a m s k").unwrap();
+        assert!(said.ends_with("--cdx"), "{said}");
+        for format in [
+            IndexFormat::Cdx,
+            IndexFormat::Cdxj,
+            IndexFormat::Digest {
+                column: 1,
+                delimiter: b'\t',
+            },
+        ] {
+            assert!(
+                refusal(format, b"WARC/1.1")
+                    .unwrap()
+                    .contains("a WARC file")
+            );
+            assert!(
+                refusal(format, b"filedesc://x.arc 0.0.0.0 2020 text/plain 1")
+                    .unwrap()
+                    .contains("an ARC file")
+            );
+        }
+        // A line of no known shape is left to be read, and rejected there.
+        assert_eq!(refusal(IndexFormat::Cdxj, b"http://a/ x"), None);
+        assert_eq!(refusal(IndexFormat::Cdx, b"http://a/ x"), None);
+    }
+
+    #[test]
     fn cdxj_records() {
         let line = r#"com,example)/ 20200101000000 {"url": "http://example.com/\u00e9", "mime": "text/html", "status": "200", "digest": "sha1:AAAA"}"#;
         assert_eq!(
@@ -447,6 +581,17 @@ mod tests {
         );
         let missing = r#"a 1 {"url": "http://a/", "status": "404", "digest": "B"}"#;
         assert_eq!(record(IndexFormat::Cdxj, missing), some("http://a/", None));
+        // No status: a metadata record, not content, as in CDX.
+        let metadata = r#"a 1 {"url": "metadata://a/m", "mime": "text/plain", "digest": "D"}"#;
+        assert_eq!(
+            record(IndexFormat::Cdxj, metadata),
+            some("metadata://a/m", None)
+        );
+        let as_cdx = "a 1 metadata://a/m text/plain - D - - 1 2 f";
+        assert_eq!(
+            record(IndexFormat::Cdx, as_cdx),
+            some("metadata://a/m", None)
+        );
         let revisit = r#"a 1 {"url": "http://a/", "mime": "warc/revisit", "digest": "C"}"#;
         assert_eq!(
             record(IndexFormat::Cdxj, revisit),

@@ -168,6 +168,31 @@ impl IndexArgs {
             delimiter: columns.delimiter,
         }))
     }
+
+    /// The flag that names the crawl index.
+    fn flag(&self) -> &'static str {
+        match (self.cdx, self.cdxj) {
+            (true, _) => "--cdx",
+            (_, true) => "--cdxj",
+            _ => "--digest-field",
+        }
+    }
+
+    /// Refuses a crawl index whose `lines` other lines came with no capture
+    /// of content (`captures`, rejected ones among them):
+    /// nothing can be judged by it, and it is most likely not what its flag
+    /// says (a run that judged nothing does not end as one that did).
+    pub fn refuse_no_captures(&self, captures: u64, lines: u64) -> Result<(), Error> {
+        match captures == 0 && lines > 0 {
+            true => Err(Error::Usage(format!(
+                "the crawl index ({}) held {lines} line{} and no capture of content (a 2xx \
+                 response or a revisit, with a digest): is it the index the flag says?",
+                self.flag(),
+                if lines == 1 { "" } else { "s" },
+            ))),
+            false => Ok(()),
+        }
+    }
 }
 
 /// The 0-based column of `--flag n`.

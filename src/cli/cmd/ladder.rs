@@ -109,6 +109,10 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         index,
     };
     let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
+    if let Some(held) = &report.evidence {
+        args.index
+            .refuse_no_captures(held.captures + held.rejected, held.not_content)?;
+    }
     let run = RunFacts::new(
         // The program as `urinorm`, wherever it was run from.
         ["urinorm".to_string()]

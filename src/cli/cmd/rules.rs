@@ -125,6 +125,8 @@ fn run_learn(args: &LearnArgs) -> Result<Outcome, Error> {
         temp_dir,
     };
     let learning = learn::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
+    args.index
+        .refuse_no_captures(learning.captures + learning.rejected, learning.not_content)?;
     let summary = summary(&learning, &options);
     match &args.output {
         Some(path) => {

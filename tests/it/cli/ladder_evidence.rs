@@ -283,6 +283,131 @@ fn hostile_fields_are_escaped_and_bad_records_rejected() {
     assert_eq!(report["evidence"]["captures"], 3);
 }
 
+/// Writes `bytes` gzipped to `path`, one member (as a `.warc.gz` is a
+/// member a record, its first member starts the same).
+fn gzip(path: &Path, bytes: &[u8]) {
+    let mut encoder = flate2::write::GzEncoder::new(
+        std::fs::File::create(path).unwrap(),
+        flate2::Compression::fast(),
+    );
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap();
+}
+
+/// A WARC file's first record, as wget writes it.
+const WARCINFO: &[u8] = b"WARC/1.1\r\nWARC-Type: warcinfo\r\nWARC-Record-ID: <urn:uuid:1>\r\n\
+    Content-Type: application/warc-fields\r\nContent-Length: 14\r\n\r\nsoftware: wget\r\n\r\n";
+
+#[test]
+fn an_input_that_is_not_the_index_its_flag_says_is_refused_by_both_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cdxj, _) = generate(dir.path(), "cdxj", 3, 4);
+    let (cdx, _) = generate(dir.path(), "cdx", 3, 4);
+    let (bare, _) = generate(dir.path(), "cdx-bare", 3, 4);
+    let warc = dir.path().join("crawl.warc");
+    std::fs::write(&warc, WARCINFO).unwrap();
+    let warc_gz = dir.path().join("crawl.warc.gz");
+    gzip(&warc_gz, WARCINFO);
+    let (warc, warc_gz) = (warc.to_str().unwrap(), warc_gz.to_str().unwrap());
+    for (flag, file, says) in [
+        (
+            "--cdx",
+            &cdxj[..],
+            "it looks like a CDXJ index (a SURT key, a timestamp and a JSON object): give it with --cdxj",
+        ),
+        (
+            "--cdxj",
+            &cdx,
+            "it looks like a CDX index (space-separated fields): give it with --cdx",
+        ),
+        ("--cdxj", &bare, "give it with --cdx"),
+        (
+            "--cdx",
+            warc,
+            "it looks like a WARC file, not a crawl index: index it first",
+        ),
+        ("--cdxj", warc_gz, "a WARC file"),
+        ("--digest-field", warc, "a WARC file"),
+    ] {
+        for command in [&["ladder"][..], &["rules", "learn"]] {
+            let mut args = command.to_vec();
+            args.push(flag);
+            if flag == "--digest-field" {
+                args.push("2");
+            }
+            args.extend(["--quiet", file]);
+            let run = urinorm(&args, b"");
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+            assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
+            assert!(run.stderr.contains(file), "{args:?}: {}", run.stderr);
+            assert_eq!(
+                run.stderr.lines().count(),
+                1,
+                "one sentence: {}",
+                run.stderr
+            );
+            assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+        }
+    }
+    // Each given as what it is: read.
+    report(&["--cdxj"], &cdxj);
+    report(&["--cdx"], &bare);
+}
+
+#[test]
+fn an_index_without_a_capture_of_content_is_not_a_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = cdx(
+        dir.path(),
+        &[
+            "a)/x 1 http://a.com/x text/html 404 ERR - - 1 1 f",
+            "a)/z 1 http://a.com/z text/html 301 R1 http://a.com/ - 1 1 f",
+        ],
+    );
+    for command in [&["ladder"][..], &["rules", "learn"]] {
+        let mut args = command.to_vec();
+        args.extend(["--cdx", "--quiet", &file]);
+        let run = urinorm(&args, b"");
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("the crawl index (--cdx) held 2 lines and no capture of content"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn records_without_a_status_are_not_content_in_either_format() {
+    let dir = tempfile::tempdir().unwrap();
+    // wget's own records (its manifest, its log): no server sent them.
+    let file = cdx(
+        dir.path(),
+        &[
+            "a)/ 1 http://a.com/ text/html 200 D1 - - 1 1 f",
+            "a)/ 2 http://a.com:80/ text/html 200 D1 - - 1 1 f",
+            "gnu,org)/m 1 metadata://gnu.org/m text/plain - M1 - - 1 1 f",
+            "gnu,org)/l 1 metadata://gnu.org/l text/plain - M1 - - 1 1 f",
+        ],
+    );
+    let cdxj = dir.path().join("small.cdxj");
+    std::fs::write(
+        &cdxj,
+        "a)/ 1 {\"url\": \"http://a.com/\", \"mime\": \"text/html\", \"status\": \"200\", \"digest\": \"sha1:D1\"}\n\
+         a)/ 2 {\"url\": \"http://a.com:80/\", \"mime\": \"text/html\", \"status\": 200, \"digest\": \"D1\"}\n\
+         gnu,org)/m 1 {\"url\": \"metadata://gnu.org/m\", \"mime\": \"text/plain\", \"digest\": \"M1\"}\n\
+         gnu,org)/l 1 {\"url\": \"metadata://gnu.org/l\", \"mime\": \"text/plain\", \"digest\": \"M1\"}\n",
+    )
+    .unwrap();
+    let by_cdx = report(&["--cdx"], &file);
+    let by_cdxj = report(&["--cdxj"], cdxj.to_str().unwrap());
+    assert_eq!(by_cdx["evidence"]["captures"], 2);
+    assert_eq!(by_cdx["evidence"]["not_content"], 2);
+    assert_eq!(by_cdx["evidence"], by_cdxj["evidence"]);
+    assert_eq!(by_cdx["top_hosts"], by_cdxj["top_hosts"]);
+}
+
 /// `ladder --json --cdxj` on `path`, which exits with `code`.
 fn report_with_code(path: &Path, code: i32) -> Value {
     let run = urinorm(
