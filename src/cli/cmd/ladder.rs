@@ -55,6 +55,11 @@ pub struct LadderArgs {
     /// How many of the hosts with most lines to name.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top_hosts: usize,
+    /// With a crawl index: the false merges (keys holding pages that
+    /// differ) the recommended step may make. The step recommended is the
+    /// one with the most right merges within it.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_false_merges: u64,
     /// Site rules: one more step, the last one's plus every rule, and each
     /// file's merges on its own.
     #[command(flatten)]
@@ -107,6 +112,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         top_hosts: args.top_hosts,
         rules: args.rules.each_file()?,
         index,
+        max_false_merges: args.max_false_merges,
     };
     let report = ladder::run(&inputs, &options, &Bar::new(&inputs, !args.quiet, false))?;
     if let Some(held) = &report.evidence {
@@ -151,6 +157,10 @@ pub fn table(report: &JsonReport) -> String {
         text += &format!("ESTIMATE from a {:.1}% sample of hosts\n", fraction * 100.0);
     }
     text += &format!("{}\n\n", ladder_page::lines_read(report));
+    for line in wrapped(&ladder_page::recommendation(report), 80) {
+        text += &format!("{line}\n");
+    }
+    text += "\n";
     text += "step                    distinct  collapsed       %  rejected   time s\n";
     for step in &report.steps {
         let percent = 100.0 * step.collapsed as f64 / report.lines.max(1) as f64;

@@ -40,6 +40,11 @@ pub fn page(report: &JsonReport) -> String {
         text(&lines_read(report)),
         count(scheme_rejected(report)),
     );
+    let _ = writeln!(
+        html,
+        "<p class=\"recommend\">{}</p>",
+        text(&recommendation(report))
+    );
     collapse_chart(&mut html, report);
     evidence(&mut html, report);
     attribution_charts(&mut html, report);
@@ -57,6 +62,7 @@ h3 { font-size: 1.02em; margin: 1.4em 0 .4em; }
 .lede { color: #4a5366; margin-top: 0; }
 .estimate { background: #fff3cd; border: 1px solid #e6c65c; padding: .4em .7em; font-weight: 600; }
 .note { color: #4a5366; font-size: .92em; }
+.recommend { background: #eef6ee; border: 1px solid #9cc79c; padding: .5em .8em; }
 svg { display: block; max-width: 100%; height: auto; }
 svg text { font: 13px system-ui, sans-serif; fill: #1d2330; }
 svg .label { text-anchor: end; }
@@ -96,6 +102,57 @@ pub fn lines_read(report: &JsonReport) -> String {
     }
     if report.binary > 0 {
         text += &format!(", {} in binary files", report.binary);
+    }
+    text
+}
+
+/// The step to take, in one sentence with its precision, recall and the
+/// lines it saves, and why the steps that merge more are not it; without a
+/// crawl index, that a recommendation needs one, and what the safe step
+/// merges.
+pub fn recommendation(report: &JsonReport) -> String {
+    let Some(chosen) = &report.recommendation else {
+        let safe = report.steps.iter().find(|s| s.name == "protocol:safe");
+        let given = report.steps.first().map_or(0, |s| s.distinct);
+        let mut text = "No step is recommended: that needs a crawl index to judge the merges by \
+                        (--cdx, --cdxj or --digest-field N)."
+            .to_string();
+        if let Some(safe) = safe {
+            text += &format!(
+                " Without one: protocol:safe keeps {} distinct keys, {} fewer than the \
+                 lines as given.",
+                safe.distinct,
+                given.saturating_sub(safe.distinct)
+            );
+        }
+        return text;
+    };
+    let share = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.4}"));
+    let mut text = format!(
+        "Recommended: {}, the step with the most right merges ({} pairs of URLs that are \
+         one content) among those with at most {} false merge{}: precision {}, recall {}; \
+         it keeps {} distinct keys, {} fewer than the lines as given.",
+        chosen.step,
+        chosen.right_pairs,
+        chosen.max_false_merges,
+        if chosen.max_false_merges == 1 {
+            ""
+        } else {
+            "s"
+        },
+        share(chosen.precision),
+        share(chosen.recall),
+        chosen.distinct,
+        chosen.saved,
+    );
+    for over in &chosen.passed_over {
+        text += &format!(
+            " {} merges more ({} right pairs) but makes {} false merge{}.",
+            over.step,
+            over.right_pairs,
+            over.false_merges,
+            if over.false_merges == 1 { "" } else { "s" },
+        );
     }
     text
 }

@@ -12,6 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::recommend::Recommendation;
 use super::{
     Evidence, EvidenceSummary, FalseExample, Merge, MissedExample, Report, StepReport,
     TransformMerges,
@@ -38,6 +39,8 @@ pub struct JsonReport {
     pub domains: u64,
     pub top_hosts: Vec<JsonHost>,
     pub evidence: Option<EvidenceSummary>,
+    /// The step to take, by the evidence (a crawl index's only).
+    pub recommendation: Option<Recommendation>,
     pub seconds: f64,
     pub run: RunFacts,
 }
@@ -148,6 +151,7 @@ impl JsonReport {
                 })
                 .collect(),
             evidence: report.evidence.clone(),
+            recommendation: report.recommendation.clone(),
             seconds: report.seconds,
             run,
         }
@@ -263,6 +267,7 @@ mod tests {
             domains: 1,
             top_hosts: vec![("a".into(), 2)],
             evidence: None,
+            recommendation: None,
             seconds: 1.5,
         }
     }
@@ -284,7 +289,8 @@ mod tests {
             r#""size":2,"spellings":["http://a/","http://www.a/"]}],"merges":1,"risk":"#,
             r#""medium: www.x.com and x.com can be different sites","transform":"strip-www"}],"#,
             r#""binary":0,"blank":1,"domains":1,"estimate":true,"evidence":null,"header":0,"hosts":2,"#,
-            r#""left_out":0,"lines":3,"lines_read":4,"rejected_by_reason":[{"lines":1,"reason":"bad"}],"#,
+            r#""left_out":0,"lines":3,"lines_read":4,"recommendation":null,"#,
+            r#""rejected_by_reason":[{"lines":1,"reason":"bad"}],"#,
             r#""rules_attribution":[{"merges":3,"rules":"site.rules"}],"#,
             r#""run":{"command":["urinorm","ladder"],"inputs":["-"],"threads":2,"version":"1.2.3"},"#,
             r#""sample":0.5,"seconds":1.5,"steps":[{"collapsed":0,"distinct":2,"evidence":null,"#,

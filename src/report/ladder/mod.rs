@@ -29,6 +29,7 @@ pub mod json;
 mod judged;
 mod lines;
 mod protocol_pass;
+pub mod recommend;
 mod rfc_pass;
 mod steps;
 #[cfg(test)]
@@ -110,6 +111,8 @@ pub struct Options {
     /// The lines are a crawl index: judge each step's merges by the
     /// digests of what the URLs served ([`crate::report::evidence`]).
     pub index: Option<IndexFormat>,
+    /// The false merges a recommended step may make ([`recommend`]).
+    pub max_false_merges: u64,
 }
 
 /// The site rules a ladder measures: all of them together, and each file
@@ -148,6 +151,7 @@ impl Default for Options {
             top_hosts: 10,
             rules: None,
             index: None,
+            max_false_merges: 0,
         }
     }
 }
@@ -294,6 +298,8 @@ pub struct Report {
     /// For a crawl index: what it held (each step's and transform's
     /// judgement is beside its counts).
     pub evidence: Option<EvidenceSummary>,
+    /// For a crawl index: the step to take ([`recommend`]).
+    pub recommendation: Option<recommend::Recommendation>,
     pub seconds: f64,
 }
 
@@ -347,6 +353,7 @@ fn measure(
     let evidence = captures
         .map(|table| judged::judge(table, &second, &reading, &mut reports, &mut attribution));
     let (hosts, domains, top_hosts) = sites(second.worked, options.top_hosts);
+    let recommendation = recommend::recommend(&reports, options.max_false_merges);
     let Skipped {
         left_out,
         blank,
@@ -369,6 +376,7 @@ fn measure(
         domains,
         top_hosts,
         evidence,
+        recommendation,
         seconds: 0.0,
     })
 }

@@ -94,6 +94,72 @@ fn generated_indexes_are_judged_as_planted_in_every_format() {
     assert_judged_as_planted(&report(&["--cdxj"], &gz), &truth, "cdxj.gz");
 }
 
+/// The step of `order` with the most right pairs among the truth's steps
+/// with at most `tolerance` false merges (the first of equals).
+fn best_planted(truth: &Value, order: &[&str], tolerance: u64) -> String {
+    let planted = |name: &str, field: &str| truth["steps"][name][field].as_u64().unwrap();
+    let mut best = order[0];
+    for &name in order {
+        if planted(name, "false_merges") <= tolerance
+            && planted(name, "right_pairs") > planted(best, "right_pairs")
+        {
+            best = name;
+        }
+    }
+    best.to_string()
+}
+
+#[test]
+fn the_recommendation_is_the_planted_best_within_the_tolerance() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, truth) = generate(dir.path(), "cdxj", 7, 20);
+    let report = report(&["--cdxj"], &file);
+    let order: Vec<&str> = (report["steps"].as_array().unwrap().iter())
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    let chosen = &report["recommendation"];
+    assert_eq!(chosen["step"], best_planted(&truth, &order, 0));
+    assert_eq!(chosen["false_merges"], 0);
+    let aggressive = truth["steps"]["protocol:aggressive"]["false_merges"]
+        .as_u64()
+        .unwrap();
+    assert!(aggressive > 0, "false merges planted");
+    assert_eq!(chosen["passed_over"][0]["step"], "protocol:aggressive");
+    let tolerant = report_exiting(
+        &["--cdxj", "--max-false-merges", &aggressive.to_string()],
+        &file,
+        0,
+    );
+    assert_eq!(
+        tolerant["recommendation"]["step"],
+        best_planted(&truth, &order, aggressive)
+    );
+    assert_eq!(tolerant["recommendation"]["step"], "protocol:aggressive");
+    // The text says it first, the page above its charts.
+    let run = urinorm(&["ladder", "--cdxj", "--quiet", &file], b"");
+    let said = format!("Recommended: {}, ", chosen["step"].as_str().unwrap());
+    assert!(
+        run.stdout.lines().nth(2).unwrap().starts_with(&said),
+        "{}",
+        run.stdout
+    );
+    let page = urinorm(&["ladder", "--cdxj", "--quiet", "--html", "-", &file], b"");
+    let at = page
+        .stdout
+        .find("<p class=\"recommend\">Recommended: ")
+        .unwrap();
+    assert!(at < page.stdout.find("<svg").unwrap());
+    // Without an index, it says what a recommendation needs.
+    let plain = urinorm(&["ladder", "--quiet"], b"http://a/\nhttp://A/\n");
+    assert!(
+        plain
+            .stdout
+            .contains("No step is recommended: that needs a crawl index"),
+        "{}",
+        plain.stdout
+    );
+}
+
 #[test]
 fn the_digest_column_can_be_any_column() {
     let dir = tempfile::tempdir().unwrap();
