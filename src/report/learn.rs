@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use crate::line::ColumnScratch;
 use crate::line::crawl_index::IndexLines;
-use crate::normalize::protocol::{Preset, Protocol};
+use crate::normalize::protocol::{Preset, Protocol, Transform};
 use crate::normalize::{Normalizer, Scratch};
 use crate::pipeline::chunks::{Chunk, Chunks, Line, LineRules};
 use crate::pipeline::hash::InMemoryPrints;
@@ -353,18 +353,34 @@ fn held_out(
 /// The rules as a file: what they were learned over, then each rule with
 /// its evidence.
 fn rules_text(rules: &[LearnedRule], options: &LearnOptions) -> String {
+    let www_stripped = strips_www(options.preset);
     let mut text = format!(
-        "# Learned by `urinorm rules learn` over --preset {0}: apply them with\n\
-         # the same preset (hosts and paths are as it writes them).\n\
+        "# Learned by `urinorm rules learn` over --preset {0}: hosts and paths are\n\
+         # as it writes them{3}.\n\
          # Each rule merges only URLs that served one content (conflicts: 0),\n\
          # at least {1} URLs over at least {2} distinct values.\n",
-        options.preset.name, options.support.min_urls, options.support.min_values
+        options.preset.name,
+        options.support.min_urls,
+        options.support.min_values,
+        match www_stripped {
+            true =>
+                " (each host also with `www.`, which it strips, so that a preset keeping it applies them too)",
+            false => "",
+        }
     );
     for rule in rules {
         text.push('\n');
-        text += &rule.lines();
+        text += &rule.lines(www_stripped);
     }
     text
+}
+
+/// Whether `preset` drops a leading `www.` label: hosts learned over its
+/// forms may have had one.
+fn strips_www(preset: &Preset) -> bool {
+    preset
+        .transforms()
+        .any(|t| matches!(t, Transform::StripWww | Transform::StripWwwDigits))
 }
 
 /// The rules in `text` applied, over `base`, to `urls` (each with its

@@ -45,14 +45,17 @@ pub struct LearnedRule {
 
 impl LearnedRule {
     /// The rule as lines of urinorm's rules format: a comment with its
-    /// evidence, then the rule.
+    /// evidence, then the rule. Learned over forms whose `www.` was
+    /// stripped (`www_stripped`), the rule is written for the host with it
+    /// too, so that it applies over a preset that keeps `www.`.
     ///
     /// ```
     /// use urinorm::rules::learn::{LearnedRule, Rewrite};
     /// let rule = LearnedRule { host: "a.example".into(), rewrite: Rewrite::DropParam("sort".into()), urls: 30, merges: 20, values: 6 };
-    /// assert_eq!(rule.lines(), "# drop sort: 30 URLs merged (20 keys fewer) over 6 values, conflicts: 0\n=a.example drop-params sort\n");
+    /// assert_eq!(rule.lines(false), "# drop sort: 30 URLs merged (20 keys fewer) over 6 values, conflicts: 0\n=a.example drop-params sort\n");
+    /// assert!(rule.lines(true).ends_with("=a.example drop-params sort\n=www.a.example drop-params sort\n"));
     /// ```
-    pub fn lines(&self) -> String {
+    pub fn lines(&self, www_stripped: bool) -> String {
         let (what, rule) = match &self.rewrite {
             Rewrite::DropParam(name) => (format!("drop {name}"), format!("drop-params {name}")),
             Rewrite::StripPrefix(segment) => (
@@ -61,10 +64,14 @@ impl LearnedRule {
             ),
             Rewrite::LowercasePath => ("paths read in any case".into(), "lowercase-path".into()),
         };
-        format!(
+        let mut lines = format!(
             "# {what}: {} URLs merged ({} keys fewer) over {} values, conflicts: 0\n={} {rule}\n",
             self.urls, self.merges, self.values, self.host
-        )
+        );
+        if www_stripped && !self.host.starts_with("www.") {
+            lines += &format!("=www.{} {rule}\n", self.host);
+        }
+        lines
     }
 }
 
@@ -272,7 +279,7 @@ mod tests {
         let (texts, contents): (Vec<&str>, Vec<u32>) = forms.iter().copied().unzip();
         learn(&texts, &contents, SUPPORT)
             .iter()
-            .map(LearnedRule::lines)
+            .map(|rule| rule.lines(false))
             .map(|lines| lines.lines().nth(1).unwrap().to_string())
             .collect()
     }

@@ -44,7 +44,9 @@ pub struct LadderArgs {
     pub with: Option<Transform>,
     /// Add one step beside the ladder: the scheme rung plus this preset's
     /// transforms (ia: the Internet Archive's), counted as `dedup --preset`
-    /// counts them. A preset the ladder shows adds nothing.
+    /// counts them. A preset the ladder shows adds nothing, but with
+    /// --rules it is what the rules are measured over (`--preset safe`:
+    /// step protocol:safe+rules).
     #[arg(long, value_name = "PRESET")]
     pub preset: Option<Preset>,
     /// Look only at the hosts whose hash falls in this fraction (0 to 1):
@@ -90,7 +92,10 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
             .find(|p| **p == named)
             .expect("a preset is one of PRESETS")
     });
-    if let Some(shown) = preset.filter(|p| p.ladder) {
+    // A ladder preset named alone adds nothing; with rules, it is what the
+    // rules are measured over.
+    let has_rules = !(args.rules.rules.is_empty() && args.rules.rules_clearurls.is_empty());
+    if let Some(shown) = preset.filter(|p| p.ladder && !has_rules) {
         let _ = writeln!(
             io::stderr(),
             "urinorm: --preset {0}: the ladder shows it already (step protocol:{0}); no step added",

@@ -170,7 +170,7 @@ fn summary(learning: &Learning, options: &LearnOptions) -> String {
         options.support.min_values
     );
     for rule in &learning.rules {
-        let line = rule.lines();
+        let line = rule.lines(false);
         let rule_line = line.lines().nth(1).unwrap_or_default();
         // Hosts and names come from the input: shown escaped.
         text += &format!(

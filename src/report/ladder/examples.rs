@@ -121,7 +121,7 @@ fn reasons(step: &Step, below: &Step, uri: &[u8]) -> Vec<String> {
     if let Some(rules) = step
         .normalizer
         .rules()
-        .filter(|_| step.kind == StepKind::Rules)
+        .filter(|_| matches!(step.kind, StepKind::Rules(_)))
     {
         names.extend(fired.iter().map(|&rule| rules.label(rule).to_string()));
     }

@@ -68,8 +68,9 @@ pub enum StepKind {
     Preset(&'static Preset),
     /// The last preset plus one transform (`--with`).
     PresetPlus(Transform),
-    /// The step before plus the site rules (`--rules`, `--rules-clearurls`).
-    Rules,
+    /// A step plus the site rules (`--rules`, `--rules-clearurls`): the
+    /// preset named with them (`--preset safe`), or else the ladder's last.
+    Rules(Option<&'static Preset>),
 }
 
 impl StepKind {
@@ -79,7 +80,8 @@ impl StepKind {
             StepKind::Rung(rung) => rung.name().to_string(),
             StepKind::Preset(preset) => format!("protocol:{}", preset.name),
             StepKind::PresetPlus(t) => format!("+{}", t.name()),
-            StepKind::Rules => "+rules".to_string(),
+            StepKind::Rules(None) => "+rules".to_string(),
+            StepKind::Rules(Some(preset)) => format!("protocol:{}+rules", preset.name),
         }
     }
 }

@@ -32,9 +32,11 @@ impl Step {
     }
 }
 
-/// The steps for `options`: the three RFC rungs, the presets, maybe `--with`
-/// and the rules, each over the one before; then maybe a preset beside
-/// them, over the scheme rung.
+/// The steps for `options`: the three RFC rungs, the presets, maybe
+/// `--with`, each over the one before; maybe a preset beside them, over the
+/// scheme rung; then maybe the rules, over the preset named with them
+/// (`--preset safe --rules R`: `protocol:safe+rules`), or else over the
+/// ladder's last step (`+rules`).
 pub fn steps(options: &Options) -> Vec<Step> {
     fn climb(steps: &mut Vec<Step>, kind: StepKind, normalizer: Normalizer) {
         steps.push(Step {
@@ -58,19 +60,28 @@ pub fn steps(options: &Options) -> Vec<Step> {
         let normalizer = Normalizer::with_protocol(protocol);
         climb(&mut steps, StepKind::PresetPlus(t), normalizer);
     }
-    if let (Some(rules), Some(last)) = (&options.rules, steps.last()) {
-        let normalizer = last
-            .normalizer
-            .clone()
-            .with_rules(rules.all.clone().into_rewrite());
-        climb(&mut steps, StepKind::Rules, normalizer);
-    }
     if let Some(beside) = options.preset.filter(|p| !p.preset.ladder) {
         steps.push(Step {
             kind: StepKind::Preset(beside.preset),
             normalizer: Normalizer::with_protocol(Protocol::from(*beside.preset)),
             over: Some(rung_index(Rung::Scheme)),
             fetchable: beside.fetchable,
+        });
+    }
+    if let Some(rules) = &options.rules {
+        let named = options.preset.map(|p| p.preset);
+        let over = match named {
+            Some(preset) => (steps.iter()).rposition(|s| s.kind == StepKind::Preset(preset)),
+            // The ladder's last step: before a preset beside it.
+            None => Some(steps.len() - 1 - usize::from(options.preset.is_some())),
+        }
+        .expect("the preset named is a step");
+        let below = &steps[over];
+        steps.push(Step {
+            kind: StepKind::Rules(named),
+            normalizer: (below.normalizer.clone()).with_rules(rules.all.clone().into_rewrite()),
+            over: Some(over),
+            fetchable: below.fetchable,
         });
     }
     steps
@@ -233,11 +244,49 @@ mod tests {
             named(&[
                 ("protocol:aggressive", Some("protocol:safe"), false),
                 ("+lowercase-path", Some("protocol:aggressive"), false),
-                ("+rules", Some("+lowercase-path"), false),
                 ("protocol:ia", Some("scheme"), true),
+                ("protocol:ia+rules", Some("protocol:ia"), true),
             ])
         );
         assert_eq!(SingleSteps::new(&options).len(), attributed().len() + 1);
+        let unnamed = Options {
+            preset: None,
+            ..options.clone()
+        };
+        assert_eq!(
+            shape(&steps(&unnamed))[5..],
+            named(&[
+                ("+lowercase-path", Some("protocol:aggressive"), false),
+                ("+rules", Some("+lowercase-path"), false),
+            ])
+        );
+    }
+
+    #[test]
+    fn rules_are_measured_over_the_preset_named_with_them() {
+        let safe = PRESETS.iter().find(|p| p.name == "safe").unwrap();
+        let all = rules("wiki.example lowercase-path\n");
+        let options = Options {
+            rules: Some(LadderRules {
+                all: all.clone(),
+                files: vec![("site.rules".into(), all)],
+            }),
+            preset: Some(PresetStep {
+                preset: safe,
+                fetchable: false,
+            }),
+            ..Options::default()
+        };
+        let steps = steps(&options);
+        assert_eq!(
+            shape(&steps)[4..],
+            named(&[
+                ("protocol:aggressive", Some("protocol:safe"), false),
+                ("protocol:safe+rules", Some("protocol:safe"), false),
+            ])
+        );
+        let protocol = |s: &Step| s.normalizer.protocol().unwrap().transforms().count();
+        assert_eq!(protocol(&steps[5]), protocol(&steps[3]));
     }
 
     #[test]

@@ -552,6 +552,13 @@ fn rules_learn_finds_what_was_planted_and_nothing_else() {
             (host.trim_start_matches('=').to_string(), rule.to_string())
         })
         .collect();
+    // Learned over aggressive's forms (`www.` stripped), each rule is
+    // written for the host with `www.` too.
+    let (twins, learned): (Vec<_>, Vec<_>) = learned.iter().cloned().partition(|(host, rule)| {
+        host.strip_prefix("www.")
+            .is_some_and(|bare| learned.contains(&(bare.to_string(), rule.clone())))
+    });
+    assert_eq!(twins.len(), learned.len(), "{text}");
     // Every ignored parameter planted (each has 8 values and dozens of URLs).
     let mut planted = 0;
     for (origin, names) in truth["ignored"].as_object().unwrap() {
@@ -592,13 +599,39 @@ fn rules_learn_finds_what_was_planted_and_nothing_else() {
         run.stdout
     );
     // Applied by the ladder: recall up, precision not down.
-    let report = report(&["--cdx", "--rules", rules.to_str().unwrap()], &file);
-    let steps = report["steps"].as_array().unwrap();
+    let over_last = report(&["--cdx", "--rules", rules.to_str().unwrap()], &file);
+    let steps = over_last["steps"].as_array().unwrap();
     let (aggressive, with_rules) = (&steps[4]["evidence"], &steps[5]["evidence"]);
     assert_eq!(steps[5]["name"], "+rules");
     assert!(with_rules["recall"].as_f64() > aggressive["recall"].as_f64());
     assert!(with_rules["precision"].as_f64() >= aggressive["precision"].as_f64());
     assert_eq!(with_rules["false_merges"], aggressive["false_merges"]);
+    // Over the safe preset (which keeps `www.`), named with them: a step of
+    // its own, whose false merges are safe's (none) and the rules' (none).
+    let over_safe = report(
+        &[
+            "--cdx",
+            "--preset",
+            "safe",
+            "--rules",
+            rules.to_str().unwrap(),
+        ],
+        &file,
+    );
+    let steps = over_safe["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 6);
+    assert_eq!(
+        (&steps[5]["name"], &steps[5]["over"]),
+        (&"protocol:safe+rules".into(), &"protocol:safe".into())
+    );
+    let (safe, with_rules) = (&steps[3]["evidence"], &steps[5]["evidence"]);
+    assert!(with_rules["recall"].as_f64() > safe["recall"].as_f64());
+    assert_eq!(with_rules["false_merges"], 0);
+    assert_eq!(with_rules["precision"], 1.0);
+    // The rules' own merges: each www. host's too.
+    let www_rules = twins.len() as u64;
+    assert!(www_rules > 0);
+    assert_eq!(over_safe["recommendation"]["step"], "protocol:safe+rules");
 }
 
 #[test]
