@@ -490,15 +490,24 @@ impl Row {
 /// A horizontal bar chart; each bar carries its label and value as data
 /// attributes (what the tests read back).
 fn bar_chart(html: &mut String, chart: &str, class: &str, rows: &[Row]) {
-    const WIDTH: i64 = 760;
-    const LABEL: i64 = 200;
     const BARS: i64 = 330;
     const ROW: i64 = 26;
+    // Room for the longest label and the longest value and note, at about
+    // 7.5 px a character of the 13 px font: the viewBox scales the whole
+    // to the page, so nothing is cut off at any width.
+    let room = |chars: usize| 12 + (chars * 15).div_ceil(2) as i64;
+    let longest = |of: &dyn Fn(&Row) -> usize| rows.iter().map(of).max().unwrap_or(0);
+    let label_room = room(longest(&|r: &Row| shown(&r.label).chars().count())).max(200);
+    let value_room = room(longest(&|r: &Row| {
+        thousands(r.value).len() + 1 + shown(&r.note).chars().count()
+    }))
+    .max(230);
+    let chart_width = label_room + BARS + value_room;
     let max = rows.iter().map(|r| r.value).max().unwrap_or(0).max(1);
     let height = ROW * rows.len() as i64 + 6;
     let _ = writeln!(
         html,
-        "<svg class=\"chart\" data-chart=\"{chart}\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" role=\"img\">"
+        "<svg class=\"chart\" data-chart=\"{chart}\" viewBox=\"0 0 {chart_width} {height}\" width=\"{chart_width}\" height=\"{height}\" role=\"img\">"
     );
     for (i, row) in rows.iter().enumerate() {
         let y = ROW * i as i64 + 4;
@@ -507,14 +516,14 @@ fn bar_chart(html: &mut String, chart: &str, class: &str, rows: &[Row]) {
         let _ = writeln!(
             html,
             "<text class=\"label\" x=\"{}\" y=\"{}\">{label}</text>\
-             <rect class=\"bar {class}\" x=\"{LABEL}\" y=\"{y}\" width=\"{width}\" height=\"{}\" data-label=\"{label}\" data-value=\"{}\"><title>{label}: {}</title></rect>\
+             <rect class=\"bar {class}\" x=\"{label_room}\" y=\"{y}\" width=\"{width}\" height=\"{}\" data-label=\"{label}\" data-value=\"{}\"><title>{label}: {}</title></rect>\
              <text class=\"value\" x=\"{}\" y=\"{}\">{} {}</text>",
-            LABEL - 8,
+            label_room - 8,
             y + 15,
             ROW - 8,
             row.value,
             thousands(row.value),
-            LABEL + width + 6,
+            label_room + width + 6,
             y + 15,
             thousands(row.value),
             text(&row.note),

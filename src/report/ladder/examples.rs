@@ -10,6 +10,7 @@ use super::classes::{Class, Classes, NO_OTHER};
 use super::lines::{LineStore, Reading};
 use super::steps::Step;
 use super::{Merge, StepKind};
+use crate::normalize::protocol::Transform;
 use crate::normalize::{Normalizer, Scratch};
 use crate::pipeline::place::Place;
 use crate::uri::mask_password;
@@ -53,6 +54,7 @@ pub(super) fn examples(
                     }
                 }
             }
+            let joined_by = joiners(step, &spellings, joined_by);
             merge(class.size, &spellings, &step.normalizer, joined_by)
         })
         .collect()
@@ -91,6 +93,42 @@ pub(super) fn merge(
             .collect(),
         joined_by,
     }
+}
+
+/// Of the transforms named in `joined_by`, those without which the two
+/// `spellings` would keep two keys at `step`: a transform that changed
+/// both alike (`https-upgrade` on an all-http crawl) did not join them.
+/// The other names (the rung's rules, site rules) stay, and so does every
+/// transform when none alone keeps the spellings apart (two that each
+/// would have joined them).
+fn joiners(step: &Step, spellings: &[Vec<u8>], joined_by: Vec<String>) -> Vec<String> {
+    let Some(protocol) = step
+        .normalizer
+        .protocol()
+        .filter(|_| step.normalizer.rules().is_none())
+    else {
+        return joined_by;
+    };
+    let apart_without = |transform: Transform| {
+        let mut fewer = protocol.clone();
+        fewer.remove(transform);
+        let without = Normalizer::with_protocol(fewer);
+        let keys: Vec<_> = (spellings.iter())
+            .map(|s| without.normalize(&String::from_utf8_lossy(s)).ok())
+            .collect();
+        keys.windows(2).any(|pair| pair[0] != pair[1])
+    };
+    let transform_of = |name: &str| Transform::ALL.into_iter().find(|t| t.name() == name);
+    let needed: Vec<bool> = (joined_by.iter())
+        .map(|name| transform_of(name).is_some_and(apart_without))
+        .collect();
+    if !needed.contains(&true) {
+        return joined_by;
+    }
+    (joined_by.into_iter().zip(needed))
+        .filter(|(name, needed)| *needed || transform_of(name).is_none())
+        .map(|(name, _)| name)
+        .collect()
 }
 
 /// The names of what `step` changed in `uri` beyond `below`.
@@ -170,7 +208,9 @@ mod tests {
             (aggressive.size, aggressive.key.as_str()),
             (4, "https://a.com/x")
         );
-        assert_eq!(aggressive.joined_by, ["https-upgrade", "strip-www"]);
+        // Both spellings are http: https-upgrade changed them alike.
+        assert_eq!(aggressive.spellings, ["http://a.com/x", "http://www.a.com/x"]);
+        assert_eq!(aggressive.joined_by, ["strip-www"]);
         // The string rung is over nothing: it shows no merge.
         assert!(report.steps[0].examples.is_empty());
     }
@@ -189,6 +229,32 @@ mod tests {
             ["strip-www", "https-upgrade"]
         );
         assert!(reasons(aggressive, safe, b"not a uri").is_empty());
+    }
+
+    #[test]
+    fn a_transform_that_changed_both_spellings_alike_did_not_join_them() {
+        let steps = steps(&Options::default());
+        let aggressive = &steps[4];
+        let named = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let both_http = [b"http://www.a.com/x".to_vec(), b"http://a.com/x".to_vec()];
+        let by = named(&["strip-www", "https-upgrade"]);
+        assert_eq!(joiners(aggressive, &both_http, by.clone()), ["strip-www"]);
+        // Each of two is needed: both stay.
+        let apart = [b"http://www.a.com/x".to_vec(), b"https://a.com/x".to_vec()];
+        assert_eq!(
+            joiners(aggressive, &apart, by),
+            ["strip-www", "https-upgrade"]
+        );
+        // Whatever the transform's place in the list.
+        let either = [b"http://a.com/x/".to_vec(), b"http://a.com/x".to_vec()];
+        let slash = named(&["trailing-slash=remove", "https-upgrade"]);
+        assert_eq!(
+            joiners(aggressive, &either, slash),
+            ["trailing-slash=remove"]
+        );
+        // A rung's own rules are not transforms: they stay.
+        let rung = named(&["lower-cased the scheme (§3.1, §6.2.2.1)"]);
+        assert_eq!(joiners(&steps[1], &both_http, rung.clone()), rung);
     }
 
     #[test]
