@@ -271,15 +271,23 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
 
 /// Opens the inputs named on the command line; none means standard input.
 pub fn open_inputs(files: &[String]) -> Result<Vec<Input>, Error> {
-    let stdin = [STDIN.to_string()];
-    let names = if files.is_empty() { &stdin[..] } else { files };
     // SAFETY: these are the files the user named; like ripgrep and sort,
     // we read them mapped and accept that a file another process truncates
     // under us mid-run can end the run (SIGBUS), for reading without a copy.
     let mmap = unsafe { MmapChoice::auto() };
+    open_each(files, |name| Input::open(name, mmap))
+}
+
+/// `files` (standard input if none), each opened by `open`.
+pub fn open_each(
+    files: &[String],
+    open: impl Fn(&str) -> Result<Input, InputError>,
+) -> Result<Vec<Input>, Error> {
+    let stdin = [STDIN.to_string()];
+    let names = if files.is_empty() { &stdin[..] } else { files };
     Ok(names
         .iter()
-        .map(|n| Input::open(n, mmap))
+        .map(|name| open(name))
         .collect::<Result<Vec<_>, _>>()?)
 }
 

@@ -192,9 +192,7 @@ impl Shape {
     /// What an input of this shape is, and how it is given.
     fn described(self) -> &'static str {
         match self {
-            Shape::Warc => {
-                "a WARC file, not a crawl index: index it first (cdxj-indexer) and give the index with --cdxj"
-            }
+            Shape::Warc => "a WARC file, not a crawl index: give it with --warc",
             Shape::Arc => {
                 "an ARC file, not a crawl index: index it first (cdxj-indexer) and give the index with --cdxj"
             }

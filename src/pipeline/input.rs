@@ -111,6 +111,25 @@ impl Input {
         })
     }
 
+    /// Opens `name` (`-` is standard input) as a WARC file, compressed or
+    /// not, and reads it whole into the crawl index its records make
+    /// ([`super::warc`]): CDXJ lines, one a capture (line N of the input is
+    /// the N-th record indexed). The error names the file and why it is no
+    /// WARC file, or which record could not be read.
+    pub fn open_warc(name: &str) -> Result<Input, InputError> {
+        let source: stream::Source = match name {
+            STDIN => Box::new(io::stdin()),
+            path => Box::new(File::open(Path::new(path)).map_err(|e| InputError::new(name, e))?),
+        };
+        let reader = stream::decoded(source).map_err(|p| InputError::with_problem(name, p))?;
+        let lines = super::warc::index_lines(io::BufReader::new(reader))
+            .map_err(|why| InputError::new(name, io::Error::other(why)))?;
+        Ok(Input {
+            name: display_name(name),
+            data: Data::Owned(lines),
+        })
+    }
+
     /// The input's name as messages show it.
     pub fn name(&self) -> &str {
         &self.name

@@ -51,6 +51,7 @@ pub(crate) mod spill;
 pub mod stats;
 mod store_join;
 mod stream;
+pub mod warc;
 mod worker;
 mod writer;
 

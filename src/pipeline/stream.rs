@@ -163,6 +163,13 @@ impl<R: Read> BufRead for Counted<R> {
     }
 }
 
+/// `source` decompressed as its first bytes say (every gzip member, zstd
+/// frame or bzip2 stream), or as it is: for a reader of a format of its
+/// own (a WARC file's records) rather than of lines.
+pub(crate) fn decoded(source: Source) -> Result<Box<dyn Read>, Problem> {
+    open(source).map(|stream| stream.reader)
+}
+
 /// Reads the first bytes of `source` to tell its format, and opens it as
 /// a stream of that format.
 fn open(mut source: Source) -> Result<Stream, Problem> {

@@ -11,7 +11,9 @@ use urinorm::line::{Columns, NormalizeLines};
 
 use super::rung::RungArgs;
 use super::scope::ScopeArgs;
-use crate::cli::{Error, absolute_base};
+use urinorm::pipeline::input::Input;
+
+use crate::cli::{Error, absolute_base, open_each, open_inputs};
 
 /// The key of each line, and where the URI is in it; shared by `normalize`
 /// and `dedup`.
@@ -137,17 +139,23 @@ pub struct IndexArgs {
     /// digest, status, mime).
     #[arg(long, conflicts_with_all = ["field", "base_field", "base", "header"])]
     pub cdxj: bool,
+    /// The inputs are WARC files (gzipped a record at a time, or not): each
+    /// response, revisit, resource and metadata record is read as
+    /// cdxj-indexer indexes it, so the judgement is --cdxj's of their index.
+    #[arg(long, conflicts_with_all = ["cdx", "cdxj", "digest_field", "field", "base_field", "base", "header"])]
+    pub warc: bool,
 }
 
 impl IndexArgs {
     /// The crawl index the flags name, if any; a digest column makes the
     /// URI column 1 unless --field names another.
     pub fn format(&self, columns: &mut Columns) -> Result<Option<IndexFormat>, Error> {
+        // A WARC file is read as the CDXJ index of its records.
+        if self.cdxj || self.warc {
+            return Ok(Some(IndexFormat::Cdxj));
+        }
         if self.cdx {
             return Ok(Some(IndexFormat::Cdx));
-        }
-        if self.cdxj {
-            return Ok(Some(IndexFormat::Cdxj));
         }
         let Some(n) = self.digest_field else {
             return Ok(None);
@@ -171,10 +179,21 @@ impl IndexArgs {
 
     /// The flag that names the crawl index.
     fn flag(&self) -> &'static str {
-        match (self.cdx, self.cdxj) {
-            (true, _) => "--cdx",
-            (_, true) => "--cdxj",
+        match (self.cdx, self.cdxj, self.warc) {
+            (true, _, _) => "--cdx",
+            (_, true, _) => "--cdxj",
+            (_, _, true) => "--warc",
             _ => "--digest-field",
+        }
+    }
+
+    /// Opens `files` (standard input if none): as WARC files, each read
+    /// into the index its records make, with `--warc`; as they are
+    /// otherwise.
+    pub fn open(&self, files: &[String]) -> Result<Vec<Input>, Error> {
+        match self.warc {
+            true => open_each(files, Input::open_warc),
+            false => open_inputs(files),
         }
     }
 

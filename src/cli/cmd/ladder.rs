@@ -13,7 +13,7 @@ use urinorm::report::ladder::{self, Capture, EvidenceSummary, Merge, Options, Pr
 use super::ladder_page;
 use crate::cli::args::{IndexArgs, LineArgs, RulesArgs, needs_host};
 use crate::cli::progress::Bar;
-use crate::cli::{Error, Outcome, open_inputs, thread_count, write_whole};
+use crate::cli::{Error, Outcome, thread_count, write_whole};
 
 #[derive(Args, Debug)]
 pub struct LadderArgs {
@@ -85,7 +85,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
     }
     let mut columns = args.line.columns()?;
     let index = args.index.format(&mut columns)?;
-    let inputs = open_inputs(&args.files)?;
+    let inputs = args.index.open(&args.files)?;
     let preset = args.preset.map(|named| {
         PRESETS
             .iter()

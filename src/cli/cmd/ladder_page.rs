@@ -129,11 +129,12 @@ pub fn recommendation(report: &JsonReport) -> String {
     };
     let share = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.4}"));
     let mut text = format!(
-        "Recommended: {}, the step with the most right merges ({} pairs of URLs that are \
+        "Recommended: {}, the step with the most right merges ({} pair{} of URLs that are \
          one content) among those with at most {} false merge{}: precision {}, recall {}; \
          it keeps {} distinct keys, {} fewer than the lines as given.",
         chosen.step,
         chosen.right_pairs,
+        if chosen.right_pairs == 1 { "" } else { "s" },
         chosen.max_false_merges,
         if chosen.max_false_merges == 1 {
             ""

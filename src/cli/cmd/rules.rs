@@ -16,7 +16,7 @@ use urinorm::rules::learn::Support;
 use crate::cli::args::{IndexArgs, LineArgs};
 use crate::cli::engine::{MemoryArgs, directory_of, path_error, sweep_leftovers};
 use crate::cli::progress::Bar;
-use crate::cli::{Error, Outcome, open_inputs, thread_count, write_whole};
+use crate::cli::{Error, Outcome, thread_count, write_whole};
 
 #[derive(Args, Debug)]
 pub struct RulesCommandArgs {
@@ -109,7 +109,7 @@ fn run_learn(args: &LearnArgs) -> Result<Outcome, Error> {
         args.quiet,
     );
     Output::check_dir(&temp_dir).map_err(|source| path_error(&temp_dir, source))?;
-    let inputs = open_inputs(&args.files)?;
+    let inputs = args.index.open(&args.files)?;
     let options = LearnOptions {
         lines: IndexLines::new(columns, Some(format), inputs.len()),
         preset,

@@ -209,7 +209,10 @@ mod tests {
             (4, "https://a.com/x")
         );
         // Both spellings are http: https-upgrade changed them alike.
-        assert_eq!(aggressive.spellings, ["http://a.com/x", "http://www.a.com/x"]);
+        assert_eq!(
+            aggressive.spellings,
+            ["http://a.com/x", "http://www.a.com/x"]
+        );
         assert_eq!(aggressive.joined_by, ["strip-www"]);
         // The string rung is over nothing: it shows no merge.
         assert!(report.steps[0].examples.is_empty());

@@ -390,7 +390,7 @@ fn an_input_that_is_not_the_index_its_flag_says_is_refused_by_both_commands() {
         (
             "--cdx",
             warc,
-            "it looks like a WARC file, not a crawl index: index it first",
+            "it looks like a WARC file, not a crawl index: give it with --warc",
         ),
         ("--cdxj", warc_gz, "a WARC file"),
         ("--digest-field", warc, "a WARC file"),
@@ -418,6 +418,97 @@ fn an_input_that_is_not_the_index_its_flag_says_is_refused_by_both_commands() {
     // Each given as what it is: read.
     report(&["--cdxj"], &cdxj);
     report(&["--cdx"], &bare);
+}
+
+/// The WARC records of the captures a CDXJ index lists (a response with
+/// its HTTP status line, or a revisit), each gzipped as a member of its
+/// own as a `.warc.gz` holds them, after wget's `warcinfo` and a request.
+fn warc_of(cdxj: &str) -> Vec<u8> {
+    let record = |kind: &str, url: &str, digest: &str, block: &str| {
+        let text = format!(
+            "WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Target-URI: {url}\r\n\
+             WARC-Payload-Digest: {digest}\r\nContent-Length: {}\r\n\r\n{block}\r\n\r\n",
+            block.len()
+        );
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(text.as_bytes()).unwrap();
+        encoder.finish().unwrap()
+    };
+    let mut warc = Vec::new();
+    let mut info = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    info.write_all(WARCINFO).unwrap();
+    warc.extend(info.finish().unwrap());
+    warc.extend(record(
+        "request",
+        "http://x.example/",
+        "sha1:R",
+        "GET / HTTP/1.1\r\n\r\n",
+    ));
+    for line in cdxj.lines() {
+        let fields: Value = serde_json::from_str(&line[line.find('{').unwrap()..]).unwrap();
+        let (url, digest) = (
+            fields["url"].as_str().unwrap(),
+            fields["digest"].as_str().unwrap(),
+        );
+        let (mime, status) = (
+            fields["mime"].as_str().unwrap(),
+            fields["status"].as_str().unwrap(),
+        );
+        let http = match status {
+            "-" => String::new(),
+            code => format!("HTTP/1.1 {code} X\r\nContent-Type: {mime}\r\n\r\n"),
+        };
+        let kind = if mime == "warc/revisit" {
+            "revisit"
+        } else {
+            "response"
+        };
+        warc.extend(record(kind, url, digest, &http));
+    }
+    warc
+}
+
+#[test]
+fn a_warc_is_judged_as_its_cdxj_index_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cdxj, _) = generate(dir.path(), "cdxj", 13, 12);
+    let warc = dir.path().join("crawl.warc.gz");
+    std::fs::write(&warc, warc_of(&std::fs::read_to_string(&cdxj).unwrap())).unwrap();
+    let warc = warc.to_str().unwrap();
+    let (by_index, by_warc) = (report(&["--cdxj"], &cdxj), report(&["--warc"], warc));
+    for field in [
+        "steps",
+        "evidence",
+        "recommendation",
+        "attribution",
+        "top_hosts",
+    ] {
+        let masked = |r: &Value| {
+            let mut v = r[field].clone();
+            for step in v.as_array_mut().into_iter().flatten() {
+                step["seconds"] = 0.into();
+            }
+            v
+        };
+        assert_eq!(masked(&by_index), masked(&by_warc), "{field}");
+    }
+    assert!(by_warc["evidence"]["captures"].as_u64().unwrap() > 500);
+    // The same rules are learned from either.
+    let learned = |flag: &str, file: &str| {
+        let run = urinorm(&["rules", "learn", flag, "--quiet", file], b"");
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.stdout
+    };
+    assert_eq!(learned("--cdxj", &cdxj), learned("--warc", warc));
+    // A CDXJ index given as a WARC is refused, naming the flag to use.
+    let run = urinorm(&["ladder", "--warc", "--quiet", &cdxj], b"");
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("it is not a WARC file"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--cdxj"), "{}", run.stderr);
 }
 
 #[test]
