@@ -304,7 +304,7 @@ fn evidence_text(report: &JsonReport, summary: &EvidenceSummary) -> String {
             step.name
         );
         for m in &e.missed_examples {
-            text += &format!("  {} keys:\n", m.keys);
+            text += &format!("  {} keys{}:\n", m.keys, ladder_page::error_page_note(m));
             text += &captures_text(&m.captures);
         }
     }

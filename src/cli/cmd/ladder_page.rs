@@ -13,7 +13,7 @@ use std::fmt::Write;
 use similar::{ChangeTag, TextDiff};
 use urinorm::escape::escape;
 use urinorm::report::ladder::json::{JsonEvidence, JsonReport, JsonStep};
-use urinorm::report::ladder::{Capture, Merge};
+use urinorm::report::ladder::{Capture, Merge, MissedExample};
 
 /// The page for `report`, the value `--json` prints.
 pub fn page(report: &JsonReport) -> String {
@@ -158,6 +158,15 @@ pub fn recommendation(report: &JsonReport) -> String {
     text
 }
 
+/// The note beside a missed merge that looks like one page served for many
+/// URLs ([`MissedExample::looks_like_an_error_page`]).
+pub fn error_page_note(missed: &MissedExample) -> &'static str {
+    match missed.likely_error_page {
+        true => " (likely an error page served for many URLs, a soft 404: not a merge to make)",
+        false => "",
+    }
+}
+
 /// Each step's collapse, what the reader compares: distinct keys differ
 /// by a fraction of a percent from step to step, so bars of them would
 /// look alike.
@@ -263,7 +272,7 @@ fn evidence(html: &mut String, report: &JsonReport) {
         &rows(|e| e.counts.missed, "missed"),
     );
     for (step, e) in &judged {
-        let examples = e.false_examples.iter().map(|m| (m.lines, &m.captures[..]));
+        let examples = (e.false_examples.iter()).map(|m| (m.lines, &m.captures[..], ""));
         let heading = format!("Largest false merges at {}", step.name);
         captures_group(html, &heading, examples, "lines");
     }
@@ -272,29 +281,31 @@ fn evidence(html: &mut String, report: &JsonReport) {
         .rev()
         .find(|(_, e)| !e.missed_examples.is_empty())
     {
-        let examples = e.missed_examples.iter().map(|m| (m.keys, &m.captures[..]));
+        let examples =
+            (e.missed_examples.iter()).map(|m| (m.keys, &m.captures[..], error_page_note(m)));
         let heading = format!("Largest missed merges at {}", last.name);
         captures_group(html, &heading, examples, "keys");
     }
 }
 
-/// Examples of false or missed merges: each a size (in `unit`s) and its
-/// captures (spelling and digest).
+/// Examples of false or missed merges: each a size (in `unit`s), its
+/// captures (spelling and digest) and a note beside its size.
 fn captures_group<'a>(
     html: &mut String,
     heading: &str,
-    examples: impl ExactSizeIterator<Item = (u64, &'a [Capture])>,
+    examples: impl ExactSizeIterator<Item = (u64, &'a [Capture], &'a str)>,
     unit: &str,
 ) {
     if examples.len() == 0 {
         return;
     }
     let _ = writeln!(html, "<h3>{}</h3>", text(heading));
-    for (size, captures) in examples {
+    for (size, captures, note) in examples {
         let _ = writeln!(
             html,
-            "<div class=\"merge\">\n<p class=\"key\"><span class=\"size\">{} {unit}</span></p>\n<ul>",
+            "<div class=\"merge\">\n<p class=\"key\"><span class=\"size\">{} {unit}</span>{}</p>\n<ul>",
             count(size),
+            text(note),
         );
         for capture in captures {
             let _ = writeln!(

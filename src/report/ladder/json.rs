@@ -325,6 +325,7 @@ mod tests {
                     digest: "D".into(),
                     digests: 1,
                 }],
+                likely_error_page: false,
             }],
         };
         let json = JsonEvidence::new(&evidence);
@@ -334,5 +335,6 @@ mod tests {
             value["missed_examples"][0]["captures"][0].to_string(),
             r#"{"digest":"D","digests":1,"url":"http://a/"}"#
         );
+        assert_eq!(value["missed_examples"][0]["likely_error_page"], false);
     }
 }

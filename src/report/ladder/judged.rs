@@ -270,9 +270,15 @@ impl<'w> UrlKeys<'w> {
             missed_examples: counts
                 .missed_examples
                 .iter()
-                .map(|m| MissedExample {
-                    keys: m.keys,
-                    captures: captures(&m.urls),
+                .map(|m| {
+                    let captures = captures(&m.urls);
+                    MissedExample {
+                        keys: m.keys,
+                        likely_error_page: MissedExample::looks_like_an_error_page(
+                            m.keys, &captures,
+                        ),
+                        captures,
+                    }
                 })
                 .collect(),
             counts,
@@ -374,6 +380,7 @@ mod tests {
                     capture("http://a.com/y", "D2"),
                     capture("http://www.a.com/y", "D2")
                 ],
+                likely_error_page: false,
             }]
         );
         let aggressive = report.steps[4].evidence.as_ref().unwrap();

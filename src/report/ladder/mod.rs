@@ -231,6 +231,31 @@ pub struct MissedExample {
     pub keys: u64,
     /// The earliest capture under each of its first keys.
     pub captures: Vec<Capture>,
+    /// Likely one page served for many URLs (an error page, a soft 404),
+    /// not a merge to make: see [`MissedExample::looks_like_an_error_page`].
+    pub likely_error_page: bool,
+}
+
+/// A content under at least this many keys, its URLs shown on as many
+/// paths as they are, is flagged as a likely error page.
+pub const ERROR_PAGE_KEYS: u64 = 5;
+
+impl MissedExample {
+    /// Whether one content under `keys` keys, of which `captures` are the
+    /// first, looks like one page served for many URLs rather than a page
+    /// under several spellings: at least [`ERROR_PAGE_KEYS`] keys, and no
+    /// two of the URLs shown on one path, even in another case (a
+    /// parameter a site ignores keeps the path; a case-insensitive site
+    /// keeps it but for case; a soft 404 answers every path alike).
+    pub fn looks_like_an_error_page(keys: u64, captures: &[Capture]) -> bool {
+        let paths: std::collections::HashSet<String> = (captures.iter())
+            .map(|c| match crate::uri::UriRef::parse(&c.spelling) {
+                Ok(uri) => uri.path().to_ascii_lowercase(),
+                Err(_) => c.spelling.clone(),
+            })
+            .collect();
+        keys >= ERROR_PAGE_KEYS && captures.len() > 1 && paths.len() == captures.len()
+    }
 }
 
 /// A URL as an example shows it: its spelling (password masked) and the
@@ -387,6 +412,33 @@ fn measure(
 mod tests {
     use super::testing::{INDEX, LINES, index_options, report_of};
     use super::*;
+
+    #[test]
+    fn many_paths_serving_one_page_look_like_an_error_page() {
+        let shown = |urls: &[&str]| -> Vec<Capture> {
+            (urls.iter())
+                .map(|url| Capture {
+                    spelling: url.to_string(),
+                    digest: "D".into(),
+                    digests: 1,
+                })
+                .collect()
+        };
+        let paths = shown(&["http://a/x", "http://a/y", "http://a/z"]);
+        assert!(MissedExample::looks_like_an_error_page(
+            ERROR_PAGE_KEYS,
+            &paths
+        ));
+        assert!(!MissedExample::looks_like_an_error_page(
+            ERROR_PAGE_KEYS - 1,
+            &paths
+        ));
+        // One path with parameters, or one path in several cases: a page.
+        let params = shown(&["http://a/p?s=1", "http://a/p?s=2", "http://a/q"]);
+        assert!(!MissedExample::looks_like_an_error_page(9, &params));
+        let cases = shown(&["http://a/About", "http://a/about", "http://a/ABOUT"]);
+        assert!(!MissedExample::looks_like_an_error_page(9, &cases));
+    }
 
     /// Each step's name, distinct keys, collapse and rejects.
     fn table(report: &Report) -> Vec<(&str, u64, i64, u64)> {

@@ -248,6 +248,42 @@ fn only_2xx_captures_and_revisits_are_content() {
 }
 
 #[test]
+fn one_page_served_for_many_paths_is_flagged_as_a_likely_error_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines: Vec<String> = (1..=8)
+        .map(|n| format!("a)/m{n} 1 http://a.com/missing-{n} text/html 200 ERR - - 1 1 f"))
+        .collect();
+    // A parameter the site ignores: one path, many keys, a real merge missed.
+    lines.extend(
+        (1..=8).map(|n| format!("a)/p 1 http://a.com/p?ref={n} text/html 200 PAGE - - 1 1 f")),
+    );
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let file = cdx(dir.path(), &lines);
+    let report = report(&["--cdx"], &file);
+    let missed = &report["steps"][4]["evidence"]["missed_examples"];
+    let flagged: Vec<(u64, bool)> = (missed.as_array().unwrap().iter())
+        .map(|m| {
+            (
+                m["keys"].as_u64().unwrap(),
+                m["likely_error_page"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(flagged, [(8, true), (8, false)], "{missed}");
+    assert_eq!(missed[0]["captures"][0]["digest"], "ERR");
+    let run = urinorm(&["ladder", "--cdx", "--quiet", &file], b"");
+    assert!(
+        run.stdout.contains(
+            "8 keys (likely an error page served for many URLs, a soft 404: not a merge to make):"
+        ),
+        "{}",
+        run.stdout
+    );
+    let page = urinorm(&["ladder", "--cdx", "--quiet", "--html", "-", &file], b"");
+    assert!(page.stdout.contains("a soft 404: not a merge to make"));
+}
+
+#[test]
 fn a_page_that_changed_is_one_content_through_its_own_url() {
     let dir = tempfile::tempdir().unwrap();
     let file = cdx(
