@@ -39,11 +39,22 @@ pub struct LearnedRule {
     pub urls: usize,
     /// Keys fewer: each group of `k` URLs is `k - 1` fewer.
     pub merges: usize,
-    /// Distinct values it merged over.
-    pub values: usize,
+    /// Its evidence beyond the URLs: the distinct values a parameter rule
+    /// merged over, or the pairs of URLs a path rule merged (without a
+    /// conflict, as every rule's).
+    pub support: usize,
 }
 
 impl LearnedRule {
+    /// What [`LearnedRule::support`] counts: `values` (a parameter rule) or
+    /// `pairs` (a path rule).
+    pub fn support_unit(&self) -> &'static str {
+        match self.rewrite {
+            Rewrite::DropParam(_) => "values",
+            Rewrite::StripPrefix(_) | Rewrite::LowercasePath => "pairs",
+        }
+    }
+
     /// The rule as lines of urinorm's rules format: a comment with its
     /// evidence, then the rule. Learned over forms whose `www.` was
     /// stripped (`www_stripped`), the rule is written for the host with it
@@ -51,11 +62,12 @@ impl LearnedRule {
     ///
     /// ```
     /// use urinorm::rules::learn::{LearnedRule, Rewrite};
-    /// let rule = LearnedRule { host: "a.example".into(), rewrite: Rewrite::DropParam("sort".into()), urls: 30, merges: 20, values: 6 };
+    /// let rule = LearnedRule { host: "a.example".into(), rewrite: Rewrite::DropParam("sort".into()), urls: 30, merges: 20, support: 6 };
     /// assert_eq!(rule.lines(false), "# drop sort: 30 URLs merged (20 keys fewer) over 6 values, conflicts: 0\n=a.example drop-params sort\n");
     /// assert!(rule.lines(true).ends_with("=a.example drop-params sort\n=www.a.example drop-params sort\n"));
     /// ```
     pub fn lines(&self, www_stripped: bool) -> String {
+        let over = self.support_unit();
         let (what, rule) = match &self.rewrite {
             Rewrite::DropParam(name) => (format!("drop {name}"), format!("drop-params {name}")),
             Rewrite::StripPrefix(segment) => (
@@ -65,8 +77,8 @@ impl LearnedRule {
             Rewrite::LowercasePath => ("paths read in any case".into(), "lowercase-path".into()),
         };
         let mut lines = format!(
-            "# {what}: {} URLs merged ({} keys fewer) over {} values, conflicts: 0\n={} {rule}\n",
-            self.urls, self.merges, self.values, self.host
+            "# {what}: {} URLs merged ({} keys fewer) over {} {over}, conflicts: 0\n={} {rule}\n",
+            self.urls, self.merges, self.support, self.host
         );
         if www_stripped && !self.host.starts_with("www.") {
             lines += &format!("=www.{} {rule}\n", self.host);
@@ -80,7 +92,8 @@ impl LearnedRule {
 pub struct Support {
     /// URLs merged, at least.
     pub min_urls: usize,
-    /// Distinct values merged over, at least.
+    /// Distinct values merged over (a parameter rule), or pairs of URLs
+    /// merged (a path rule), at least.
     pub min_values: usize,
 }
 
@@ -231,7 +244,7 @@ fn judge(
             entry.1.push(value);
         }
     }
-    let (mut urls, mut merges) = (0, 0);
+    let (mut urls, mut merges, mut pairs) = (0, 0, 0);
     let mut values: HashSet<&str> = HashSet::new();
     for (image, (members, merged_values)) in &images {
         let mut members = members.clone();
@@ -253,15 +266,24 @@ fn judge(
         }
         urls += members.len();
         merges += members.len() - 1;
+        pairs += members.len() * (members.len() - 1) / 2;
         values.extend(merged_values.iter().map(String::as_str));
     }
-    (urls >= support.min_urls && values.len() >= support.min_values && merges > 0).then(|| {
+    // A parameter's evidence is the values it merges over: one value
+    // (`?lang=en`) is a setting of one page, not a parameter the site
+    // ignores. A path rule's is the pairs it merges: a case-insensitive
+    // site may have a handful of pages, each spelt many ways.
+    let evidence = match rewrite {
+        Rewrite::DropParam(_) => values.len(),
+        Rewrite::StripPrefix(_) | Rewrite::LowercasePath => pairs,
+    };
+    (urls >= support.min_urls && evidence >= support.min_values && merges > 0).then(|| {
         LearnedRule {
             host: host.to_string(),
             rewrite,
             urls,
             merges,
-            values: values.len(),
+            support: evidence,
         }
     })
 }
@@ -313,6 +335,34 @@ mod tests {
     }
 
     #[test]
+    fn a_path_rule_is_supported_by_pairs_a_parameter_by_values() {
+        // Two pages of a case-insensitive site, each spelt five ways: two
+        // distinct paths, but twenty pairs merged without a conflict.
+        let spellings = [
+            ["about", "About", "ABOUT", "aBout", "abouT"],
+            ["team", "Team", "TEAM", "tEam", "teaM"],
+        ];
+        let forms: Vec<(String, u32)> = (spellings.iter().enumerate())
+            .flat_map(|(page, names)| names.map(|n| (format!("https://d.org/{n}"), page as u32)))
+            .collect();
+        let texts: Vec<(&str, u32)> = forms.iter().map(|(t, c)| (t.as_str(), *c)).collect();
+        assert_eq!(rules(&texts), ["=d.org lowercase-path"]);
+        // One value of one parameter, on as many URLs: not learned.
+        let lang: Vec<String> = (0..8)
+            .flat_map(|p| {
+                [
+                    format!("https://e.org/{p}"),
+                    format!("https://e.org/{p}?lang=en"),
+                ]
+            })
+            .collect();
+        let one_value: Vec<(&str, u32)> = (lang.iter().enumerate())
+            .map(|(i, t)| (t.as_str(), i as u32 / 2))
+            .collect();
+        assert!(rules(&one_value).is_empty());
+    }
+
+    #[test]
     fn aliases_and_case_are_learned_with_their_evidence() {
         let mut forms = Vec::new();
         for (i, page) in ["a", "b", "c", "d"].iter().enumerate() {
@@ -332,7 +382,7 @@ mod tests {
         let (texts, contents): (Vec<&str>, Vec<u32>) = texts.into_iter().unzip();
         let learned = learn(&texts, &contents, SUPPORT);
         assert_eq!(
-            (learned[0].urls, learned[0].merges, learned[0].values),
+            (learned[0].urls, learned[0].merges, learned[0].support),
             (8, 4, 4)
         );
     }

@@ -48,7 +48,8 @@ pub struct LearnArgs {
     /// A rule must merge at least this many URLs...
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub min_urls: usize,
-    /// ...over at least this many distinct values.
+    /// ...over at least this many distinct values (a path rule: pairs of
+    /// URLs merged, each without a conflict).
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub min_values: usize,
     /// Learn from all contents but this share (0 to 1), and judge the
@@ -164,7 +165,7 @@ fn summary(learning: &Learning, options: &LearnOptions) -> String {
         options.preset.name
     );
     text += &format!(
-        "{} rules (at least {} URLs merged over {} values, no conflict):\n",
+        "{} rules (at least {} URLs merged over {} values, or pairs for a path rule, no conflict):\n",
         learning.rules.len(),
         options.support.min_urls,
         options.support.min_values
@@ -174,11 +175,12 @@ fn summary(learning: &Learning, options: &LearnOptions) -> String {
         let rule_line = line.lines().nth(1).unwrap_or_default();
         // Hosts and names come from the input: shown escaped.
         text += &format!(
-            "  {:<50} {:>6} URLs {:>6} fewer {:>5} values\n",
+            "  {:<50} {:>6} URLs {:>6} fewer {:>5} {}\n",
             escape_str(rule_line),
             rule.urls,
             rule.merges,
-            rule.values
+            rule.support,
+            rule.support_unit()
         );
     }
     if let Some(trial) = &learning.held_out {

@@ -762,6 +762,51 @@ fn rules_learn_finds_what_was_planted_and_nothing_else() {
 }
 
 #[test]
+fn case_and_prefix_aliases_are_learned_at_the_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = Vec::new();
+    // A case-insensitive site: three pages, each spelt eight ways (three
+    // distinct paths, 84 pairs merged).
+    for (page, digest) in [("about", "A1"), ("team", "A2"), ("jobs", "A3")] {
+        for n in 0..8u32 {
+            // The first three letters upper-cased as the bits of `n` say.
+            let spelt: String = (page.chars().enumerate())
+                .map(|(i, c)| match i < 3 && n >> i & 1 == 1 {
+                    true => c.to_ascii_uppercase(),
+                    false => c,
+                })
+                .collect();
+            lines.push(format!(
+                "c)/ 1 http://case.example/{spelt} text/html 200 {digest} - - 1 1 f"
+            ));
+        }
+    }
+    // `/en/X` is `/X`, on twelve pages.
+    for n in 0..12 {
+        for path in [format!("/p{n}/x"), format!("/en/p{n}/x")] {
+            lines.push(format!(
+                "p)/ 1 http://prefix.example{path} text/html 200 P{n} - - 1 1 f"
+            ));
+        }
+    }
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let file = cdx(dir.path(), &lines);
+    let run = urinorm(&["rules", "learn", "--cdx", "--quiet", &file], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("=case.example lowercase-path"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("=prefix.example rewrite-path ^/en/(.*)$ /$1"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn rules_learn_within_a_small_memory_limit_learns_the_same_and_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
     let (file, _) = generate(dir.path(), "cdxj", 5, 40);
