@@ -85,12 +85,7 @@ fn generated_indexes_are_judged_as_planted_in_every_format() {
     // Another seed, compressed: read as every input is.
     let (file, truth) = generate(dir.path(), "cdxj", 5, 30);
     let gz = format!("{file}.gz");
-    let mut encoder = flate2::write::GzEncoder::new(
-        std::fs::File::create(&gz).unwrap(),
-        flate2::Compression::fast(),
-    );
-    encoder.write_all(&std::fs::read(&file).unwrap()).unwrap();
-    encoder.finish().unwrap();
+    std::fs::write(&gz, gzipped(&std::fs::read(&file).unwrap())).unwrap();
     assert_judged_as_planted(&report(&["--cdxj"], &gz), &truth, "cdxj.gz");
 }
 
@@ -385,15 +380,11 @@ fn hostile_fields_are_escaped_and_bad_records_rejected() {
     assert_eq!(report["evidence"]["captures"], 3);
 }
 
-/// Writes `bytes` gzipped to `path`, one member (as a `.warc.gz` is a
-/// member a record, its first member starts the same).
-fn gzip(path: &Path, bytes: &[u8]) {
-    let mut encoder = flate2::write::GzEncoder::new(
-        std::fs::File::create(path).unwrap(),
-        flate2::Compression::fast(),
-    );
+/// `bytes` gzipped, one member (a `.warc.gz` is a member a record).
+fn gzipped(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     encoder.write_all(bytes).unwrap();
-    encoder.finish().unwrap();
+    encoder.finish().unwrap()
 }
 
 /// A WARC file's first record, as wget writes it.
@@ -409,7 +400,7 @@ fn an_input_that_is_not_the_index_its_flag_says_is_refused_by_both_commands() {
     let warc = dir.path().join("crawl.warc");
     std::fs::write(&warc, WARCINFO).unwrap();
     let warc_gz = dir.path().join("crawl.warc.gz");
-    gzip(&warc_gz, WARCINFO);
+    std::fs::write(&warc_gz, gzipped(WARCINFO)).unwrap();
     let (warc, warc_gz) = (warc.to_str().unwrap(), warc_gz.to_str().unwrap());
     for (flag, file, says) in [
         (
@@ -466,14 +457,9 @@ fn warc_of(cdxj: &str) -> Vec<u8> {
              WARC-Payload-Digest: {digest}\r\nContent-Length: {}\r\n\r\n{block}\r\n\r\n",
             block.len()
         );
-        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        encoder.write_all(text.as_bytes()).unwrap();
-        encoder.finish().unwrap()
+        gzipped(text.as_bytes())
     };
-    let mut warc = Vec::new();
-    let mut info = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    info.write_all(WARCINFO).unwrap();
-    warc.extend(info.finish().unwrap());
+    let mut warc = gzipped(WARCINFO);
     warc.extend(record(
         "request",
         "http://x.example/",
