@@ -271,13 +271,7 @@ fn evidence_text(report: &JsonReport, summary: &EvidenceSummary) -> String {
     }
     let by_name = |name: &str| report.steps.iter().find(|s| s.name == name);
     for (step, e) in report.steps.iter().filter_map(judged) {
-        let before = step
-            .over
-            .as_deref()
-            .and_then(by_name)
-            .and_then(|s| s.evidence.as_ref())
-            .map_or(0, |b| b.counts.false_merges);
-        if e.counts.false_merges > before && !e.false_examples.is_empty() {
+        if ladder_page::shows_false_examples(report, step, e) {
             text += &format!(
                 "\nLargest false merges at {} (pages that differ, one key):\n",
                 step.name

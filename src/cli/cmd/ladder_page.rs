@@ -158,6 +158,17 @@ pub fn recommendation(report: &JsonReport) -> String {
     text
 }
 
+/// Whether `step`'s largest false merges are shown: when it has more than
+/// the step it is over (else they are that step's, shown there), in the
+/// text and on the page alike.
+pub fn shows_false_examples(report: &JsonReport, step: &JsonStep, e: &JsonEvidence) -> bool {
+    let before = (step.over.as_deref())
+        .and_then(|name| report.steps.iter().find(|s| s.name == name))
+        .and_then(|s| s.evidence.as_ref())
+        .map_or(0, |b| b.counts.false_merges);
+    e.counts.false_merges > before && !e.false_examples.is_empty()
+}
+
 /// The note beside a missed merge that looks like one page served for many
 /// URLs ([`MissedExample::looks_like_an_error_page`]).
 pub fn error_page_note(missed: &MissedExample) -> &'static str {
@@ -271,7 +282,10 @@ fn evidence(html: &mut String, report: &JsonReport) {
         "missed",
         &rows(|e| e.counts.missed, "missed"),
     );
-    for (step, e) in &judged {
+    for (step, e) in judged
+        .iter()
+        .filter(|(s, e)| shows_false_examples(report, s, e))
+    {
         let examples = (e.false_examples.iter()).map(|m| (m.lines, &m.captures[..], ""));
         let heading = format!("Largest false merges at {}", step.name);
         captures_group(html, &heading, examples, "lines");

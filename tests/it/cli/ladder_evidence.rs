@@ -144,6 +144,17 @@ fn the_recommendation_is_the_planted_best_within_the_tolerance() {
         .find("<p class=\"recommend\">Recommended: ")
         .unwrap();
     assert!(at < page.stdout.find("<svg").unwrap());
+    // The page shows the false merges the text shows, no older ones.
+    let in_text: Vec<&str> = (run.stdout.lines())
+        .filter_map(|l| l.strip_prefix("Largest false merges at "))
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    let on_page: Vec<&str> = (page.stdout.lines())
+        .filter_map(|l| l.strip_prefix("<h3>Largest false merges at "))
+        .map(|l| l.trim_end_matches("</h3>"))
+        .collect();
+    assert!(!in_text.is_empty());
+    assert_eq!(in_text, on_page);
     // Without an index, it says what a recommendation needs.
     let plain = urinorm(&["ladder", "--quiet"], b"http://a/\nhttp://A/\n");
     assert!(
@@ -719,6 +730,29 @@ fn rules_learn_finds_what_was_planted_and_nothing_else() {
     assert!(with_rules["recall"].as_f64() > aggressive["recall"].as_f64());
     assert!(with_rules["precision"].as_f64() >= aggressive["precision"].as_f64());
     assert_eq!(with_rules["false_merges"], aggressive["false_merges"]);
+    // Its false merges are aggressive's: shown there, not again at +rules.
+    let page = urinorm(
+        &[
+            "ladder",
+            "--cdx",
+            "--quiet",
+            "--rules",
+            rules.to_str().unwrap(),
+            "--html",
+            "-",
+            &file,
+        ],
+        b"",
+    );
+    assert!(
+        page.stdout
+            .contains("<h3>Largest false merges at protocol:aggressive</h3>")
+    );
+    assert!(
+        !page
+            .stdout
+            .contains("<h3>Largest false merges at +rules</h3>")
+    );
     // Over the safe preset (which keeps `www.`), named with them: a step of
     // its own, whose false merges are safe's (none) and the rules' (none).
     let over_safe = report(
