@@ -161,32 +161,30 @@ enum Shape {
     Cdx,
     /// `KEY TIMESTAMP {`, or a `!` header line.
     Cdxj,
-    /// None of these: left to be read (and rejected line by line).
-    Unknown,
 }
 
 impl Shape {
-    fn of(line: &[u8]) -> Shape {
+    /// The shape of `line`; `None` for none of these (the line is left to
+    /// be read, and rejected there).
+    fn of(line: &[u8]) -> Option<Shape> {
         if line.starts_with(b"WARC/") {
-            return Shape::Warc;
+            return Some(Shape::Warc);
         }
         if line.starts_with(b"filedesc://") {
-            return Shape::Arc;
+            return Some(Shape::Arc);
         }
         if line.starts_with(b"!") {
-            return Shape::Cdxj;
+            return Some(Shape::Cdxj);
         }
         if CdxLayout::from_header(line).is_some() {
-            return Shape::Cdx;
+            return Some(Shape::Cdx);
         }
         let mut fields = line.splitn(3, |&b| b == b' ');
         if fields.nth(2).is_some_and(|json| json.starts_with(b"{")) {
-            return Shape::Cdxj;
+            return Some(Shape::Cdxj);
         }
-        match line.split(|&b| b == b' ').count() >= 9 && !line.contains(&b'{') {
-            true => Shape::Cdx,
-            false => Shape::Unknown,
-        }
+        let cdx = line.split(|&b| b == b' ').count() >= 9 && !line.contains(&b'{');
+        cdx.then_some(Shape::Cdx)
     }
 
     /// What an input of this shape is, and how it is given.
@@ -200,7 +198,6 @@ impl Shape {
             Shape::Cdxj => {
                 "a CDXJ index (a SURT key, a timestamp and a JSON object): give it with --cdxj"
             }
-            Shape::Unknown => "",
         }
     }
 }
@@ -209,9 +206,10 @@ impl Shape {
 /// index given as CDX, a CDX index as CDXJ, a WARC or ARC file as any
 /// index. A first line of no known shape is not judged here.
 fn refuse_another_shape(format: IndexFormat, first: &[u8]) -> Result<(), String> {
-    let shape = Shape::of(first);
+    let Some(shape) = Shape::of(first) else {
+        return Ok(());
+    };
     let fits = match (format, shape) {
-        (_, Shape::Unknown) => true,
         (_, Shape::Warc | Shape::Arc) => false,
         (IndexFormat::Cdx, cdx) => cdx == Shape::Cdx,
         (IndexFormat::Cdxj, cdxj) => cdxj == Shape::Cdxj,

@@ -94,8 +94,8 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
     });
     // A ladder preset named alone adds nothing; with rules, it is what the
     // rules are measured over.
-    let has_rules = !(args.rules.rules.is_empty() && args.rules.rules_clearurls.is_empty());
-    if let Some(shown) = preset.filter(|p| p.ladder && !has_rules) {
+    let rules = args.rules.each_file()?;
+    if let Some(shown) = preset.filter(|p| p.ladder && rules.is_none()) {
         let _ = writeln!(
             io::stderr(),
             "urinorm: --preset {0}: the ladder shows it already (step protocol:{0}); no step added",
@@ -115,7 +115,7 @@ pub fn run(args: &LadderArgs) -> Result<Outcome, Error> {
         max_line_bytes: args.max_line_bytes,
         header: args.header,
         top_hosts: args.top_hosts,
-        rules: args.rules.each_file()?,
+        rules,
         index,
         max_false_merges: args.max_false_merges,
     };

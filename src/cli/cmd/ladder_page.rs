@@ -115,7 +115,7 @@ pub fn recommendation(report: &JsonReport) -> String {
         let safe = report.steps.iter().find(|s| s.name == "protocol:safe");
         let given = report.steps.first().map_or(0, |s| s.distinct);
         let mut text = "No step is recommended: that needs a crawl index to judge the merges by \
-                        (--cdx, --cdxj or --digest-field N)."
+                        (--cdx, --cdxj, --warc or --digest-field N)."
             .to_string();
         if let Some(safe) = safe {
             text += &format!(
@@ -134,13 +134,9 @@ pub fn recommendation(report: &JsonReport) -> String {
          it keeps {} distinct keys, {} fewer than the lines as given.",
         chosen.step,
         chosen.right_pairs,
-        if chosen.right_pairs == 1 { "" } else { "s" },
+        plural(chosen.right_pairs),
         chosen.max_false_merges,
-        if chosen.max_false_merges == 1 {
-            ""
-        } else {
-            "s"
-        },
+        plural(chosen.max_false_merges),
         share(chosen.precision),
         share(chosen.recall),
         chosen.distinct,
@@ -152,10 +148,15 @@ pub fn recommendation(report: &JsonReport) -> String {
             over.step,
             over.right_pairs,
             over.false_merges,
-            if over.false_merges == 1 { "" } else { "s" },
+            plural(over.false_merges),
         );
     }
     text
+}
+
+/// The ending of a plural noun counted `n`.
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// Whether `step`'s largest false merges are shown: when it has more than

@@ -72,8 +72,8 @@ pub fn steps(options: &Options) -> Vec<Step> {
         let named = options.preset.map(|p| p.preset);
         let over = match named {
             Some(preset) => (steps.iter()).rposition(|s| s.kind == StepKind::Preset(preset)),
-            // The ladder's last step: before a preset beside it.
-            None => Some(steps.len() - 1 - usize::from(options.preset.is_some())),
+            // No preset named, so none beside the ladder: its last step.
+            None => Some(steps.len() - 1),
         }
         .expect("the preset named is a step");
         let below = &steps[over];
