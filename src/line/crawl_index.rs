@@ -3,13 +3,16 @@
 //! response, or a revisit record, which carries the digest of what it
 //! revisits).
 //!
+//! A redirect (a 3xx) is no content, but where the index names its target
+//! it is evidence: the URL redirected from serves what its target serves.
+//!
 //! Three shapes: delimited lines with a digest column (`url<TAB>digest`,
 //! `--digest-field`); CDX files, whose ` CDX` header line names the fields
 //! by letter (`a` the original URL, `k` the digest, `s` the status, `m` the
-//! MIME type), in the classic layout of Heritrix, pywb and Common Crawl
-//! (`N b a m s k r M S V g`, or its 9-field form) when the header is
-//! absent; and CDXJ (`SURTKEY TIMESTAMP {json}` with `url`, `digest`,
-//! `status`, `mime`).
+//! MIME type, `r` a redirect's target), in the classic layout of Heritrix,
+//! pywb and Common Crawl (`N b a m s k r M S V g`, or its 9-field form)
+//! when the header is absent; and CDXJ (`SURTKEY TIMESTAMP {json}` with
+//! `url`, `digest`, `status`, `mime`, and `redirect` as pywb names `r`).
 //!
 //! It knows fields and records; nothing of files, threads or URIs' rules.
 
@@ -84,23 +87,44 @@ impl IndexLines {
     /// digest of the content it served if it is a capture of content. The
     /// error is a CDX or CDXJ line that is no record.
     pub fn read<'l>(&self, line: &'l [u8], source: usize) -> Result<IndexLine<'l>, Rejection> {
-        let (text, record, digest) = match self.format {
+        let (text, record, digest, redirect) = match self.format {
             Some(format @ (IndexFormat::Cdx | IndexFormat::Cdxj)) => {
                 let record = read(format, self.layout(source), line)?;
-                (record.uri, true, record.digest)
+                // A revisit of a redirect carries a digest: content.
+                let redirect = record.redirect.filter(|_| record.digest.is_none());
+                (record.uri, true, record.digest, redirect)
             }
             Some(IndexFormat::Digest { column, delimiter }) => {
                 let value = nth_field(line, delimiter, column);
                 let digest = value.and_then(|v| content_digest(None, None, v));
-                (Cow::Borrowed(line), false, digest.map(Cow::Borrowed))
+                (Cow::Borrowed(line), false, digest.map(Cow::Borrowed), None)
             }
-            None => (Cow::Borrowed(line), false, None),
+            None => (Cow::Borrowed(line), false, None, None),
         };
         Ok(IndexLine {
             text,
             record,
             digest,
+            redirect,
         })
+    }
+
+    /// Calls `with` on the target of the redirect a line read is, if it is
+    /// one whose target the index names: resolved against the record's URL
+    /// (a `Location` may be a relative reference, RFC 9110 §10.2.2; RFC 3986
+    /// §5.2 resolves it), prepared as [`Columns`] say. `None` for a line that
+    /// is no redirect; the error is a target that is no URI reference.
+    pub fn with_redirect_of<T>(
+        &self,
+        line: &IndexLine<'_>,
+        scratch: &mut ColumnScratch,
+        with: impl FnOnce(&[u8]) -> Result<T, Rejection>,
+    ) -> Option<Result<T, Rejection>> {
+        let target = line.redirect.as_deref()?;
+        let done = self
+            .columns
+            .with_reference(target, Some(&line.text), scratch, with);
+        Some(done.map(|(t, _)| t))
     }
 
     /// Calls `with` on the URI a line read stands for: its column, or its
@@ -230,6 +254,15 @@ pub struct IndexLine<'l> {
     record: bool,
     /// The digest of its content, when it is a capture of content.
     pub digest: Option<Cow<'l, [u8]>>,
+    /// The target of a redirect, as the index writes it (maybe relative).
+    redirect: Option<Cow<'l, [u8]>>,
+}
+
+impl IndexLine<'_> {
+    /// Whether the line is a redirect whose target the index names.
+    pub fn is_redirect(&self) -> bool {
+        self.redirect.is_some()
+    }
 }
 
 /// How the lines of an index are laid out.
@@ -255,6 +288,8 @@ pub struct CdxLayout {
     pub status: Option<usize>,
     /// `m`: the MIME type (`warc/revisit` marks a revisit).
     pub mime: Option<usize>,
+    /// `r`: a redirect's target (`-` where there is none).
+    pub redirect: Option<usize>,
 }
 
 impl CdxLayout {
@@ -266,6 +301,7 @@ impl CdxLayout {
         digest: 5,
         status: Some(4),
         mime: Some(3),
+        redirect: Some(6),
     };
 
     /// The layout a header line names, `None` if `line` is no CDX header;
@@ -303,6 +339,7 @@ impl CdxLayout {
             digest,
             status: at(b's'),
             mime: at(b'm'),
+            redirect: at(b'r'),
         }))
     }
 }
@@ -314,6 +351,8 @@ pub struct Record<'l> {
     pub uri: Cow<'l, [u8]>,
     /// The digest of its content, when the capture is content (`sha1:` dropped).
     pub digest: Option<Cow<'l, [u8]>>,
+    /// The target of a redirect (a 3xx), where the index names one.
+    pub redirect: Option<Cow<'l, [u8]>>,
 }
 
 /// A CDXJ record's fields that matter here.
@@ -326,6 +365,8 @@ struct CdxjFields<'l> {
     #[serde(borrow)]
     mime: Option<Cow<'l, str>>,
     status: Option<serde_json::Value>,
+    #[serde(borrow)]
+    redirect: Option<Cow<'l, str>>,
 }
 
 /// A line of an index that is not a record: a CDX header, a CDXJ line
@@ -364,9 +405,13 @@ fn read_cdx(layout: CdxLayout, line: &[u8]) -> Result<Record<'_>, Rejection> {
     let digest = field(layout.digest)?;
     let status = layout.status.map(field).transpose()?;
     let mime = layout.mime.map(field).transpose()?;
+    // The redirect field is not needed to read a capture: a line too short
+    // for it names no target.
+    let target = layout.redirect.and_then(|n| fields.get(n).copied());
     Ok(Record {
         uri: Cow::Borrowed(uri),
         digest: content_digest(status, mime, digest).map(Cow::Borrowed),
+        redirect: redirect_target(status, target).map(Cow::Borrowed),
     })
 }
 
@@ -389,9 +434,14 @@ fn read_cdxj(line: &[u8]) -> Result<Record<'_>, Rejection> {
         .filter(|d| content_digest(status, mime, d.as_bytes()).is_some())
         .map(cow_bytes)
         .map(without_algorithm);
+    let redirect = fields
+        .redirect
+        .filter(|r| redirect_target(status, Some(r.as_bytes())).is_some())
+        .map(cow_bytes);
     Ok(Record {
         uri: cow_bytes(uri),
         digest,
+        redirect,
     })
 }
 
@@ -436,6 +486,15 @@ pub fn content_digest<'d>(
     (ok || revisit)
         .then_some(digest)
         .filter(|d| !d.is_empty() && *d != b"-")
+}
+
+/// The target of a capture with this status, if it is a redirect that
+/// names one: a 3xx (RFC 9110 §15.4) whose target field is neither empty
+/// nor `-`.
+fn redirect_target<'t>(status: Option<&[u8]>, target: Option<&'t [u8]>) -> Option<&'t [u8]> {
+    let redirect =
+        status.is_some_and(|s| s.len() == 3 && s[0] == b'3' && s.iter().all(u8::is_ascii_digit));
+    target.filter(|t| redirect && !t.is_empty() && *t != b"-")
 }
 
 #[cfg(test)]
@@ -500,6 +559,52 @@ mod tests {
     }
 
     #[test]
+    fn a_redirect_names_its_target_in_cdx_and_cdxj_alike() {
+        let target = |format, line: &str| {
+            let record = read(format, CdxLayout::CLASSIC, line.as_bytes()).unwrap();
+            record
+                .redirect
+                .map(|r| String::from_utf8(r.into_owned()).unwrap())
+        };
+        let cdx = "com,a)/b 2020 http://a/b text/html 301 BBBB http://a/b/ - 1 2 f";
+        assert_eq!(
+            target(IndexFormat::Cdx, cdx).as_deref(),
+            Some("http://a/b/")
+        );
+        let cdxj = r#"com,a)/b 2020 {"url": "http://a/b", "status": "301", "redirect": "/b/"}"#;
+        assert_eq!(target(IndexFormat::Cdxj, cdxj).as_deref(), Some("/b/"));
+        // No target named, or not a 3xx: no redirect.
+        for line in [
+            "com,a)/b 2020 http://a/b text/html 302 BBBB - - 1 2 f",
+            "com,a)/b 2020 http://a/b text/html 200 BBBB http://a/c - 1 2 f",
+            "com,a)/b 2020 http://a/b text/html 301 BBBB",
+        ] {
+            assert_eq!(target(IndexFormat::Cdx, line), None, "{line}");
+        }
+        let ok =
+            r#"a 1 {"url": "http://a/", "status": 200, "digest": "B", "redirect": "http://c/"}"#;
+        assert_eq!(target(IndexFormat::Cdxj, ok), None);
+        // A revisit of a redirect is content (the digest it revisits).
+        let cdx_lines = IndexLines::new(Columns::default(), Some(IndexFormat::Cdx), 1);
+        let revisit = "com,a)/b 2020 http://a/b warc/revisit 301 BBBB http://a/b/ - 1 2 f";
+        let read = cdx_lines.read(revisit.as_bytes(), 0).unwrap();
+        assert!(read.digest.is_some() && !read.is_redirect());
+        // Resolved against the record's URL when it is read.
+        let lines = IndexLines::new(Columns::default(), Some(IndexFormat::Cdxj), 1);
+        let read = lines.read(cdxj.as_bytes(), 0).unwrap();
+        assert!(read.is_redirect());
+        let mut scratch = ColumnScratch::default();
+        let resolved = lines.with_redirect_of(&read, &mut scratch, |t| Ok(t.to_vec()));
+        assert_eq!(resolved.unwrap().unwrap(), b"http://a/b/");
+        let content = lines.read(ok.as_bytes(), 0).unwrap();
+        assert!(
+            lines
+                .with_redirect_of(&content, &mut scratch, |_| Ok(()))
+                .is_none()
+        );
+    }
+
+    #[test]
     fn cdx_headers_name_the_fields() {
         let old = CdxLayout::from_header(b" CDX A b e a m s c k r V v D d g M n").unwrap();
         assert_eq!(
@@ -508,7 +613,8 @@ mod tests {
                 url: 3,
                 digest: 7,
                 status: Some(5),
-                mime: Some(4)
+                mime: Some(4),
+                redirect: Some(8),
             })
         );
         assert!(CdxLayout::from_header(b" CDX N b m s k").unwrap().is_err());

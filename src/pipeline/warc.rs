@@ -2,7 +2,8 @@
 //! a `response`, `revisit`, `resource` or `metadata` record, as
 //! `cdxj-indexer` indexes them (its `url`, `digest`, `status` and `mime`),
 //! so that `--warc` judges a crawl as `--cdxj` of its index does. A
-//! response's status is its HTTP status line's; a revisit is marked
+//! response's status is its HTTP status line's, and a redirect's target its
+//! `Location` header (`redirect`, as pywb names CDX's `r`); a revisit is marked
 //! `warc/revisit` and carries the digest of what it revisits; a resource
 //! or metadata record has no status (no server sent it), so it is counted
 //! and not content. The records are read by the `warc` crate, from the
@@ -27,6 +28,8 @@ struct IndexFields<'r> {
     status: Option<&'r str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     mime: Option<&'r str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    redirect: Option<&'r str>,
 }
 
 /// The CDXJ lines of the WARC records `reader` holds (decompressed), one
@@ -81,11 +84,16 @@ fn write_index_line(header: &RawRecordHeader, block: &[u8], lines: &mut Vec<u8>)
         _ => return,
     };
     let digest = field(WarcHeader::PayloadDigest).or_else(|| field(WarcHeader::BlockDigest));
+    let location = match status {
+        Some(code) if code.starts_with('3') => location(block),
+        _ => None,
+    };
     let fields = IndexFields {
         url,
         digest: digest.as_deref(),
         status,
         mime,
+        redirect: location.as_deref(),
     };
     lines.extend_from_slice(b"- - ");
     serde_json::to_writer(&mut *lines, &fields).expect("a Vec takes any bytes");
@@ -101,6 +109,23 @@ fn http_status(block: &[u8]) -> Option<&str> {
     let code = words.next()?.trim_ascii();
     let is_code = code.len() == 3 && code.iter().all(u8::is_ascii_digit);
     (version.starts_with(b"HTTP/") && is_code).then(|| std::str::from_utf8(code).expect("digits"))
+}
+
+/// The `Location` header of the HTTP response a record's block begins
+/// with, read by `httparse` from the headers after the status line.
+fn location(block: &[u8]) -> Option<String> {
+    let headers_start = memchr::memchr(b'\n', block)? + 1;
+    let mut headers = [httparse::EMPTY_HEADER; 128];
+    let parsed = httparse::parse_headers(&block[headers_start..], &mut headers).ok()?;
+    let httparse::Status::Complete((_, headers)) = parsed else {
+        return None;
+    };
+    let value = headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("location"))?
+        .value;
+    let value = String::from_utf8_lossy(value).trim().to_string();
+    (!value.is_empty()).then_some(value)
 }
 
 #[cfg(test)]
@@ -165,6 +190,38 @@ mod tests {
         let said = index_lines(cut.as_bytes()).unwrap_err();
         assert!(said.starts_with("record 2 cannot be read"), "{said}");
         assert_eq!(http_status(b"HTTP/1.0 301 Moved\r\n"), Some("301"));
+    }
+
+    #[test]
+    fn a_redirect_names_its_location() {
+        let warc = [
+            record(
+                "response",
+                "WARC-Target-URI: http://a/book\r\n",
+                "HTTP/1.1 301 Moved Permanently\r\nServer: x\r\nlocation: /book/ \r\n\r\n",
+            ),
+            // A 200 with a Location is no redirect; a 302 without one names none.
+            record(
+                "response",
+                "WARC-Target-URI: http://a/c\r\nWARC-Payload-Digest: sha1:C\r\n",
+                "HTTP/1.1 200 OK\r\nLocation: /d\r\n\r\nc",
+            ),
+            record(
+                "response",
+                "WARC-Target-URI: http://a/e\r\n",
+                "HTTP/1.1 302 Found\r\n\r\n",
+            ),
+        ]
+        .concat();
+        let lines = String::from_utf8(index_lines(warc.as_bytes()).unwrap()).unwrap();
+        assert_eq!(
+            lines.lines().collect::<Vec<_>>(),
+            [
+                r#"- - {"url":"http://a/book","status":"301","redirect":"/book/"}"#,
+                r#"- - {"url":"http://a/c","digest":"sha1:C","status":"200"}"#,
+                r#"- - {"url":"http://a/e","status":"302"}"#,
+            ]
+        );
         assert_eq!(http_status(b"GET / HTTP/1.1\r\n"), None);
     }
 }

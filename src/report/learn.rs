@@ -2,7 +2,8 @@
 //! index through the pipeline's chunks (CDX, CDXJ or a digest column, as
 //! the ladder does), brings each capture of content to the base step's
 //! form (a preset), groups the URLs into contents by their digests
-//! ([`crate::report::evidence`]), and proposes the rules the evidence supports
+//! ([`crate::report::evidence`]; a redirect on its host joins the URL it
+//! redirects from to its target's), and proposes the rules the evidence supports
 //! ([`crate::rules::learn`]). With a held-out share of the contents, it
 //! learns from the rest and applies the rules (through the rules engine,
 //! as `--rules` would) to the share it did not learn from.
@@ -56,6 +57,9 @@ pub struct Learning {
     /// status, headers, blank), and captures rejected.
     pub lines: u64,
     pub captures: u64,
+    /// Redirects to a URL of their own host, each joined to its target's
+    /// content (a redirect elsewhere is among the other lines).
+    pub redirects: u64,
     pub not_content: u64,
     pub rejected: u64,
     /// Distinct URLs (forms at the base step) and the contents they make
@@ -105,14 +109,22 @@ impl Trial {
 #[derive(Default)]
 struct ChunkForms {
     /// Each capture's form followed by its digest's hash (8 bytes, little
-    /// endian): the record a host's part of the spill holds.
+    /// endian, never 0), or a redirect's form, a space and its target's
+    /// form followed by [`REDIRECT`]: the record a host's part of the
+    /// spill holds.
     records: Vec<u8>,
     /// Each capture: its record's span in `records`, its host's hash.
     captures: Vec<(usize, usize, u64)>,
     lines: u64,
+    /// Redirects among the captures (not yet known to join a content).
+    redirects: u64,
     not_content: u64,
     rejected: u64,
 }
+
+/// The hash a redirect's record ends with, where a capture's digest is:
+/// no digest's (a digest's hash is odd).
+const REDIRECT: u64 = 0;
 
 /// The memory a host's part takes while its rules are learned, per byte of
 /// its spilled records: the records, the captures and contents over them,
@@ -123,6 +135,8 @@ const LEARN_MEMORY_PER_BYTE: u64 = 8;
 /// What one part of the hosts gave.
 struct Part {
     captures: u64,
+    /// Lines of the redirects that joined a content.
+    redirects: u64,
     urls: u64,
     contents: u64,
     rules: Vec<LearnedRule>,
@@ -171,6 +185,7 @@ pub fn run(
         });
         for chunk in read {
             totals.lines += chunk.lines;
+            totals.redirects += chunk.redirects;
             totals.not_content += chunk.not_content;
             totals.rejected += chunk.rejected;
             for (start, end, host) in chunk.captures {
@@ -189,7 +204,8 @@ pub fn run(
     let mut learning = Learning {
         lines: totals.lines,
         captures: 0,
-        not_content: totals.not_content,
+        redirects: 0,
+        not_content: totals.not_content + totals.redirects,
         rejected: totals.rejected,
         urls: 0,
         contents: 0,
@@ -198,7 +214,9 @@ pub fn run(
         held_out: options.holdout.map(|_| Trial::default()),
     };
     for part in parts {
-        learning.captures += part.captures;
+        learning.captures += part.captures - part.redirects;
+        learning.redirects += part.redirects;
+        learning.not_content -= part.redirects;
         learning.urls += part.urls;
         learning.contents += part.contents;
         learning.rules.extend(part.rules);
@@ -226,13 +244,22 @@ fn learn_part(
 ) -> Part {
     let mut captures = Captures::default();
     let mut texts: Vec<&str> = Vec::new();
+    let mut redirected_from: Vec<&str> = Vec::new();
+    let text = |form| std::str::from_utf8(form).expect("forms are ASCII");
     for record in records {
         let (form, digest) = record.key.split_at(record.key.len() - 8);
         let digest = u64::from_le_bytes(digest.try_into().expect("8 bytes"));
-        if let (_, true) = captures.add_lines(prints.of(form), digest, record.size) {
-            texts.push(std::str::from_utf8(form).expect("forms are ASCII"));
+        if digest == REDIRECT {
+            // Forms hold no space: it parts the redirect from its target.
+            let space = memchr::memchr(b' ', form).expect("a redirect's record");
+            let (from, target) = (&form[..space], &form[space + 1..]);
+            captures.add_redirect(prints.of(from), prints.of(target), record.size);
+            redirected_from.push(text(from));
+        } else if let (_, true) = captures.add_lines(prints.of(form), digest, record.size) {
+            texts.push(text(form));
         }
     }
+    let redirects = captures.settle_redirects(|r| texts.push(redirected_from[r]));
     let contents = captures.contents();
     let held = held_out(&contents, &texts, options.holdout, prints);
     let (learn_from, learn_contents): (Vec<&str>, Vec<u32>) = (0..texts.len())
@@ -249,6 +276,7 @@ fn learn_part(
     });
     Part {
         captures: contents.captures(),
+        redirects,
         urls: contents.urls() as u64,
         contents: contents.len() as u64,
         rules,
@@ -284,38 +312,54 @@ fn chunk_forms(
             }
         };
         // A line that is no record is no capture of content either.
-        let read = options.lines.read(text, chunk.source).ok();
-        let Some((read, digest)) = read.and_then(|read| {
-            let digest = prints.short(read.digest.as_deref()?);
-            Some((read, digest))
-        }) else {
+        let Ok(read) = options.lines.read(text, chunk.source) else {
             out.not_content += 1;
             continue;
         };
+        let digest = read.digest.as_deref().map(|d| prints.short(d));
+        if digest.is_none() && !read.is_redirect() {
+            out.not_content += 1;
+            continue;
+        }
         let start = out.records.len();
         let formed = options
             .lines
             .with_uri_of(&read, &mut column_scratch, |uri| {
                 Ok(base.normalize_into(uri, &mut out.records, &mut scratch)?)
             });
-        match formed {
-            Ok(_) => {
-                let host = prints.short(host_of(&out.records[start..]));
-                // The digest as seen on this host: contents are a host's
-                // own, so that the parts the hosts are learned in (which
-                // the memory limit decides) change nothing.
-                let mut on_host = [0u8; 16];
-                on_host[..8].copy_from_slice(&host.to_le_bytes());
-                on_host[8..].copy_from_slice(&digest.to_le_bytes());
-                let digest = prints.short(&on_host);
-                out.records.extend_from_slice(&digest.to_le_bytes());
-                out.captures.push((start, out.records.len(), host));
-            }
-            Err(_) => {
-                out.records.truncate(start);
-                out.rejected += 1;
-            }
+        if formed.is_err() {
+            out.records.truncate(start);
+            out.rejected += 1;
+            continue;
         }
+        let host = prints.short(host_of(&out.records[start..]));
+        let Some(digest) = digest else {
+            // A redirect: its target's form follows, if it has one.
+            out.records.push(b' ');
+            let target = options
+                .lines
+                .with_redirect_of(&read, &mut column_scratch, |uri| {
+                    Ok(base.normalize_into(uri, &mut out.records, &mut scratch)?)
+                });
+            if let Some(Ok(_)) = target {
+                out.records.extend_from_slice(&REDIRECT.to_le_bytes());
+                out.captures.push((start, out.records.len(), host));
+                out.redirects += 1;
+            } else {
+                out.records.truncate(start);
+                out.not_content += 1;
+            }
+            continue;
+        };
+        // The digest as seen on this host: contents are a host's own, so
+        // that the parts the hosts are learned in (which the memory limit
+        // decides) change nothing. Odd, so never a redirect's mark.
+        let mut on_host = [0u8; 16];
+        on_host[..8].copy_from_slice(&host.to_le_bytes());
+        on_host[8..].copy_from_slice(&digest.to_le_bytes());
+        let digest = prints.short(&on_host) | 1;
+        out.records.extend_from_slice(&digest.to_le_bytes());
+        out.captures.push((start, out.records.len(), host));
     }
     out
 }

@@ -236,17 +236,32 @@ pub fn table(report: &JsonReport) -> String {
     text
 }
 
+/// The redirects that joined their target's content, as a summary of what
+/// was read says them, counted by `count`, followed by `then`; nothing
+/// where there were none.
+pub(super) fn redirects_joined(redirects: u64, count: fn(u64) -> String, then: &str) -> String {
+    match redirects {
+        0 => String::new(),
+        1 => format!("1 redirect joined to its target's content{then}"),
+        n => format!(
+            "{} redirects joined to their target's content{then}",
+            count(n)
+        ),
+    }
+}
+
 /// What the digests say of each step and transform, with examples of the
 /// false merges new at each step and of what the last step still misses.
 fn evidence_text(report: &JsonReport, summary: &EvidenceSummary) -> String {
     let intro = format!(
-        "Judged by content digests: {} captures of content (2xx or revisit; {} other \
+        "Judged by content digests: {} captures of content (2xx or revisit; {}{} other \
          lines left out, {} rejected) of {} URLs in {} contents ({} URLs served several \
          digests). Precision: of the pairs of URLs a step merges, those that are one \
          content; recall: of the pairs that are one content, those it merges. A false \
          merge is a key holding pages that differ; a missed one, a content under \
          several keys.",
         summary.captures,
+        redirects_joined(summary.redirects, |n| n.to_string(), "; "),
         summary.not_content,
         summary.rejected,
         summary.urls,
@@ -340,7 +355,7 @@ fn captures_text(captures: &[Capture]) -> String {
         text += &format!(
             "      {}  {}",
             escape_str(&c.spelling),
-            escape_str(&c.digest)
+            escape_str(&c.served())
         );
         if c.digests > 1 {
             text += &format!(" (of {} digests)", c.digests);

@@ -224,13 +224,14 @@ fn evidence(html: &mut String, report: &JsonReport) {
         html,
         "<p class=\"note\">{} captures of content (2xx or revisit) of {} URLs in {} \
          contents ({} URLs served several digests: a page that changed is one content \
-         through them); {} other lines left out, {} rejected. Precision: of the pairs \
+         through them); {}{} other lines left out, {} rejected. Precision: of the pairs \
          of URLs a step merges, those that are one content; recall: of the pairs that \
          are one content, those it merges.</p>",
         count(summary.captures),
         count(summary.urls),
         count(summary.contents),
         count(summary.changing),
+        super::ladder::redirects_joined(summary.redirects, count, "; "),
         count(summary.not_content),
         count(summary.rejected),
     );
@@ -327,7 +328,7 @@ fn captures_group<'a>(
                 html,
                 "<li><code>{}</code> <span class=\"tag\">{}</span></li>",
                 text(&capture.spelling),
-                text(&capture.digest),
+                text(&capture.served()),
             );
         }
         html.push_str("</ul>\n</div>\n");

@@ -154,10 +154,11 @@ fn run_learn(args: &LearnArgs) -> Result<Outcome, Error> {
 /// What was read, the rules, and how they did on the held-out share.
 fn summary(learning: &Learning, options: &LearnOptions) -> String {
     let mut text = format!(
-        "rules learn: {} lines: {} captures of content, {} other lines, {} rejected; \
+        "rules learn: {} lines: {} captures of content, {}{} other lines, {} rejected; \
          {} URLs in {} contents (forms of --preset {})\n",
         learning.lines,
         learning.captures,
+        super::ladder::redirects_joined(learning.redirects, |n| n.to_string(), ", "),
         learning.not_content,
         learning.rejected,
         learning.urls,

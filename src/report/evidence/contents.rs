@@ -1,7 +1,8 @@
 //! The captures of a run and the contents they make: each URL (numbered
 //! in the order of its first capture) with its lines and the digests it
 //! served, grouped by shared digests into contents (a union-find over the
-//! graph of URLs and digests).
+//! graph of URLs and digests). A redirect joins the URL it redirects from
+//! to its target's content, once the target is a URL.
 //!
 //! It knows URLs, fingerprints of spellings and digest hashes; nothing of
 //! steps or how they are judged (a [`Level`](super::Level)'s work).
@@ -32,6 +33,18 @@ impl Radixable<u128> for Served {
 /// a URL.
 const NO_URL: UrlId = UrlId::MAX;
 
+/// A redirect met, not yet settled: from the spelling `own` to the
+/// spelling `target`, on `lines` lines.
+struct Redirect {
+    own: Print,
+    target: Print,
+    lines: u64,
+}
+
+/// The longest chain of redirects followed to a URL: the redirects a
+/// browser follows (the Fetch standard's limit).
+const MAX_REDIRECTS: usize = 20;
+
 /// The captures of a run as they are read: each URL once (by the
 /// fingerprint of its own spelling) with the lines it was on, and the
 /// digests it served; and every spelling met, captured or not.
@@ -43,6 +56,10 @@ pub struct Captures {
     index: HashMap<Print, UrlId, PrintHasher>,
     /// Each line's URL and digest; repeats are dropped by [`Captures::contents`].
     served: Vec<Served>,
+    /// Redirects met and not yet settled.
+    redirects: Vec<Redirect>,
+    /// URLs a settled redirect joins: from, to.
+    links: Vec<(UrlId, UrlId)>,
 }
 
 impl Captures {
@@ -56,6 +73,17 @@ impl Captures {
     /// Records `lines` captures of one URL that served one digest (as
     /// [`Captures::add`] does each).
     pub fn add_lines(&mut self, own: Print, digest: u64, lines: u64) -> (UrlId, bool) {
+        let (id, first) = self.url_on(own, lines);
+        let served = Served { digest, url: id };
+        if self.served.last() != Some(&served) {
+            self.served.push(served);
+        }
+        (id, first)
+    }
+
+    /// The URL of the spelling `own`, made one if it is not yet, with
+    /// `lines` more lines; and whether it was made now.
+    fn url_on(&mut self, own: Print, lines: u64) -> (UrlId, bool) {
         let id = self.index.entry(own).or_insert(NO_URL);
         let first = *id == NO_URL;
         if first {
@@ -65,11 +93,66 @@ impl Captures {
         }
         let id = *id;
         self.lines[id as usize] += lines;
-        let served = Served { digest, url: id };
-        if self.served.last() != Some(&served) {
-            self.served.push(served);
-        }
         (id, first)
+    }
+
+    /// Records `lines` lines of a redirect from the spelling `own` to the
+    /// spelling `target` (fingerprinted as [`Captures::add`]'s are). It
+    /// counts among the spellings; it is evidence once its target is a URL
+    /// ([`Captures::settle_redirects`]).
+    pub fn add_redirect(&mut self, own: Print, target: Print, lines: u64) {
+        self.add_spelling(own);
+        self.redirects.push(Redirect { own, target, lines });
+    }
+
+    /// Settles the redirects recorded: each whose target is a URL (one
+    /// captured, or one a redirect settled before it made: a chain is
+    /// followed up to 20 long, as browsers follow them) joins the URL it redirects
+    /// from, made one if need be, to its target's content; the rest are
+    /// dropped, for no content is known of them. Calls `new_url(r)` for
+    /// each redirect `r` (numbered in the order added) that made a URL, in
+    /// the order of the URLs' numbers. Returns the lines of the redirects
+    /// settled.
+    ///
+    /// ```
+    /// use urinorm::report::evidence::Captures;
+    /// let mut captures = Captures::default();
+    /// captures.add(1, 7);
+    /// // 3 redirects to 2, which redirects to 1; 9 to nothing captured.
+    /// captures.add_redirect(3, 2, 1);
+    /// captures.add_redirect(2, 1, 1);
+    /// captures.add_redirect(9, 8, 1);
+    /// let mut made = Vec::new();
+    /// assert_eq!(captures.settle_redirects(|r| made.push(r)), 2);
+    /// assert_eq!(made, [1, 0]);
+    /// let contents = captures.contents();
+    /// assert_eq!((contents.urls(), contents.len()), (3, 1));
+    /// ```
+    pub fn settle_redirects(&mut self, mut new_url: impl FnMut(usize)) -> u64 {
+        let redirects = std::mem::take(&mut self.redirects);
+        let mut settled = vec![false; redirects.len()];
+        let mut lines = 0;
+        for _ in 0..MAX_REDIRECTS {
+            let mut progress = false;
+            for (r, redirect) in redirects.iter().enumerate() {
+                let to = self.index.get(&redirect.target).copied();
+                let Some(to) = to.filter(|&to| to != NO_URL && !settled[r]) else {
+                    continue;
+                };
+                let (from, made) = self.url_on(redirect.own, redirect.lines);
+                if made {
+                    new_url(r);
+                }
+                self.links.push((from, to));
+                settled[r] = true;
+                lines += redirect.lines;
+                progress = true;
+            }
+            if !progress {
+                break;
+            }
+        }
+        lines
     }
 
     /// Records a spelling met on a line that is no capture of content (a
@@ -104,6 +187,8 @@ impl Captures {
             lines,
             index: _,
             mut served,
+            redirects: _,
+            links,
         } = self;
         let urls = own.len();
         // Digest hashes are uniform over their bits, as fingerprints are.
@@ -118,6 +203,9 @@ impl Captures {
             }
         }
         drop(served);
+        for (from, to) in links {
+            groups.join(from, to);
+        }
         // Contents numbered in the order of their first URL.
         let mut number = vec![u32::MAX; urls];
         let mut content = Vec::with_capacity(urls);

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use super::classes::Print;
 use super::lines::{LineAt, Reading};
 use crate::line::ColumnScratch;
+use crate::line::crawl_index::IndexLine;
 use crate::normalize::{Normalizer, Rung, Scratch};
 use crate::pipeline::chunks::{Chunk, Line, LineRules};
 use crate::pipeline::hash::InMemoryPrints;
@@ -30,6 +31,10 @@ pub(super) struct ChunkPrints<'a> {
     /// For a crawl index, each line's digest hash; 0 for a line that is no
     /// capture of content.
     pub(super) digests: Vec<u64>,
+    /// For a crawl index, the redirects whose target it names: each one's
+    /// line (in `lines`) and its target's fingerprint (as a line's at the
+    /// string rung).
+    pub(super) redirects: Vec<(u32, Print)>,
     /// Why each line the scheme rung rejects was rejected.
     pub(super) rejected_by_reason: Vec<Cow<'static, str>>,
     pub(super) skipped: Skipped,
@@ -87,6 +92,7 @@ pub(super) fn print_chunk<'a>(
     let mut column_scratch = ColumnScratch::default();
     let mut lines = Vec::new();
     let mut digests = Vec::new();
+    let mut redirects = Vec::new();
     // The URIs: parsed from the lines as they are read when the lines are
     // the URIs; else prepared (a column, repaired, resolved) into one
     // buffer first, and parsed once it is complete.
@@ -103,6 +109,7 @@ pub(super) fn print_chunk<'a>(
         let from = prepared.len();
         // A line too long to read is not known to be content.
         let mut digest_print = 0;
+        let mut redirect_print = 0;
         let span = match line {
             Line::Header => {
                 skipped.header += 1;
@@ -131,6 +138,9 @@ pub(super) fn print_chunk<'a>(
                 let read = reading.lines.read(line, chunk.source);
                 let digest = read.as_ref().ok().and_then(|r| r.digest.as_deref());
                 digest_print = digest.map_or(0, |d| reading.prints.short(d) | 1);
+                if let Ok(read) = &read {
+                    redirect_print = target_print(read, reading, &mut column_scratch);
+                }
                 read.and_then(|read| {
                     reading
                         .lines
@@ -157,6 +167,9 @@ pub(super) fn print_chunk<'a>(
         }
         lines.push(at.start..at.start + at.len);
         if options.index.is_some() {
+            if redirect_print != 0 {
+                redirects.push((lines.len() as u32 - 1, redirect_print));
+            }
             digests.push(digest_print);
         }
         if plain {
@@ -189,6 +202,7 @@ pub(super) fn print_chunk<'a>(
         lines,
         prints: [string_prints, syntax, scheme],
         digests,
+        redirects,
         rejected_by_reason,
         skipped,
         time: [string_time, syntax_time, scheme_time],
@@ -235,6 +249,23 @@ fn rung_prints(
 }
 
 /// Parses a URI, with the reason it is rejected.
+/// The fingerprint of the target a redirect's line names, as a line's at
+/// the string rung; 0 for a line that is no redirect, or a target that is
+/// no URI.
+fn target_print(
+    read: &IndexLine<'_>,
+    reading: &Reading<'_, '_>,
+    scratch: &mut ColumnScratch,
+) -> Print {
+    let print =
+        |target: &[u8]| Ok(parse(target).map_or(0, |t| reading.prints.of(t.as_str().as_bytes())));
+    reading
+        .lines
+        .with_redirect_of(read, scratch, print)
+        .and_then(Result::ok)
+        .unwrap_or(0)
+}
+
 fn parse(uri: &[u8]) -> Result<UriRef<'_>, Cow<'static, str>> {
     UriRef::parse_bytes(uri).map_err(|e| Rejection::from(e).reason())
 }

@@ -324,6 +324,7 @@ mod tests {
                     spelling: "http://a/".into(),
                     digest: "D".into(),
                     digests: 1,
+                    redirect: None,
                 }],
                 likely_error_page: false,
             }],

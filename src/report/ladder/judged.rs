@@ -69,22 +69,48 @@ pub(super) struct CaptureTable {
     /// Each URL's first line.
     first: Vec<Place>,
     lines: LineStore,
-    /// Lines that are no capture of content (not 2xx, no digest).
+    /// Lines that are no capture of content (not 2xx, no digest), but for
+    /// the redirects settled.
     not_content: u64,
     /// Captures of content the scheme rung rejects: not judged.
     rejected: u64,
+    /// Each redirect met, as a URL would be kept if it made one.
+    pending: Vec<PendingUrl>,
+    /// The lines of the redirects that joined their target's content.
+    redirects: u64,
+}
+
+/// What a redirect's line would make a URL: its fingerprints at the
+/// syntax and the scheme rungs, and its place.
+struct PendingUrl {
+    rungs: [Print; 2],
+    first: Place,
 }
 
 impl CaptureTable {
     /// Takes one chunk's lines, in input order: its captures, and the
     /// spellings of the rest (counting those the string rung rejects).
     pub(super) fn count(&mut self, chunk: &ChunkPrints<'_>, string_rejected: &mut u64) {
+        let mut redirects = chunk.redirects.iter().peekable();
         for (i, &digest) in chunk.digests.iter().enumerate() {
             let [string, syntax, scheme] = [0, 1, 2].map(|r| chunk.prints[r][i]);
+            let target = redirects.next_if(|(line, _)| *line as usize == i);
             if digest == 0 {
                 self.not_content += 1;
             } else if scheme == REJECTED {
                 self.rejected += 1;
+            }
+            if let Some(&(_, target)) = target.filter(|_| scheme != REJECTED) {
+                let line = chunk.line_at(i);
+                self.captures.add_redirect(string, target, 1);
+                self.pending.push(PendingUrl {
+                    rungs: [syntax, scheme],
+                    first: line.place,
+                });
+                if let Some((chunk, bytes)) = line.in_chunk {
+                    self.lines.keep(chunk, line.place, bytes);
+                }
+                continue;
             }
             if digest == 0 || scheme == REJECTED {
                 match string {
@@ -102,6 +128,20 @@ impl CaptureTable {
                 }
             }
         }
+    }
+}
+
+impl CaptureTable {
+    /// Settles the redirects met, once every capture is in: each that
+    /// joins its target's content is a URL's line, not another line.
+    fn settle_redirects(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let (rungs, first) = (&mut self.rungs, &mut self.first);
+        self.redirects = self.captures.settle_redirects(|r| {
+            rungs.push(pending[r].rungs);
+            first.push(pending[r].first);
+        });
+        self.not_content -= self.redirects;
     }
 }
 
@@ -140,6 +180,7 @@ impl<'w> UrlKeys<'w> {
         classes: &'w [SchemeClass],
         worked: &'w [ProtocolPrints],
     ) -> UrlKeys<'w> {
+        table.settle_redirects();
         let captures = std::mem::take(&mut table.captures);
         let (class, contents) = rayon::join(
             || {
@@ -292,19 +333,21 @@ impl<'w> UrlKeys<'w> {
         let (source, _) = place
             .input_offset()
             .expect("the ladder places lines in inputs");
-        let digest = reading
-            .digest(lines.line(place, &reading.maps), source)
-            .unwrap_or_default();
+        let line = lines.line(place, &reading.maps);
+        let digest = reading.digest(line, source).unwrap_or_default();
+        let shown = |uri: &[u8]| mask_password(&String::from_utf8_lossy(uri));
         Capture {
-            spelling: mask_password(&String::from_utf8_lossy(&reading.spelling(place, lines))),
+            spelling: shown(&reading.spelling(place, lines)),
             digest: String::from_utf8_lossy(&digest).into_owned(),
             digests: self.contents.digests(url),
+            redirect: reading.redirect(line, source).map(|t| shown(&t)),
         }
     }
 
     fn summary(&self) -> EvidenceSummary {
         EvidenceSummary {
-            captures: self.contents.captures(),
+            captures: self.contents.captures() - self.table.redirects,
+            redirects: self.table.redirects,
             not_content: self.table.not_content,
             rejected: self.table.rejected,
             urls: self.contents.urls() as u64,
@@ -340,6 +383,7 @@ mod tests {
             spelling: spelling.into(),
             digest: digest.into(),
             digests: 1,
+            redirect: None,
         }
     }
 

@@ -97,6 +97,17 @@ impl<'r, 'a> Reading<'r, 'a> {
         self.lines.digest(line, source)
     }
 
+    /// The target `line` (of input `source`) redirects to, resolved, if it
+    /// is a redirect whose target the index names.
+    pub(super) fn redirect(&self, line: &[u8], source: usize) -> Option<Vec<u8>> {
+        let read = self.lines.read(line, source).ok()?;
+        let mut scratch = ColumnScratch::default();
+        let target = self
+            .lines
+            .with_redirect_of(&read, &mut scratch, |t| Ok(t.to_vec()));
+        target?.ok()
+    }
+
     /// [`Reading::with_uri`] on the line at `place`, kept in `lines`.
     pub(super) fn with_uri_at<T>(
         &self,

@@ -259,7 +259,8 @@ impl MissedExample {
 }
 
 /// A URL as an example shows it: its spelling (password masked) and the
-/// digest of its first capture, with how many digests it served.
+/// digest of its first capture, with how many digests it served; or, for
+/// a URL only redirected from, the target of its first redirect.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capture {
     /// (`url` in the JSON.)
@@ -267,6 +268,20 @@ pub struct Capture {
     pub spelling: String,
     pub digest: String,
     pub digests: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirect: Option<String>,
+}
+
+impl Capture {
+    /// What an example says the URL served: its digest, or `-> target`
+    /// for a URL only redirected from (as the input wrote them: a front end
+    /// escapes them).
+    pub fn served(&self) -> String {
+        match &self.redirect {
+            Some(target) => format!("-> {target}"),
+            None => self.digest.clone(),
+        }
+    }
 }
 
 /// What a crawl index held: captures of content judged, lines that are
@@ -275,6 +290,11 @@ pub struct Capture {
 pub struct EvidenceSummary {
     /// Captures of content (2xx or revisit, with a digest) judged.
     pub captures: u64,
+    /// Redirects judged: lines of a 3xx whose target (named by the index)
+    /// is a URL captured, directly or through other redirects. Each joins
+    /// the URL it redirects from to its target's content.
+    #[serde(default)]
+    pub redirects: u64,
     /// Lines that are no capture of content (another status, no digest,
     /// too long to read).
     pub not_content: u64,
@@ -421,6 +441,7 @@ mod tests {
                     spelling: url.to_string(),
                     digest: "D".into(),
                     digests: 1,
+                    redirect: None,
                 })
                 .collect()
         };

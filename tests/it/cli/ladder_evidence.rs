@@ -15,6 +15,17 @@ use serde_json::Value;
 /// Generates an index in `format` into `dir`, returning its path and the
 /// generator's truth.
 fn generate(dir: &Path, format: &str, seed: u32, sites: u32) -> (String, Value) {
+    generate_with(dir, format, seed, sites, &[])
+}
+
+/// [`generate`] with the generator's `flags` too.
+fn generate_with(
+    dir: &Path,
+    format: &str,
+    seed: u32,
+    sites: u32,
+    flags: &[&str],
+) -> (String, Value) {
     let out = dir.join(format!("index.{format}"));
     let truth = dir.join(format!("truth.{format}.json"));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/make-crawl-index");
@@ -23,6 +34,7 @@ fn generate(dir: &Path, format: &str, seed: u32, sites: u32) -> (String, Value) 
         .arg(&out)
         .args(["--format", format, "--seed", &seed.to_string()])
         .args(["--sites", &sites.to_string(), "--pages", "30"])
+        .args(flags)
         .arg("--truth")
         .arg(&truth)
         .status()
@@ -223,6 +235,95 @@ fn cdx(dir: &Path, lines: &[&str]) -> String {
 }
 
 #[test]
+fn named_redirects_are_judged_as_planted_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let named = &["--name-redirects"];
+    let mut joined = Vec::new();
+    for (format, flag) in [("cdx", "--cdx"), ("cdxj", "--cdxj")] {
+        let (file, truth) = generate_with(dir.path(), format, 17, 20, named);
+        let report = report(&[flag], &file);
+        assert_judged_as_planted(&report, &truth, format);
+        joined.push(report["evidence"]["redirects"].as_u64().unwrap());
+    }
+    // Every target named is a page's URL, captured: each redirect joins.
+    let (cdxj, _) = generate_with(dir.path(), "cdxj", 17, 20, named);
+    let cdxj_text = std::fs::read_to_string(&cdxj).unwrap();
+    let named_lines = cdxj_text
+        .lines()
+        .filter(|l| l.contains("\"redirect\""))
+        .count();
+    assert!(named_lines > 20);
+    assert_eq!(joined, [named_lines as u64; 2]);
+    // A WARC's Location headers are the same evidence.
+    let warc = dir.path().join("crawl.warc.gz");
+    std::fs::write(&warc, warc_of(&cdxj_text)).unwrap();
+    let warc = warc.to_str().unwrap();
+    let (by_index, by_warc) = (report(&["--cdxj"], &cdxj), report(&["--warc"], warc));
+    assert_eq!(by_index["evidence"], by_warc["evidence"]);
+    // rules learn counts them, and learns the same from either.
+    let learned = |flag: &str, file: &str| {
+        let run = urinorm(&["rules", "learn", flag, "--quiet", file], b"");
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        (run.stdout, run.stderr)
+    };
+    let (rules, said) = learned("--cdxj", &cdxj);
+    assert!(
+        said.contains(&format!(
+            "{} redirects joined to their target's content",
+            joined[1]
+        )),
+        "{said}"
+    );
+    assert_eq!(learned("--warc", warc).0, rules);
+}
+
+#[test]
+fn a_redirect_joins_its_target_and_the_step_that_merges_them_is_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = cdx(
+        dir.path(),
+        &[
+            "a)/book/ 1 http://a.com/book/ text/html 200 D1 - - 1 1 f",
+            // Relative, resolved against the URL redirected from.
+            "a)/book 1 http://a.com/book text/html 301 R1 /book/ - 1 1 f",
+            // A chain: /b to /book, which redirects to /book/.
+            "a)/b 1 http://a.com/b text/html 302 R2 http://a.com/book - 1 1 f",
+            // A target never captured says nothing.
+            "a)/gone 1 http://a.com/gone text/html 301 R3 http://b.com/ - 1 1 f",
+        ],
+    );
+    let report = report(&["--cdx"], &file);
+    let summary = &report["evidence"];
+    assert_eq!(
+        (
+            &summary["captures"],
+            &summary["redirects"],
+            &summary["not_content"]
+        ),
+        (&1.into(), &2.into(), &1.into())
+    );
+    assert_eq!(
+        (&summary["urls"], &summary["contents"]),
+        (&3.into(), &1.into())
+    );
+    // The aggressive step adds the trailing slash: /book and /book/ are
+    // one key, a right merge; /b stays a missed merge.
+    let aggressive = &report["steps"][4]["evidence"];
+    assert_eq!(
+        (&aggressive["merged_pairs"], &aggressive["right_pairs"]),
+        (&1.into(), &1.into())
+    );
+    assert_eq!(aggressive["missed"], 1);
+    // An example shows a URL only redirected from by its target.
+    let run = urinorm(&["ladder", "--cdx", "--quiet", &file], b"");
+    assert!(
+        run.stdout.contains("http://a.com/b  -> http://a.com/book"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn only_2xx_captures_and_revisits_are_content() {
     let dir = tempfile::tempdir().unwrap();
     let file = cdx(
@@ -234,13 +335,14 @@ fn only_2xx_captures_and_revisits_are_content() {
             // Both are the error page: not content, so not one content.
             "a)/x 1 http://a.com/x text/html 404 ERR - - 1 1 f",
             "a)/y 1 http://a.com/y text/html 404 ERR - - 1 1 f",
-            "a)/z 1 http://a.com/z text/html 301 R1 http://a.com/ - 1 1 f",
+            "a)/z 1 http://a.com/z text/html 301 R1 - - 1 1 f",
             "a)/w 1 http://A.com/ text/html 200 D1 - - 1 1 f",
         ],
     );
     let report = report(&["--cdx"], &file);
     let summary = &report["evidence"];
     assert_eq!(summary["captures"], 3);
+    // The redirect names no target: another line.
     assert_eq!(summary["not_content"], 3);
     assert_eq!(summary["urls"], 2);
     assert_eq!(summary["contents"], 1);
@@ -487,9 +589,12 @@ fn warc_of(cdxj: &str) -> Vec<u8> {
             fields["mime"].as_str().unwrap(),
             fields["status"].as_str().unwrap(),
         );
+        let location = fields["redirect"]
+            .as_str()
+            .map_or(String::new(), |to| format!("Location: {to}\r\n"));
         let http = match status {
             "-" => String::new(),
-            code => format!("HTTP/1.1 {code} X\r\nContent-Type: {mime}\r\n\r\n"),
+            code => format!("HTTP/1.1 {code} X\r\nContent-Type: {mime}\r\n{location}\r\n"),
         };
         let kind = if mime == "warc/revisit" {
             "revisit"
@@ -551,7 +656,7 @@ fn an_index_without_a_capture_of_content_is_not_a_success() {
         dir.path(),
         &[
             "a)/x 1 http://a.com/x text/html 404 ERR - - 1 1 f",
-            "a)/z 1 http://a.com/z text/html 301 R1 http://a.com/ - 1 1 f",
+            "a)/z 1 http://a.com/z text/html 301 R1 - - 1 1 f",
         ],
     );
     for command in [&["ladder"][..], &["rules", "learn"]] {
