@@ -37,6 +37,10 @@ pub struct Columns {
     pub delimiter: u8,
     /// 0-based columns whose normalized values, joined, are the dedup key.
     pub key_fields: Vec<usize>,
+    /// The 0-based column the key is written into, replacing it (one past
+    /// the last: appended as a new column), the URI's column kept as it
+    /// is; `None`: the key replaces the URI.
+    pub key_into: Option<usize>,
     /// The 0-based column holding the base URI to resolve against.
     pub base_field: Option<usize>,
     /// One base URI for every line.
@@ -396,9 +400,17 @@ impl NormalizeLines {
         };
         let start = out.len();
         let value = column(line, columns, field)?;
-        let field_span = columns[field].clone();
-        // The line, with the URI's column replaced by its key.
-        out.extend_from_slice(&line[..field_span.start]);
+        // The line, with the URI's column (or the one the key goes into)
+        // replaced by its key, or the key appended as a new column.
+        let (into, append) = match self.columns.key_into {
+            None => (columns[field].clone(), false),
+            Some(n) if n == columns.len() => (line.len()..line.len(), true),
+            Some(n) => (column(line, columns, n).map(|_| columns[n].clone())?, false),
+        };
+        out.extend_from_slice(&line[..into.start]);
+        if append {
+            out.push(self.columns.delimiter);
+        }
         let key_start = out.len();
         let (in_scope, notes) = self
             .columns
@@ -411,7 +423,7 @@ impl NormalizeLines {
         };
         let notes = notes | rule_notes;
         let key_range = key_start..out.len();
-        out.extend_from_slice(&line[field_span.end..]);
+        out.extend_from_slice(&line[into.end..]);
         let output = start..out.len();
         if self.columns.key_fields.is_empty() {
             return Ok(Some(Mapped {

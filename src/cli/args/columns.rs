@@ -29,6 +29,12 @@ pub struct ColumnArgs {
     /// page-link edge); default: the --field column.
     #[arg(long, value_name = "N,M", value_delimiter = ',')]
     pub key_fields: Vec<usize>,
+    /// Write the key into this column (1-based), replacing it, and keep the
+    /// --field column as it is; one past the last column appends the key as
+    /// a new one (`--field 3 --delimiter ' ' --key surt --key-into 1` on a
+    /// CDX index rewrites its SURT keys).
+    #[arg(long, value_name = "N")]
+    pub key_into: Option<usize>,
     #[command(flatten)]
     pub line: LineArgs,
     #[command(flatten)]
@@ -80,8 +86,13 @@ impl ColumnArgs {
         if self.line.field.is_none() && !key_fields.is_empty() {
             return Err(Error::Usage("--key-fields needs --field".into()));
         }
+        let key_into = self.key_into.map(|n| column(n, "--key-into")).transpose()?;
+        if self.line.field.is_none() && key_into.is_some() {
+            return Err(Error::Usage("--key-into needs --field".into()));
+        }
         let columns = Columns {
             key_fields,
+            key_into,
             ..self.line.columns()?
         };
         let frontier = feeds == Feeds::Frontier;

@@ -5,6 +5,49 @@ use crate::common::cli::{urinorm, with_stats};
 use crate::common::grammar::reference;
 use proptest::prelude::*;
 
+/// A key written into another column keeps the URI as it was: a CDX
+/// index's SURT keys rewritten from its URLs, or a key appended.
+#[test]
+fn a_key_goes_into_the_column_named_and_the_uri_is_kept() {
+    let cdx = b"old-key 20240101000000 http://WWW.Example.com:80/a?b=1#f text/html 200 D\n\
+old-key 20240101000001 https://example.org/ text/html 200 E\n";
+    let surt = ["normalize", "--quiet", "--field", "3", "--delimiter", " "];
+    let keys = ["--key", "surt", "--preset", "ia", "--key-into", "1"];
+    let run = urinorm(&[&surt[..], &keys].concat(), cdx);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "com,example)/a?b=1 20240101000000 http://WWW.Example.com:80/a?b=1#f text/html 200 D\n\
+         org,example)/ 20240101000001 https://example.org/ text/html 200 E\n"
+    );
+    // One past the last column: appended; dedup keys on it as on any key.
+    let tsv = b"x\thttp://A.example/p\ny\thttp://a.example:80/p\n";
+    let host = [
+        "dedup",
+        "--quiet",
+        "--field",
+        "2",
+        "--key",
+        "host",
+        "--key-into",
+        "3",
+    ];
+    let run = urinorm(&host, tsv);
+    assert_eq!(run.stdout, "x\thttp://A.example/p\ta.example\n");
+    // Further than that is a line without the column; without --field, a
+    // usage error.
+    let run = urinorm(&["dedup", "--field", "2", "--key-into", "5"], tsv);
+    assert_eq!((run.code, run.stdout.as_str()), (1, ""));
+    assert!(run.stderr.contains("fewer fields"), "{}", run.stderr);
+    let run = urinorm(&["normalize", "--key-into", "2"], tsv);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--key-into needs --field"),
+        "{}",
+        run.stderr
+    );
+}
+
 /// (page, relative href) pairs: resolved against their page, deduplicated
 /// by edge, the other columns kept byte for byte.
 #[test]
