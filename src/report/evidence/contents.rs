@@ -371,7 +371,7 @@ impl Contents {
     }
 
     /// The URLs of content `c`, earliest first.
-    pub(super) fn members_of(&self, c: u32) -> &[UrlId] {
+    pub fn members_of(&self, c: u32) -> &[UrlId] {
         &self.members[self.starts[c as usize] as usize..self.starts[c as usize + 1] as usize]
     }
 }

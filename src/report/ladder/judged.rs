@@ -22,7 +22,7 @@ use super::{
 };
 use crate::pipeline::hash::PrintHasher;
 use crate::pipeline::place::Place;
-use crate::report::evidence::{Captures, Contents, Keyed, Level, UrlId};
+use crate::report::evidence::{Captures, Contents, Keyed, Level, MissedMerge, UrlId};
 use crate::uri::mask_password;
 
 /// Judges every step (`reports`) and every transform alone (`attribution`)
@@ -311,19 +311,27 @@ impl<'w> UrlKeys<'w> {
             missed_examples: counts
                 .missed_examples
                 .iter()
-                .map(|m| {
-                    let captures = captures(&m.urls);
-                    MissedExample {
-                        keys: m.keys,
-                        likely_error_page: MissedExample::looks_like_an_error_page(
-                            m.keys, &captures,
-                        ),
-                        captures,
-                    }
+                .map(|m| MissedExample {
+                    keys: m.keys,
+                    likely_error_page: self.looks_like_an_error_page(m, reading),
+                    captures: captures(&m.urls),
                 })
                 .collect(),
             counts,
         }
+    }
+
+    /// Whether missed merge `m` looks like one page served for many URLs,
+    /// judged by the spellings of all its content's URLs.
+    fn looks_like_an_error_page(&self, m: &MissedMerge, reading: &Reading<'_, '_>) -> bool {
+        let content = self.contents.content(m.urls[0]);
+        let lines = &self.table.lines;
+        let spellings = (self.contents.members_of(content).iter()).map(|&u| {
+            let spelling = reading.spelling(self.table.first[u as usize], lines);
+            String::from_utf8_lossy(&spelling).into_owned()
+        });
+        // Read one by one: the judgement stops at the paths it needs.
+        MissedExample::looks_like_an_error_page(m.keys, spellings)
     }
 
     /// URL `url` as an example shows it: its first capture.

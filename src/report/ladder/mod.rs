@@ -236,25 +236,51 @@ pub struct MissedExample {
     pub likely_error_page: bool,
 }
 
-/// A content under at least this many keys, its URLs shown on as many
-/// paths as they are, is flagged as a likely error page.
+/// A content under at least this many keys, its URLs on at least as many
+/// paths, is flagged as a likely error page.
 pub const ERROR_PAGE_KEYS: u64 = 5;
 
 impl MissedExample {
-    /// Whether one content under `keys` keys, of which `captures` are the
-    /// first, looks like one page served for many URLs rather than a page
-    /// under several spellings: at least [`ERROR_PAGE_KEYS`] keys, and no
-    /// two of the URLs shown on one path, even in another case (a
-    /// parameter a site ignores keeps the path; a case-insensitive site
-    /// keeps it but for case; a soft 404 answers every path alike).
-    pub fn looks_like_an_error_page(keys: u64, captures: &[Capture]) -> bool {
-        let paths: std::collections::HashSet<String> = (captures.iter())
-            .map(|c| match crate::uri::UriRef::parse(&c.spelling) {
+    /// Whether one content under `keys` keys, spelt `spellings` (all its
+    /// URLs), looks like one page served for many URLs rather than a page
+    /// under several spellings: at least [`ERROR_PAGE_KEYS`] keys and as
+    /// many distinct paths, with case, a trailing `/` and an index file
+    /// aside (a parameter a site ignores keeps the path; a case-insensitive
+    /// site or an index file changes only that; a soft 404 answers every
+    /// path alike).
+    ///
+    /// ```
+    /// use urinorm::report::ladder::MissedExample;
+    /// let missing = ["http://a/x", "http://a/y", "http://a/z", "http://a/v", "http://a/w"];
+    /// assert!(MissedExample::looks_like_an_error_page(5, missing.into_iter()));
+    /// let page = ["http://a/p?s=1", "http://a/P/", "http://a/p/index.html", "http://a/p?s=2"];
+    /// assert!(!MissedExample::looks_like_an_error_page(9, page.into_iter()));
+    /// ```
+    pub fn looks_like_an_error_page<S: AsRef<str>>(
+        keys: u64,
+        spellings: impl Iterator<Item = S>,
+    ) -> bool {
+        if keys < ERROR_PAGE_KEYS {
+            return false;
+        }
+        let mut paths = std::collections::HashSet::new();
+        for spelling in spellings {
+            let spelling = spelling.as_ref();
+            let path = match crate::uri::UriRef::parse(spelling) {
                 Ok(uri) => uri.path().to_ascii_lowercase(),
-                Err(_) => c.spelling.clone(),
-            })
-            .collect();
-        keys >= ERROR_PAGE_KEYS && captures.len() > 1 && paths.len() == captures.len()
+                Err(_) => spelling.to_ascii_lowercase(),
+            };
+            let file = path.rsplit('/').next().unwrap_or_default();
+            let dir = match file.starts_with("index.") || file.starts_with("default.") {
+                true => &path[..path.len() - file.len()],
+                false => &path[..],
+            };
+            paths.insert(dir.trim_end_matches('/').to_string());
+            if paths.len() as u64 >= ERROR_PAGE_KEYS {
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -435,30 +461,30 @@ mod tests {
 
     #[test]
     fn many_paths_serving_one_page_look_like_an_error_page() {
-        let shown = |urls: &[&str]| -> Vec<Capture> {
-            (urls.iter())
-                .map(|url| Capture {
-                    spelling: url.to_string(),
-                    digest: "D".into(),
-                    digests: 1,
-                    redirect: None,
-                })
-                .collect()
+        let flagged = |keys, urls: &[&str]| {
+            MissedExample::looks_like_an_error_page(keys, urls.iter().copied())
         };
-        let paths = shown(&["http://a/x", "http://a/y", "http://a/z"]);
-        assert!(MissedExample::looks_like_an_error_page(
-            ERROR_PAGE_KEYS,
-            &paths
-        ));
-        assert!(!MissedExample::looks_like_an_error_page(
-            ERROR_PAGE_KEYS - 1,
-            &paths
-        ));
-        // One path with parameters, or one path in several cases: a page.
-        let params = shown(&["http://a/p?s=1", "http://a/p?s=2", "http://a/q"]);
-        assert!(!MissedExample::looks_like_an_error_page(9, &params));
-        let cases = shown(&["http://a/About", "http://a/about", "http://a/ABOUT"]);
-        assert!(!MissedExample::looks_like_an_error_page(9, &cases));
+        let paths = [
+            "http://a/x",
+            "http://a/y",
+            "http://a/z",
+            "http://a/v",
+            "http://a/w",
+        ];
+        assert!(flagged(ERROR_PAGE_KEYS, &paths));
+        assert!(!flagged(ERROR_PAGE_KEYS - 1, &paths));
+        assert!(!flagged(ERROR_PAGE_KEYS, &paths[..4]));
+        // One path with parameters, in several cases, with an index file
+        // or a trailing slash: a page.
+        let page = [
+            "http://a/p?s=1",
+            "http://a/p?s=2",
+            "http://a/About",
+            "http://a/ABOUT/",
+            "http://a/about/index.html",
+            "http://a/about/default.aspx",
+        ];
+        assert!(!flagged(9, &page));
     }
 
     /// Each step's name, distinct keys, collapse and rejects.
