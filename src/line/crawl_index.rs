@@ -479,8 +479,7 @@ pub fn content_digest<'d>(
     mime: Option<&[u8]>,
     digest: &'d [u8],
 ) -> Option<&'d [u8]> {
-    let ok =
-        status.is_none_or(|s| s.len() == 3 && s[0] == b'2' && s.iter().all(u8::is_ascii_digit));
+    let ok = status.is_none_or(|s| status_class(s) == Some(b'2'));
     let revisit = mime.is_some_and(|m| m.eq_ignore_ascii_case(b"warc/revisit"));
     let digest = strip_algorithm(digest);
     (ok || revisit)
@@ -492,9 +491,15 @@ pub fn content_digest<'d>(
 /// names one: a 3xx (RFC 9110 §15.4) whose target field is neither empty
 /// nor `-`.
 fn redirect_target<'t>(status: Option<&[u8]>, target: Option<&'t [u8]>) -> Option<&'t [u8]> {
-    let redirect =
-        status.is_some_and(|s| s.len() == 3 && s[0] == b'3' && s.iter().all(u8::is_ascii_digit));
+    let redirect = status.is_some_and(|s| status_class(s) == Some(b'3'));
     target.filter(|t| redirect && !t.is_empty() && *t != b"-")
+}
+
+/// The class of an HTTP status code (RFC 9110 §15: its first digit, `b'2'`
+/// for a 2xx), if `status` is one: three digits.
+fn status_class(status: &[u8]) -> Option<u8> {
+    let code = status.len() == 3 && status.iter().all(u8::is_ascii_digit);
+    code.then(|| status[0])
 }
 
 #[cfg(test)]

@@ -129,9 +129,7 @@ impl CaptureTable {
             }
         }
     }
-}
 
-impl CaptureTable {
     /// Settles the redirects met, once every capture is in: each that
     /// joins its target's content is a URL's line, not another line.
     fn settle_redirects(&mut self) {
@@ -144,6 +142,10 @@ impl CaptureTable {
         self.not_content -= self.redirects;
     }
 }
+
+/// How many of a content's URLs (the earliest) the error-page judgement
+/// reads.
+const ERROR_PAGE_URLS: usize = 1_000;
 
 /// A step the digests judge: an RFC rung, a protocol step (by its place
 /// after the rungs), a transform alone.
@@ -322,11 +324,14 @@ impl<'w> UrlKeys<'w> {
     }
 
     /// Whether missed merge `m` looks like one page served for many URLs,
-    /// judged by the spellings of all its content's URLs.
+    /// judged by the spellings of its content's URLs (the first
+    /// [`ERROR_PAGE_URLS`]: a page of a million spellings on one path is
+    /// not read a million times for each step it is an example of).
     fn looks_like_an_error_page(&self, m: &MissedMerge, reading: &Reading<'_, '_>) -> bool {
         let content = self.contents.content(m.urls[0]);
         let lines = &self.table.lines;
-        let spellings = (self.contents.members_of(content).iter()).map(|&u| {
+        let urls = self.contents.members_of(content);
+        let spellings = (urls[..urls.len().min(ERROR_PAGE_URLS)].iter()).map(|&u| {
             let spelling = reading.spelling(self.table.first[u as usize], lines);
             String::from_utf8_lossy(&spelling).into_owned()
         });
