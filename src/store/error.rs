@@ -45,6 +45,9 @@ pub enum StoreError {
     ReadOnly { dir: PathBuf },
     /// More keys in one batch than the store takes at once.
     TooLarge { what: &'static str },
+    /// A history (`seen export`, `seen import`) that cannot be written or
+    /// read as one: `why` is a sentence.
+    History { path: PathBuf, why: String },
 }
 
 impl StoreError {
@@ -159,6 +162,7 @@ impl fmt::Display for StoreError {
                 f,
                 "a batch with {what} cannot be checked against a seen store at once; split it into smaller batches"
             ),
+            StoreError::History { path, why } => write!(f, "'{}': {why}", shown(path)),
         }
     }
 }

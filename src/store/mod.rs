@@ -42,6 +42,7 @@ mod config;
 mod damage;
 mod error;
 mod filter;
+mod history;
 pub(crate) mod lock;
 pub(crate) mod manifest;
 mod merge;
@@ -56,6 +57,7 @@ use rayon::prelude::*;
 pub use clock::{Clock, ClockError, Holding, Stamp, parse_duration};
 pub use config::Config;
 pub use error::StoreError;
+pub use history::{Exported, Imported, history_config, history_files};
 use lock::WriterLock;
 use manifest::{Manifest, RunEntry};
 pub use merge::MergeWritten;
@@ -198,6 +200,11 @@ impl Store {
             });
         }
         Ok(store)
+    }
+
+    /// Whether `dir` holds a store (its manifest), whatever its state.
+    pub fn exists(dir: &Path) -> bool {
+        dir.join(manifest::FILE).exists()
     }
 
     /// Opens an existing store whatever its configuration (to inspect,
@@ -398,11 +405,26 @@ impl Store {
         prints: impl Iterator<Item = u128>,
         staging: Staging,
     ) -> Result<u64, StoreError> {
+        let stamp = match staging {
+            Staging::Admit { .. } => self.clock.now(),
+            Staging::Forget => Stamp::FORGOTTEN,
+        };
+        self.stage_entries(prints.map(|print| (print, stamp)), staging)
+    }
+
+    /// [`Store::stage`] of entries that each carry their stamp (an
+    /// imported history's admission times): ascending by print, the first
+    /// of equal prints kept. Admitting, no stamp may be a tombstone's.
+    pub(crate) fn stage_entries(
+        &mut self,
+        entries: impl Iterator<Item = (u128, Stamp)>,
+        staging: Staging,
+    ) -> Result<u64, StoreError> {
         self.writable()?;
         let id = self.manifest.next_run;
-        let mut prints = prints.peekable();
+        let mut entries = entries.peekable();
         // Nothing to write: no file to write and sync, only the commit to count.
-        if prints.peek().is_none() {
+        if entries.peek().is_none() {
             self.staged = Some(Staged {
                 id,
                 entries: 0,
@@ -410,13 +432,9 @@ impl Store {
             });
             return Ok(0);
         }
-        let stamp = match staging {
-            Staging::Admit { .. } => self.clock.now(),
-            Staging::Forget => Stamp::FORGOTTEN,
-        };
         let path = manifest::temp_path(&self.dir, id);
         let entries = RunWriter::write(&path, self.manifest.config.id(), |writer| {
-            prints.try_for_each(|print| writer.push(print, stamp))
+            entries.try_for_each(|(print, stamp)| writer.push(print, stamp))
         })?;
         self.staged = Some(Staged {
             id,

@@ -282,3 +282,80 @@ fn a_service_killed_during_maintenance_leaves_the_old_commit_or_the_new() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(urinorm(&["seen", "verify", store], b"").code, 0);
 }
+
+/// A history export killed at any instant leaves no history or a whole
+/// one; an import killed at any instant leaves a store that verifies, with
+/// the keys it had or with the history's added. Run again, the import
+/// finishes what the killed one began.
+#[test]
+fn a_history_export_or_import_killed_at_any_instant_leaves_the_old_state_or_the_new() {
+    const KILLS: u32 = 20;
+    const LINES: u32 = 60_000;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store").display().to_string();
+    let input = batch(dir.path(), 0, LINES);
+    assert_eq!(urinorm(&["seen", "add", "-q", &store, &input], b"").code, 0);
+    let whole_history = dir.path().join("whole").display().to_string();
+    let started = Instant::now();
+    let run = urinorm(&["seen", "export", &store, "-o", &whole_history], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let whole = started.elapsed().max(Duration::from_millis(20));
+    let into = dir.path().join("into").display().to_string();
+    let other = batch(dir.path(), 1, 1000);
+    assert_eq!(urinorm(&["seen", "add", "-q", &into, &other], b"").code, 0);
+    let mut random = Random(0x2545_f491_4f6c_dd1d);
+    let (mut old, mut new) = (0, 0);
+    for n in 0..KILLS {
+        let history = dir.path().join(format!("history{n}")).display().to_string();
+        let before = store_keys(&into);
+        let args: Vec<&str> = match n % 2 {
+            0 => vec!["seen", "export", &store, "-o", &history],
+            _ => vec!["seen", "import", &into, &whole_history],
+        };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let delay = whole.as_micros() as u64 * 15 / 10;
+        std::thread::sleep(Duration::from_micros(random.below(delay)));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let went_through = match n % 2 {
+            0 => {
+                if !Path::new(&history).exists() {
+                    false
+                } else {
+                    // Whole: it imports every key of the store.
+                    let check = dir.path().join(format!("check{n}")).display().to_string();
+                    let run = urinorm(&["seen", "import", &check, &history], b"");
+                    assert_eq!(run.code, 0, "kill {n}: {}", run.stderr);
+                    assert_eq!(store_keys(&check), u64::from(LINES), "kill {n}");
+                    true
+                }
+            }
+            _ => {
+                let verify = urinorm(&["seen", "verify", &into], b"");
+                assert_eq!(verify.code, 0, "kill {n}: {}", verify.stderr);
+                let after = store_keys(&into);
+                let all = 1000 + u64::from(LINES);
+                assert!(
+                    after == before || after == all,
+                    "kill {n}: {before} keys before, {after} after ({all} if it went through)"
+                );
+                after == all && before != all
+            }
+        };
+        match went_through {
+            true => new += 1,
+            false => old += 1,
+        }
+    }
+    eprintln!("{KILLS} kills: {old} left the old state, {new} the new one");
+    assert!(old > 0 && new > 0, "{old} old, {new} new");
+    let run = urinorm(&["seen", "import", &into, &whole_history], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(store_keys(&into), 1000 + u64::from(LINES));
+}

@@ -9,7 +9,7 @@ use serde_json::json;
 use std::time::Duration;
 use urinorm::escape::escape_str;
 
-use urinorm::store::{Access, Clock, Config, Stamp, Store};
+use urinorm::store::{Access, Clock, Config, Stamp, Store, history_config, history_files};
 
 use crate::cli::args::{ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{Job, MemoryArgs, NowArgs, ReadArgs, SeenRequest, execute};
@@ -41,6 +41,14 @@ pub enum SeenCommand {
     /// its writer lock: while `urinorm serve` or a batch writes it. The
     /// copy is verified, then made a store in one atomic rename.
     Backup(BackupArgs),
+    /// Write every key a store holds, with the time it was admitted, as a
+    /// Parquet history (a directory Spark, DuckDB and pyarrow read): one
+    /// row a key, columns `fingerprint` and `admitted`.
+    Export(ExportArgs),
+    /// Admit to a store (made if missing) the keys of Parquet histories
+    /// (`seen export`'s, or a Spark frontier's) that it does not hold, each
+    /// with its time of admission.
+    Import(ImportArgs),
     /// Rebuild a damaged store from its intact blocks, as one run: every
     /// key of a block whose checksum matches is kept; the damaged blocks'
     /// and unreadable runs' are lost, and counted.
@@ -75,6 +83,30 @@ pub struct BackupArgs {
     pub dir: PathBuf,
     /// Where the copy goes: a directory that does not exist yet.
     pub dest: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The store's directory.
+    pub dir: PathBuf,
+    /// The history to write: a directory that does not exist yet.
+    #[arg(short = 'o', long = "output", value_name = "HISTORY")]
+    pub output: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The store's directory (made if missing, with the histories' key
+    /// configuration).
+    pub dir: PathBuf,
+    /// Parquet histories: files, or directories of them.
+    #[arg(required = true, value_name = "HISTORY")]
+    pub histories: Vec<PathBuf>,
+    /// When another run is writing the store, wait for it instead of failing.
+    #[arg(long)]
+    pub wait: bool,
+    #[command(flatten)]
+    pub now: NowArgs,
 }
 
 #[derive(Args, Debug)]
@@ -131,6 +163,8 @@ pub fn run(args: &SeenCommandArgs) -> Result<Outcome, Error> {
         SeenCommand::Expire(args) => expire(args),
         SeenCommand::Compact(args) => compact(args),
         SeenCommand::Backup(args) => backup(args),
+        SeenCommand::Export(args) => export(args),
+        SeenCommand::Import(args) => import(args),
         SeenCommand::Salvage(args) => salvage(args),
     }
 }
@@ -280,6 +314,63 @@ fn backup(args: &BackupArgs) -> Result<Outcome, Error> {
         copy.last_commit().0,
         copy.keys(),
         counted(copy.runs(), "run")
+    ))?;
+    Ok(Outcome::default())
+}
+
+fn export(args: &ExportArgs) -> Result<Outcome, Error> {
+    let store = Store::open_existing(&args.dir, Access::ReadOnly)?;
+    let exported = store.export_history(&args.output)?;
+    print_line(&format!(
+        "seen store '{}' exported to '{}' as of its commit {}: {} keys in {} of Parquet ({} bytes, {:.1} a key)",
+        shown(&store),
+        escape_str(&args.output.display().to_string()),
+        store.last_commit().0,
+        exported.keys,
+        counted(exported.files.len(), "file"),
+        exported.bytes,
+        exported.bytes as f64 / exported.keys.max(1) as f64
+    ))?;
+    Ok(Outcome::default())
+}
+
+fn import(args: &ImportArgs) -> Result<Outcome, Error> {
+    let files = history_files(&args.histories)?;
+    let recorded = history_config(&files)?;
+    let access = Access::Write { wait: args.wait };
+    let mut store = match (&recorded, Store::exists(&args.dir)) {
+        (Some(config), _) => Store::open(&args.dir, config, access)?,
+        (None, true) => {
+            let store = Store::open_existing(&args.dir, Access::ReadOnly)?;
+            let _ = writeln!(
+                std::io::stderr(),
+                "urinorm: note: the histories record no key configuration: their keys are taken as made with the store's ({})",
+                store.config()
+            );
+            Store::open_existing(&args.dir, access)?
+        }
+        (None, false) => {
+            return Err(Error::Usage(format!(
+                "there is no seen store at '{}', and the histories record no key configuration to make one with: import them into the store whose keys they are",
+                escape_str(&args.dir.display().to_string())
+            )));
+        }
+    };
+    store.set_clock(args.now.clock());
+    let imported = store.import_history(&files)?;
+    let untimed = match imported.untimed {
+        0 => String::new(),
+        n => format!(" ({n} rows without a time admitted at this import's)"),
+    };
+    print_line(&format!(
+        "seen store '{}': {} rows read from {}, {} keys admitted{untimed}, {} held already; it holds {} keys in {}",
+        shown(&store),
+        imported.rows,
+        counted(files.len(), "file"),
+        imported.admitted,
+        imported.held,
+        store.keys(),
+        counted(store.runs(), "run")
     ))?;
     Ok(Outcome::default())
 }

@@ -10,6 +10,7 @@ mod ends;
 mod escape;
 mod explain;
 mod fetchable;
+mod history;
 mod hostile;
 mod ia;
 mod ladder;

@@ -1,0 +1,710 @@
+//! A store's history as Parquet, for the tools past one process: every key
+//! the store holds, with the time it was admitted, as a table Spark, DuckDB
+//! and pyarrow read ([`Store::export_history`]), and such tables read back
+//! into a store ([`Store::import_history`]).
+//!
+//! The layout, which `scripts/spark_frontier.py` reads and appends to:
+//!
+//! ```text
+//! fingerprint  BYTE_ARRAY, 16 bytes   the key's fingerprint, big-endian, as the store keeps it
+//! admitted     INT64 TIMESTAMP(MICROS, UTC)  when the commit that admitted it was made
+//! ```
+//!
+//! A history is a directory of Parquet files (a Spark dataset: others may
+//! add part files beside ours) with `_urinorm.json`, the key configuration
+//! its keys were made with; each exported file also carries it in its
+//! footer, under `urinorm.config`. Files whose names start with `_` or `.`
+//! are not data, as Spark has it. An import reads the fingerprint as bytes
+//! of any binary type and the time in any unit; a row without a time is
+//! admitted at the import's.
+//!
+//! It knows the store's entries, Parquet and the configuration's text; not
+//! URIs, lines or the pipeline.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType,
+};
+use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, TimestampMicrosecondArray};
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
+use serde_json::json;
+
+use super::merge::merge_runs;
+use super::{Config, Holding, Staging, Stamp, Store, StoreError};
+
+/// The columns of a history.
+const FINGERPRINT: &str = "fingerprint";
+const ADMITTED: &str = "admitted";
+/// The footer key and the file that hold a history's key configuration.
+const CONFIG_KEY: &str = "urinorm.config";
+const CONFIG_FILE: &str = "_urinorm.json";
+
+/// Rows a row group holds: about 24 MiB of column data, which is what the
+/// writer buffers.
+const ROW_GROUP_ROWS: usize = 1 << 20;
+/// Rows an exported file holds at most (about 1.6 GB): a history of 10^9
+/// keys is 15 files, which a Spark job reads as many tasks.
+const FILE_ROWS: u64 = 1 << 26;
+/// Rows handed to the writer at once.
+const BATCH_ROWS: usize = 1 << 16;
+/// Entries an import commits at once: 4M entries take about 330 MB
+/// (the entries, their prints and the lookup's), whatever the history's
+/// size; each is one commit.
+const IMPORT_ENTRIES: usize = 1 << 22;
+
+/// What an export wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Exported {
+    /// Keys written: every key the store holds, one row each.
+    pub keys: u64,
+    /// The Parquet files written, in order.
+    pub files: Vec<PathBuf>,
+    /// Their bytes, all together.
+    pub bytes: u64,
+}
+
+/// What an import did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// Rows read.
+    pub rows: u64,
+    /// Keys admitted: rows of keys the store did not hold (a key in several
+    /// rows counts once, with its latest time).
+    pub admitted: u64,
+    /// Rows of keys the store held already, left as they were (their time
+    /// in the store stands), or repeated in the history.
+    pub held: u64,
+    /// Rows with no time, admitted at the import's.
+    pub untimed: u64,
+    /// Commits it made.
+    pub commits: u64,
+}
+
+impl Store {
+    /// Writes every key the store holds, with the time it was admitted,
+    /// as a history in `dest`, a directory that must not exist yet: written
+    /// beside it under a temporary name, each file synced, then renamed
+    /// into place, so a kill leaves no history or a whole one. Reads the
+    /// store's runs once, a block at a time; memory is a row group.
+    ///
+    /// ```
+    /// use urinorm::store::{Access, Config, Staging, Store};
+    /// let dir = tempfile::tempdir()?;
+    /// let config = Config::new([("rung", "scheme")]);
+    /// let mut store = Store::open(&dir.path().join("store"), &config, Access::Write { wait: false })?;
+    /// store.stage([1u128, 5, 9].into_iter(), Staging::Admit { renewed: 0 })?;
+    /// store.publish()?;
+    /// let history = dir.path().join("history");
+    /// assert_eq!(store.export_history(&history)?.keys, 3);
+    /// let mut copy = Store::open(&dir.path().join("copy"), &config, Access::Write { wait: false })?;
+    /// let files = urinorm::store::history_files(&[history])?;
+    /// assert_eq!(copy.import_history(&files)?.admitted, 3);
+    /// assert_eq!(copy.keys(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn export_history(&self, dest: &Path) -> Result<Exported, StoreError> {
+        if dest.exists() {
+            return Err(history_error(
+                dest,
+                "already exists: an export writes a new history (name one that does not exist)",
+            ));
+        }
+        let parent = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let temp = tempfile::Builder::new()
+            .prefix(".urinorm-export-")
+            .tempdir_in(parent)
+            .map_err(StoreError::io(parent, "create a directory in"))?;
+        let mut files = FileWriter::new(temp.path(), &self.manifest.config);
+        let mut rows = Rows::default();
+        merge_runs(&self.runs, |print, stamp| {
+            // A tombstone says the key is not held: it has no row.
+            if stamp.is_forgotten() {
+                return Ok(());
+            }
+            rows.push(print, stamp);
+            if rows.len() == BATCH_ROWS {
+                files.write(&rows.take())?;
+            }
+            Ok(())
+        })?;
+        files.write(&rows.take())?;
+        let written = files.finish()?;
+        let sidecar = temp.path().join(CONFIG_FILE);
+        let about = json!({
+            "format": 1,
+            "config": self.manifest.config.to_json(),
+            "keys": written.keys,
+            "exported_from": self.dir.display().to_string(),
+        });
+        write_synced(&sidecar, about.to_string().as_bytes())?;
+        sync_dir(temp.path())?;
+        let temp = temp.keep();
+        std::fs::rename(&temp, dest).map_err(StoreError::io(dest, "rename a history into"))?;
+        sync_dir(parent)?;
+        Ok(Exported {
+            files: written
+                .files
+                .iter()
+                .map(|f| dest.join(f.file_name().expect("a file name")))
+                .collect(),
+            ..written
+        })
+    }
+
+    /// Admits the keys of history `files` ([`history_files`]) that the
+    /// store does not hold, each with its time of admission; a key it holds
+    /// keeps its own. Commits every few million entries (each commit
+    /// crash-safe, as every commit is; a kill leaves the commits made, and
+    /// the same import run again admits the rest). The caller checks the
+    /// files' configuration against the store's ([`history_config`]).
+    pub fn import_history(&mut self, files: &[PathBuf]) -> Result<Imported, StoreError> {
+        self.writable()?;
+        let now = self.clock.now();
+        let mut imported = Imported::default();
+        let mut batch: Vec<(u128, Stamp)> = Vec::with_capacity(IMPORT_ENTRIES.min(1 << 16));
+        for file in files {
+            read_history(file, |print, stamp| {
+                imported.rows += 1;
+                let stamp = stamp.unwrap_or_else(|| {
+                    imported.untimed += 1;
+                    now
+                });
+                batch.push((print, stamp));
+                if batch.len() == IMPORT_ENTRIES {
+                    self.admit_absent(&mut batch, &mut imported)?;
+                }
+                Ok(())
+            })?;
+        }
+        self.admit_absent(&mut batch, &mut imported)?;
+        Ok(imported)
+    }
+
+    /// Commits the entries of `batch` whose keys the store does not hold,
+    /// each key once with its latest time; empties `batch`.
+    fn admit_absent(
+        &mut self,
+        batch: &mut Vec<(u128, Stamp)>,
+        imported: &mut Imported,
+    ) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        // Latest first among equal prints, so that the one kept is it.
+        batch.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let rows = batch.len() as u64;
+        batch.dedup_by_key(|entry| entry.0);
+        let prints: Vec<u128> = batch.iter().map(|&(print, _)| print).collect();
+        let holdings = self.holds(&prints)?;
+        drop(prints);
+        let absent = batch
+            .iter()
+            .zip(&holdings)
+            .filter(|(_, holding)| **holding == Holding::Absent)
+            .map(|(&entry, _)| entry);
+        let admitted = self.stage_entries(absent, Staging::Admit { renewed: 0 })?;
+        self.publish()?;
+        imported.admitted += admitted;
+        imported.held += rows - admitted;
+        imported.commits += 1;
+        batch.clear();
+        Ok(())
+    }
+}
+
+/// The Parquet data files of `paths`: a file as it is, a directory's
+/// files (sorted by name, those whose names start with `_` or `.` left
+/// out, as Spark leaves them out), without descending further.
+pub fn history_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, StoreError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(StoreError::io(path, "read the directory"))?
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                !name.starts_with('_') && !name.starts_with('.')
+            })
+            .map(|e| e.path())
+            .collect();
+        if found.is_empty() {
+            return Err(history_error(path, "holds no Parquet file"));
+        }
+        found.sort();
+        files.extend(found);
+    }
+    Ok(files)
+}
+
+/// The key configuration a history records (each file's footer, or the
+/// `_urinorm.json` of its directory), one for all; `None` when none of
+/// `files` records one (a history Spark wrote from nothing). Files that
+/// disagree are refused.
+pub fn history_config(files: &[PathBuf]) -> Result<Option<Config>, StoreError> {
+    let mut found: Option<(Config, &PathBuf)> = None;
+    for file in files {
+        let Some(config) = config_of(file)? else {
+            continue;
+        };
+        match &found {
+            Some((first, at)) if *first != config => {
+                return Err(history_error(
+                    file,
+                    format!(
+                        "records keys made with other settings ({config}) than '{}' does ({first}): keys made differently cannot go in one store",
+                        crate::escape::escape_str(&at.display().to_string())
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => found = Some((config, file)),
+        }
+    }
+    Ok(found.map(|(config, _)| config))
+}
+
+/// The configuration `file` records: in its footer, else in its
+/// directory's `_urinorm.json`.
+fn config_of(file: &Path) -> Result<Option<Config>, StoreError> {
+    let opened = File::open(file).map_err(StoreError::io(file, "open"))?;
+    let reader =
+        ParquetRecordBatchReaderBuilder::try_new(opened).map_err(|e| not_parquet(file, &e))?;
+    let footer = reader
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|kv| kv.key == CONFIG_KEY))
+        .and_then(|kv| kv.value.clone());
+    if let Some(text) = footer {
+        return parse_config(file, &text).map(Some);
+    }
+    let sidecar = file.parent().unwrap_or(Path::new(".")).join(CONFIG_FILE);
+    match std::fs::read_to_string(&sidecar) {
+        Ok(text) => {
+            let about: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| history_error(&sidecar, format!("is not JSON: {e}")))?;
+            parse_config(&sidecar, &about["config"].to_string()).map(Some)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::io(&sidecar, "read")(e)),
+    }
+}
+
+fn parse_config(path: &Path, text: &str) -> Result<Config, StoreError> {
+    serde_json::from_str(text)
+        .ok()
+        .and_then(|value| Config::from_json(&value))
+        .ok_or_else(|| {
+            history_error(
+                path,
+                "records a key configuration that is not an object of settings",
+            )
+        })
+}
+
+/// Calls `each` with every row of history `file`: its print and its time
+/// (`None` for a row without one). Reads a batch of rows at a time.
+fn read_history(
+    file: &Path,
+    mut each: impl FnMut(u128, Option<Stamp>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let opened = File::open(file).map_err(StoreError::io(file, "open"))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(opened).map_err(|e| not_parquet(file, &e))?;
+    let schema = builder.schema().clone();
+    let column = |name: &str| schema.index_of(name).ok();
+    let Some(print_at) = column(FINGERPRINT) else {
+        return Err(history_error(
+            file,
+            format!(
+                "has no column '{FINGERPRINT}' (a history's columns are '{FINGERPRINT}' and '{ADMITTED}')"
+            ),
+        ));
+    };
+    let time_at = column(ADMITTED);
+    let wanted: Vec<usize> = [Some(print_at), time_at].into_iter().flatten().collect();
+    let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
+    let reader = builder
+        .with_projection(mask)
+        .with_batch_size(BATCH_ROWS)
+        .build()
+        .map_err(|e| not_parquet(file, &e))?;
+    let mut row = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| history_error(file, format!("cannot be read: {e}")))?;
+        // Projected columns keep the file's order.
+        let prints = batch.column_by_name(FINGERPRINT).expect("projected");
+        let times = batch.column_by_name(ADMITTED);
+        for i in 0..batch.num_rows() {
+            let at = |why: String| history_error(file, format!("row {}: {why}", row + 1));
+            let print = print_of(prints, i).map_err(at)?;
+            let stamp = match times {
+                Some(times) => stamp_of(times, i).map_err(at)?,
+                None => None,
+            };
+            each(print, stamp)?;
+            row += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Row `i`'s fingerprint: 16 bytes of any binary column.
+fn print_of(column: &ArrayRef, i: usize) -> Result<u128, String> {
+    if column.is_null(i) {
+        return Err(format!("'{FINGERPRINT}' is null"));
+    }
+    let bytes = match column.data_type() {
+        DataType::Binary => column.as_binary::<i32>().value(i),
+        DataType::LargeBinary => column.as_binary::<i64>().value(i),
+        DataType::BinaryView => column.as_binary_view().value(i),
+        DataType::FixedSizeBinary(_) => column.as_fixed_size_binary().value(i),
+        other => return Err(format!("'{FINGERPRINT}' is of type {other}, not bytes")),
+    };
+    let bytes: [u8; 16] = bytes
+        .try_into()
+        .map_err(|_| format!("'{FINGERPRINT}' has {} bytes, not 16", bytes.len()))?;
+    Ok(u128::from_be_bytes(bytes))
+}
+
+/// Row `i`'s time of admission, in whole seconds; `None` when null.
+fn stamp_of(column: &ArrayRef, i: usize) -> Result<Option<Stamp>, String> {
+    if column.is_null(i) {
+        return Ok(None);
+    }
+    let (value, per_second) = match column.data_type() {
+        DataType::Timestamp(TimeUnit::Second, _) => {
+            (column.as_primitive::<TimestampSecondType>().value(i), 1)
+        }
+        DataType::Timestamp(TimeUnit::Millisecond, _) => (
+            column.as_primitive::<TimestampMillisecondType>().value(i),
+            1_000,
+        ),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => (
+            column.as_primitive::<TimestampMicrosecondType>().value(i),
+            1_000_000,
+        ),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => (
+            column.as_primitive::<TimestampNanosecondType>().value(i),
+            1_000_000_000,
+        ),
+        other => return Err(format!("'{ADMITTED}' is of type {other}, not a timestamp")),
+    };
+    let seconds = value.div_euclid(per_second);
+    u32::try_from(seconds)
+        .ok()
+        .filter(|&s| s > 0)
+        .map(|s| Some(Stamp(s)))
+        .ok_or_else(|| {
+            format!(
+                "'{ADMITTED}' is {seconds} s after 1970-01-01T00:00:00Z, outside what a seen store keeps (1970-01-01T00:00:01Z to 2106-02-07T06:28:15Z)"
+            )
+        })
+}
+
+/// Rows waiting to be written.
+#[derive(Default)]
+struct Rows {
+    prints: Vec<[u8; 16]>,
+    micros: Vec<i64>,
+}
+
+impl Rows {
+    fn push(&mut self, print: u128, stamp: Stamp) {
+        self.prints.push(print.to_be_bytes());
+        self.micros.push(i64::from(stamp.0) * 1_000_000);
+    }
+
+    fn len(&self) -> usize {
+        self.prints.len()
+    }
+
+    /// The rows as a record batch of the history's schema; empties them.
+    fn take(&mut self) -> RecordBatch {
+        let prints = BinaryArray::from_iter_values(self.prints.drain(..));
+        let micros =
+            TimestampMicrosecondArray::from(std::mem::take(&mut self.micros)).with_timezone("UTC");
+        RecordBatch::try_new(schema(), vec![Arc::new(prints), Arc::new(micros)])
+            .expect("columns of the schema's types and one length")
+    }
+}
+
+/// A history's schema.
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new(FINGERPRINT, DataType::Binary, false),
+        Field::new(
+            ADMITTED,
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            false,
+        ),
+    ]))
+}
+
+/// The part files of an export: a new one every [`FILE_ROWS`] rows.
+struct FileWriter<'d> {
+    dir: &'d Path,
+    config: String,
+    open: Option<(ArrowWriter<File>, PathBuf, u64)>,
+    done: Exported,
+}
+
+impl<'d> FileWriter<'d> {
+    fn new(dir: &'d Path, config: &Config) -> FileWriter<'d> {
+        FileWriter {
+            dir,
+            config: config.to_json().to_string(),
+            open: None,
+            done: Exported::default(),
+        }
+    }
+
+    fn write(&mut self, rows: &RecordBatch) -> Result<(), StoreError> {
+        if rows.num_rows() == 0 {
+            return Ok(());
+        }
+        if self.open.as_ref().is_some_and(|(_, _, n)| *n >= FILE_ROWS) {
+            self.close()?;
+        }
+        if self.open.is_none() {
+            let path = self
+                .dir
+                .join(format!("part-{:05}.parquet", self.done.files.len()));
+            let file = File::create(&path).map_err(StoreError::io(&path, "create"))?;
+            let writer = ArrowWriter::try_new(file, schema(), Some(self.properties()))
+                .map_err(|e| write_error(&path, &e))?;
+            self.open = Some((writer, path, 0));
+        }
+        let (writer, path, n) = self.open.as_mut().expect("opened");
+        writer.write(rows).map_err(|e| write_error(path, &e))?;
+        *n += rows.num_rows() as u64;
+        self.done.keys += rows.num_rows() as u64;
+        Ok(())
+    }
+
+    fn properties(&self) -> WriterProperties {
+        WriterProperties::builder()
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .set_compression(Compression::SNAPPY)
+            // Fingerprints are random: a dictionary of them only grows.
+            .set_column_dictionary_enabled(ColumnPath::from(FINGERPRINT), false)
+            .set_key_value_metadata(Some(vec![KeyValue::new(
+                CONFIG_KEY.to_string(),
+                self.config.clone(),
+            )]))
+            .set_created_by(format!("urinorm {}", env!("CARGO_PKG_VERSION")))
+            .build()
+    }
+
+    /// Finishes the open file: its footer written, synced.
+    fn close(&mut self) -> Result<(), StoreError> {
+        let Some((writer, path, _)) = self.open.take() else {
+            return Ok(());
+        };
+        let file = writer.into_inner().map_err(|e| write_error(&path, &e))?;
+        file.sync_all().map_err(StoreError::io(&path, "sync"))?;
+        self.done.bytes += file
+            .metadata()
+            .map_err(StoreError::io(&path, "read the size of"))?
+            .len();
+        self.done.files.push(path);
+        Ok(())
+    }
+
+    /// Every file closed; a store with no key still has one, empty, so
+    /// that readers find the schema.
+    fn finish(mut self) -> Result<Exported, StoreError> {
+        if self.done.files.is_empty() && self.open.is_none() {
+            let path = self.dir.join("part-00000.parquet");
+            let file = File::create(&path).map_err(StoreError::io(&path, "create"))?;
+            let writer = ArrowWriter::try_new(file, schema(), Some(self.properties()))
+                .map_err(|e| write_error(&path, &e))?;
+            self.open = Some((writer, path, 0));
+        }
+        self.close()?;
+        Ok(self.done)
+    }
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    use std::io::Write;
+    let mut file = File::create(path).map_err(StoreError::io(path, "create"))?;
+    file.write_all(bytes)
+        .map_err(StoreError::io(path, "write"))?;
+    file.sync_all().map_err(StoreError::io(path, "sync"))
+}
+
+fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(StoreError::io(dir, "sync"))
+}
+
+fn history_error(path: &Path, why: impl Into<String>) -> StoreError {
+    StoreError::History {
+        path: path.to_path_buf(),
+        why: why.into(),
+    }
+}
+
+fn not_parquet(path: &Path, error: &parquet::errors::ParquetError) -> StoreError {
+    history_error(
+        path,
+        format!("is not a Parquet file urinorm can read: {error}"),
+    )
+}
+
+fn write_error(path: &Path, error: &parquet::errors::ParquetError) -> StoreError {
+    history_error(path, format!("cannot be written as Parquet: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Access, Clock};
+    use std::time::Duration;
+
+    fn at(secs: u32) -> Clock {
+        Clock::at(Stamp(secs))
+    }
+
+    fn store(dir: &Path, clock: Clock) -> Store {
+        let config = Config::new([("rung", "scheme")]);
+        let mut store = Store::open(dir, &config, Access::Write { wait: false }).unwrap();
+        store.set_clock(clock);
+        store
+    }
+
+    #[test]
+    fn a_history_keeps_each_key_and_its_time_and_no_forgotten_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(&dir.path().join("s"), at(1_800_000_000));
+        s.stage([1u128, 2, 3].into_iter(), Staging::Admit { renewed: 0 })
+            .unwrap();
+        s.publish().unwrap();
+        s.set_clock(at(1_800_000_500));
+        s.stage([3u128, 4].into_iter(), Staging::Admit { renewed: 1 })
+            .unwrap();
+        s.publish().unwrap();
+        s.stage([2u128].into_iter(), Staging::Forget).unwrap();
+        s.publish().unwrap();
+        let history = dir.path().join("h");
+        let exported = s.export_history(&history).unwrap();
+        assert_eq!((exported.keys, exported.files.len()), (3, 1));
+        let mut rows = Vec::new();
+        let files = history_files(std::slice::from_ref(&history)).unwrap();
+        read_history(&files[0], |print, stamp| {
+            rows.push((print, stamp.unwrap().0));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            rows,
+            [(1, 1_800_000_000), (3, 1_800_000_500), (4, 1_800_000_500)]
+        );
+        assert_eq!(
+            history_config(&files).unwrap(),
+            Some(Config::new([("rung", "scheme")]))
+        );
+        let exists = s.export_history(&history).unwrap_err().to_string();
+        assert!(exists.contains("already exists"), "{exists}");
+    }
+
+    #[test]
+    fn an_import_admits_what_the_store_lacks_with_its_time_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut from = store(&dir.path().join("from"), at(1_800_000_000));
+        from.stage([1u128, 2, 3].into_iter(), Staging::Admit { renewed: 0 })
+            .unwrap();
+        from.publish().unwrap();
+        let history = dir.path().join("h");
+        from.export_history(&history).unwrap();
+        drop(from);
+        let mut into = store(&dir.path().join("into"), at(1_900_000_000));
+        into.stage([3u128, 7].into_iter(), Staging::Admit { renewed: 0 })
+            .unwrap();
+        into.publish().unwrap();
+        let files = history_files(&[history]).unwrap();
+        let imported = into.import_history(&files).unwrap();
+        assert_eq!((imported.rows, imported.admitted, imported.held), (3, 2, 1));
+        assert_eq!(into.keys(), 4);
+        into.verify().unwrap();
+        // An old time is kept: at a maximum age of a year, the imported
+        // keys are expired and the store's own are held.
+        into.set_clock(at(1_900_000_000).with_max_age(Duration::from_secs(365 * 86400)));
+        assert_eq!(
+            into.holds(&[1, 2, 3, 7]).unwrap(),
+            [
+                Holding::Expired,
+                Holding::Expired,
+                Holding::Held,
+                Holding::Held
+            ]
+        );
+        // The same import again admits nothing.
+        let again = into.import_history(&files).unwrap();
+        assert_eq!((again.admitted, again.held), (0, 3));
+        assert_eq!(into.keys(), 4);
+    }
+
+    #[test]
+    fn an_empty_store_exports_a_history_with_the_schema_and_no_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(&dir.path().join("s"), at(1_800_000_000));
+        let history = dir.path().join("h");
+        let exported = s.export_history(&history).unwrap();
+        assert_eq!((exported.keys, exported.files.len()), (0, 1));
+        let mut into = store(&dir.path().join("into"), at(1_800_000_000));
+        let files = history_files(&[history]).unwrap();
+        assert_eq!(into.import_history(&files).unwrap().rows, 0);
+    }
+
+    #[test]
+    fn a_row_that_is_not_a_fingerprint_is_refused_naming_file_and_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.parquet");
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            FINGERPRINT,
+            DataType::Binary,
+            false,
+        )]));
+        let prints = BinaryArray::from_iter_values([[7u8; 16].as_slice(), b"short".as_slice()]);
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(prints)]).unwrap();
+        let mut writer = ArrowWriter::try_new(File::create(&path).unwrap(), schema, None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let mut into = store(&dir.path().join("into"), at(1_800_000_000));
+        let error = into.import_history(&[path]).unwrap_err().to_string();
+        assert!(
+            error.contains("bad.parquet': row 2: 'fingerprint' has 5 bytes, not 16"),
+            "{error}"
+        );
+        // Nothing was committed: the error came before the batch's commit.
+        assert_eq!(into.keys(), 0);
+        let text = dir.path().join("text.parquet");
+        std::fs::write(&text, "https://example.com/\n").unwrap();
+        let error = history_config(&[text]).unwrap_err().to_string();
+        assert!(error.contains("is not a Parquet file"), "{error}");
+    }
+}
