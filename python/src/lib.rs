@@ -616,6 +616,8 @@ fn _urinorm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<seen::PySeenSet>()?;
     m.add("SeenStoreError", m.py().get_type::<seen::SeenStoreError>())?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(seen::seen_config, m)?)?;
+    m.add_function(wrap_pyfunction!(seen::parse_duration_seconds, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("RUNGS", Rung::ALL.map(Rung::name).to_vec())?;
     m.add("TRANSFORMS", Transform::ALL.map(Transform::name).to_vec())?;

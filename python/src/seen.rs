@@ -33,6 +33,33 @@ fn store_error(e: StoreError) -> PyErr {
     SeenStoreError::new_err(e.to_string())
 }
 
+/// The keys a frontier makes with `normalizer`: of kind `key`, and only of
+/// what a crawler fetches.
+fn frontier_lines(normalizer: &PyNormalizer, key: &str) -> PyResult<NormalizeLines> {
+    Ok(NormalizeLines {
+        fetchable: true,
+        crawled: true,
+        ..NormalizeLines::new(
+            normalizer.normalizer.clone(),
+            parse_key(key)?,
+            Columns::default(),
+        )
+    })
+}
+
+/// The key configuration a seen store of `normalizer`'s keys of kind `key`
+/// records, setting by setting: what `seen export` writes in a history's
+/// `_urinorm.json`.
+#[pyfunction]
+pub fn seen_config(normalizer: &PyNormalizer, key: &str) -> PyResult<Vec<(String, String)>> {
+    let lines = frontier_lines(normalizer, key)?;
+    Ok(lines
+        .key_settings()
+        .into_iter()
+        .map(|(name, value)| (name.to_string(), value))
+        .collect())
+}
+
 /// An open seen store and the keys admitted since the last commit.
 #[pyclass(module = "urinorm._urinorm", name = "SeenSet")]
 pub struct PySeenSet {
@@ -63,16 +90,7 @@ impl PySeenSet {
         now: Option<f64>,
     ) -> PyResult<Self> {
         let clock = clock(max_age, now)?;
-        // A frontier takes only what a crawler fetches.
-        let lines = NormalizeLines {
-            fetchable: true,
-            crawled: true,
-            ..NormalizeLines::new(
-                normalizer.normalizer.clone(),
-                parse_key(key)?,
-                Columns::default(),
-            )
-        };
+        let lines = frontier_lines(normalizer, key)?;
         let config = Config::new(lines.key_settings());
         // Asked a few keys at a time: its runs' filters spare most block reads.
         let mut store = py
@@ -182,6 +200,15 @@ impl PySeenSet {
 enum Age {
     Seconds(f64),
     Text(String),
+}
+
+/// `text` as a length of time, in seconds: the grammar of every front end
+/// (`"7d"`, `"1h30m"`, `"1day 12h"`).
+#[pyfunction(name = "parse_duration")]
+pub fn parse_duration_seconds(text: &str) -> PyResult<f64> {
+    parse_duration(text)
+        .map(|age| age.as_secs_f64())
+        .map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
 /// The clock of `max_age` and `now` (seconds since the epoch).

@@ -3,9 +3,11 @@
 scripts/spark_dedup.py."""
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from pyspark.sql import SparkSession
@@ -274,3 +276,78 @@ def test_rules_errors_fail_on_the_driver(tmp_path):
         normalize_col("url", rules_clearurls=tmp_path / "missing.json")
     with pytest.raises(ValueError, match="need the protocol rung, not the scheme rung"):
         normalize_col("url", rung="scheme", rules=tmp_path / "missing.rules")
+
+
+def test_the_frontier_and_the_store_share_one_history(spark, cli, sample, tmp_path):
+    """A store's export is the Spark frontier's history: the job applies
+    --seen-max-age to the store's times, appends rows a store imports back,
+    and the store then holds every key either admitted, with the Spark
+    job's time for those it renewed."""
+    script = _load_script("spark_frontier")
+    lines = [line for _, line in sample]
+    first = tmp_path / "first.txt"
+    first.write_text("".join(line + "\n" for line in lines[:3000]))
+    second = tmp_path / "second.txt"
+    second.write_text("".join(line + "\n" for line in lines[2000:]))
+    store, history = tmp_path / "store", tmp_path / "history"
+
+    def run(*args):
+        done = subprocess.run([cli, *map(str, args)], capture_output=True, text=True)
+        assert done.returncode in (0, 1), done.stderr
+        return done
+
+    run("seen", "add", "-q", "--rung", "scheme", "--now", "2026-11-01T00:00:00Z", store, first)
+    run("seen", "export", store, "-o", history)
+    # Ten days on, with a week's age: the first batch's keys are expired.
+    day_ten = datetime(2026, 11, 11, tzinfo=timezone.utc)
+    counts = script.admit(
+        spark,
+        str(second),
+        str(history),
+        str(tmp_path / "out"),
+        rung="scheme",
+        max_age=timedelta(days=7),
+        now=day_ten,
+    )
+    overlap = {
+        urinorm.normalize(line, rung="scheme") for line in lines[2000:3000] if _fetchable(line)
+    }
+    assert counts["seen"] == 0
+    assert counts["expired"] == len(overlap) > 0
+    # The same batch again, a day later: all held now.
+    again = script.admit(
+        spark,
+        str(second),
+        str(history),
+        str(tmp_path / "out2"),
+        rung="scheme",
+        max_age=timedelta(days=7),
+        now=day_ten + timedelta(days=1),
+    )
+    assert again["new"] == again["expired"] == 0
+    # Other key options are refused by the history.
+    with pytest.raises(ValueError, match="other settings"):
+        script.admit(spark, str(second), str(history), str(tmp_path / "out3"), rung="syntax")
+
+    before = json.loads(run("seen", "stats", "--json", store).stdout)["keys"]
+    imported = run("seen", "import", store, history)
+    after = json.loads(run("seen", "stats", "--json", store).stdout)["keys"]
+    assert after == before + counts["new"], imported.stdout
+    assert f"{counts['expired']} renewed with a later time" in imported.stdout
+    # Renewed on day ten: on day twelve, with a week's age, held.
+    held = run(
+        "dedup", "-q", "--rung", "scheme", "--seen", store, "--seen-readonly",
+        "--seen-max-age", "7d", "--now", "2026-11-13T00:00:00Z", "--emit", "verdict", second,
+    )  # fmt: skip
+    verdicts = [line.split("\t")[0] for line in held.stdout.splitlines()]
+    assert "expired" not in verdicts and "new" not in verdicts
+
+
+def _fetchable(line: str) -> bool:
+    """Whether a seen store takes `line`: an http(s) URI with a host (the
+    sample's lines are of those schemes or relative)."""
+    try:
+        key = urinorm.normalize(line, rung="scheme")
+    except urinorm.InvalidUri:
+        return False
+    return key.startswith(("http://", "https://")) and not key.startswith(("http:///", "https:///"))

@@ -73,8 +73,17 @@ from ._options import seconds as _seconds
 from ._urinorm import PRESETS as _PRESETS
 from ._urinorm import RUNGS as _RUNGS
 from ._urinorm import TRANSFORMS as _TRANSFORMS
-from ._urinorm import InvalidUri, Normalizer, RulesError, SeenStoreError, __version__, resolve
+from ._urinorm import (
+    InvalidUri,
+    Normalizer,
+    RulesError,
+    SeenStoreError,
+    __version__,
+    parse_duration,
+    resolve,
+)
 from ._urinorm import SeenSet as _SeenSet
+from ._urinorm import seen_config as _seen_config
 from ._client import SeenClient, SeenServiceError
 
 if TYPE_CHECKING:
@@ -96,8 +105,10 @@ __all__ = [
     "key_batch",
     "normalize",
     "normalize_batch",
+    "parse_duration",
     "resolve",
     "resolve_batch",
+    "seen_config",
     "surt",
 ]
 
@@ -585,6 +596,34 @@ def _array(pa, keys):
         buffers = [valid, wrap(keys.offsets), wrap(keys.data)]
     array = pa.Array.from_buffers(arrow_type, len(keys), buffers, null_count=keys.null_count)
     return array, valid
+
+
+def seen_config(
+    rung: str | None = None,
+    preset: str | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Names | None = None,
+    key: str = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+) -> dict[str, str]:
+    """The key configuration a seen store of keys made with these options
+    records (its options are :class:`SeenSet`'s, with a frontier's
+    defaults): the settings ``urinorm seen stats`` shows and ``urinorm seen
+    export`` writes in a history's ``_urinorm.json``. Two stores, or a
+    store and a Spark history, share keys only when theirs are equal.
+
+    >>> seen_config(rung="scheme")["rung"]
+    'scheme'
+    >>> seen_config(rung="scheme") == seen_config(rung="scheme", key="surt")
+    False
+    """
+    normalizer = _normalizer(
+        rung, preset, with_, without, tracking_params, rules, rules_clearurls, frontier=True
+    )
+    return dict(_seen_config(normalizer, key))
 
 
 class SeenSet:

@@ -401,6 +401,25 @@ def normalize_batch(
     ``(result, valid)``, null in ``result`` and false in ``valid`` where a
     value was null or not a URI reference."""
 
+def parse_duration(text: str) -> float:
+    """``text`` as a length of time, in seconds, as every front end takes
+    it (``"7d"``, ``"1h30m"``, ``"1day 12h"``); raises ValueError."""
+
+def seen_config(
+    rung: RungName | None = None,
+    preset: PresetName | None = None,
+    with_: Names = (),
+    without: Names = (),
+    tracking_params: Params | None = None,
+    key: KeyName = "canonical",
+    *,
+    rules: Paths | None = None,
+    rules_clearurls: Paths | None = None,
+) -> dict[str, str]:
+    """The key configuration a seen store of keys made with these options
+    records: what ``urinorm seen export`` writes in a history's
+    ``_urinorm.json``."""
+
 class SeenStoreError(Exception):
     """A seen store could not be opened, read or written: another writer
     holds it, it was made with other key options, or a file of it is

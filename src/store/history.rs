@@ -42,7 +42,7 @@ use parquet::schema::types::ColumnPath;
 use serde_json::json;
 
 use super::merge::merge_runs;
-use super::{Config, Holding, Staging, Stamp, Store, StoreError};
+use super::{Config, Holding, Probe, Staging, Stamp, Store, StoreError};
 
 /// The columns of a history.
 const FINGERPRINT: &str = "fingerprint";
@@ -59,9 +59,8 @@ const ROW_GROUP_ROWS: usize = 1 << 20;
 const FILE_ROWS: u64 = 1 << 26;
 /// Rows handed to the writer at once.
 const BATCH_ROWS: usize = 1 << 16;
-/// Entries an import commits at once: 4M entries take about 330 MB
-/// (the entries, their prints and the lookup's), whatever the history's
-/// size; each is one commit.
+/// Rows an import commits at once: 4M rows take 128 MiB (32 bytes each,
+/// looked up in place), whatever the history's size; each is one commit.
 const IMPORT_ENTRIES: usize = 1 << 22;
 
 /// What an export wrote.
@@ -83,8 +82,11 @@ pub struct Imported {
     /// Keys admitted: rows of keys the store did not hold (a key in several
     /// rows counts once, with its latest time).
     pub admitted: u64,
-    /// Rows of keys the store held already, left as they were (their time
-    /// in the store stands), or repeated in the history.
+    /// Keys the store held with an earlier time, given the history's (a
+    /// recrawl elsewhere: admitted again, as an expired key is).
+    pub renewed: u64,
+    /// Rows of keys the store held with the same time or a later one, left
+    /// as they were, and rows repeating a key.
     pub held: u64,
     /// Rows with no time, admitted at the import's.
     pub untimed: u64,
@@ -167,8 +169,9 @@ impl Store {
     }
 
     /// Admits the keys of history `files` ([`history_files`]) that the
-    /// store does not hold, each with its time of admission; a key it holds
-    /// keeps its own. Commits every few million entries (each commit
+    /// store does not hold, each with its time of admission, and gives a
+    /// key it holds the history's time when that is later (the latest
+    /// admission decides, as in the store). Commits every few million entries (each commit
     /// crash-safe, as every commit is; a kill leaves the commits made, and
     /// the same import run again admits the rest). The caller checks the
     /// files' configuration against the store's ([`history_config`]).
@@ -176,7 +179,7 @@ impl Store {
         self.writable()?;
         let now = self.clock.now();
         let mut imported = Imported::default();
-        let mut batch: Vec<(u128, Stamp)> = Vec::with_capacity(IMPORT_ENTRIES.min(1 << 16));
+        let mut batch: Vec<Row> = Vec::new();
         for file in files {
             read_history(file, |print, stamp| {
                 imported.rows += 1;
@@ -184,46 +187,73 @@ impl Store {
                     imported.untimed += 1;
                     now
                 });
-                batch.push((print, stamp));
+                batch.push(Row {
+                    print,
+                    stamp,
+                    stored: None,
+                });
                 if batch.len() == IMPORT_ENTRIES {
-                    self.admit_absent(&mut batch, &mut imported)?;
+                    self.admit_rows(&mut batch, &mut imported)?;
                 }
                 Ok(())
             })?;
         }
-        self.admit_absent(&mut batch, &mut imported)?;
+        self.admit_rows(&mut batch, &mut imported)?;
         Ok(imported)
     }
 
-    /// Commits the entries of `batch` whose keys the store does not hold,
-    /// each key once with its latest time; empties `batch`.
-    fn admit_absent(
+    /// Commits the rows of `batch` whose keys the store does not hold, or
+    /// holds with an earlier time (renewed, as a key admitted again is):
+    /// each key once, with its latest time. Empties `batch`.
+    fn admit_rows(
         &mut self,
-        batch: &mut Vec<(u128, Stamp)>,
+        batch: &mut Vec<Row>,
         imported: &mut Imported,
     ) -> Result<(), StoreError> {
         if batch.is_empty() {
             return Ok(());
         }
         // Latest first among equal prints, so that the one kept is it.
-        batch.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        batch.sort_unstable_by(|a, b| a.print.cmp(&b.print).then(b.stamp.cmp(&a.stamp)));
         let rows = batch.len() as u64;
-        batch.dedup_by_key(|entry| entry.0);
-        let prints: Vec<u128> = batch.iter().map(|&(print, _)| print).collect();
-        let holdings = self.holds(&prints)?;
-        drop(prints);
-        let absent = batch
+        batch.dedup_by_key(|row| row.print);
+        self.lookup(batch)?;
+        let later = |row: &&Row| row.stored.is_none_or(|stored| stored < row.stamp);
+        let renewed = batch
             .iter()
-            .zip(&holdings)
-            .filter(|(_, holding)| **holding == Holding::Absent)
-            .map(|(&entry, _)| entry);
-        let admitted = self.stage_entries(absent, Staging::Admit { renewed: 0 })?;
+            .filter(later)
+            .filter(|row| row.stored.is_some())
+            .count() as u64;
+        let entries = batch.iter().filter(later).map(|row| (row.print, row.stamp));
+        let written = self.stage_entries(entries, Staging::Admit { renewed })?;
         self.publish()?;
-        imported.admitted += admitted;
-        imported.held += rows - admitted;
+        imported.admitted += written - renewed;
+        imported.renewed += renewed;
+        imported.held += rows - written;
         imported.commits += 1;
         batch.clear();
         Ok(())
+    }
+}
+
+/// A row of a history being imported: its key's print and time, and the
+/// time the store holds the key with, once looked up.
+struct Row {
+    print: u128,
+    stamp: Stamp,
+    stored: Option<Stamp>,
+}
+
+impl Probe for Row {
+    fn print(&self) -> u128 {
+        self.print
+    }
+
+    fn found(&mut self, _: Holding) {}
+
+    fn found_at(&mut self, stamp: Stamp, _: Holding) {
+        // The newest run's entry comes last: a tombstone there hides the key.
+        self.stored = (!stamp.is_forgotten()).then_some(stamp);
     }
 }
 
@@ -666,6 +696,22 @@ mod tests {
         let again = into.import_history(&files).unwrap();
         assert_eq!((again.admitted, again.held), (0, 3));
         assert_eq!(into.keys(), 4);
+        // A store that admitted a key before the history did takes the
+        // history's later time: a recrawl elsewhere renews it.
+        let mut older = store(&dir.path().join("older"), at(1_700_000_000));
+        older
+            .stage([2u128].into_iter(), Staging::Admit { renewed: 0 })
+            .unwrap();
+        older.publish().unwrap();
+        let imported = older.import_history(&files).unwrap();
+        assert_eq!(
+            (imported.admitted, imported.renewed, imported.held),
+            (2, 1, 0)
+        );
+        assert_eq!(older.keys(), 3);
+        older.set_clock(at(1_800_000_100).with_max_age(Duration::from_secs(3600)));
+        assert_eq!(older.holds(&[2]).unwrap(), [Holding::Held]);
+        older.verify().unwrap();
     }
 
     #[test]

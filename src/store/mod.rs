@@ -75,6 +75,13 @@ pub trait Probe: Send {
     /// what that entry says by the store's clock: the last call is the
     /// answer.
     fn found(&mut self, holding: Holding);
+
+    /// [`Probe::found`], with the entry's stamp too (a tombstone's is
+    /// the forgotten one), for a caller that compares times.
+    fn found_at(&mut self, stamp: Stamp, holding: Holding) {
+        let _ = stamp;
+        self.found(holding);
+    }
 }
 
 /// A fingerprint asked about, with where it was asked.

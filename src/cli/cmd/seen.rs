@@ -363,11 +363,12 @@ fn import(args: &ImportArgs) -> Result<Outcome, Error> {
         n => format!(" ({n} rows without a time admitted at this import's)"),
     };
     print_line(&format!(
-        "seen store '{}': {} rows read from {}, {} keys admitted{untimed}, {} held already; it holds {} keys in {}",
+        "seen store '{}': {} rows read from {}, {} keys admitted{untimed}, {} renewed with a later time, {} held already; it holds {} keys in {}",
         shown(&store),
         imported.rows,
         counted(files.len(), "file"),
         imported.admitted,
+        imported.renewed,
         imported.held,
         store.keys(),
         counted(store.runs(), "run")

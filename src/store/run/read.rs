@@ -131,7 +131,8 @@ impl Run {
                 loaded = Some(b);
             }
             if let Ok(at) = block.prints.binary_search(&print) {
-                probe.found(clock.judge(block.stamps[at]));
+                let stamp = block.stamps[at];
+                probe.found_at(stamp, clock.judge(stamp));
             }
         }
         Ok(())

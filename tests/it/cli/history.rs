@@ -83,9 +83,9 @@ fn a_history_imported_into_a_new_store_gives_the_stores_verdicts() {
     let copy = dir.path().join("copy").display().to_string();
     let imported = done(&["seen", "import", &copy, &history]);
     assert!(
-        imported
-            .stdout
-            .contains(&format!("{keys} keys admitted, 0 held already")),
+        imported.stdout.contains(&format!(
+            "{keys} keys admitted, 0 renewed with a later time, 0 held already"
+        )),
         "{}",
         imported.stdout
     );
@@ -103,9 +103,9 @@ fn a_history_imported_into_a_new_store_gives_the_stores_verdicts() {
     // Imported again, into itself: nothing new.
     let again = done(&["seen", "import", &store, &history]);
     assert!(
-        again
-            .stdout
-            .contains(&format!("0 keys admitted, {keys} held already")),
+        again.stdout.contains(&format!(
+            "0 keys admitted, 0 renewed with a later time, {keys} held already"
+        )),
         "{}",
         again.stdout
     );

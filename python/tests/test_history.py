@@ -1,0 +1,71 @@
+"""A seen store's history as Parquet (`urinorm seen export`): a table pyarrow
+and DuckDB read, whose footer and `_urinorm.json` record the key
+configuration `urinorm.seen_config` gives."""
+
+import json
+import subprocess
+from datetime import datetime, timezone
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import urinorm
+from conftest import SAMPLE
+
+
+def run(cli, *args):
+    done = subprocess.run([cli, *map(str, args)], capture_output=True, text=True, check=False)
+    assert done.returncode in (0, 1), done.stderr
+    return done
+
+
+def keys_of(cli, store) -> int:
+    stats = json.loads(run(cli, "seen", "stats", "--json", store).stdout)
+    return stats["keys"]
+
+
+def test_an_export_is_a_table_pyarrow_and_duckdb_read(cli, tmp_path):
+    store, history = tmp_path / "store", tmp_path / "history"
+    run(cli, "seen", "add", "-q", "--rung", "scheme", "--now", "2026-11-01T00:00:00Z", store, SAMPLE)
+    extra = tmp_path / "extra.txt"
+    extra.write_text("https://example.com/day-five\nhttps://example.com/day-five-too\n")
+    run(cli, "seen", "add", "-q", "--rung", "scheme", "--now", "2026-11-05T12:00:00Z", store, extra)
+    run(cli, "seen", "export", store, "-o", history)
+    keys = keys_of(cli, store)
+
+    table = pq.read_table(history)
+    assert table.schema.names == ["fingerprint", "admitted"]
+    assert table.schema.field("fingerprint").type == pa.binary()
+    assert table.schema.field("admitted").type == pa.timestamp("us", tz="UTC")
+    assert table.num_rows == keys
+    fingerprints = set(table.column("fingerprint").to_pylist())
+    assert urinorm.fingerprint("https://example.com/day-five", rung="scheme") in fingerprints
+    assert all(len(f) == 16 for f in fingerprints)
+
+    # The configuration, in each file's footer and beside them, is the one
+    # a SeenSet of the same options records.
+    wanted = urinorm.seen_config(rung="scheme")
+    (part,) = history.glob("*.parquet")
+    footer = pq.read_metadata(part).metadata[b"urinorm.config"]
+    assert json.loads(footer) == wanted
+    assert json.loads((history / "_urinorm.json").read_text())["config"] == wanted
+
+    # "How many keys did we admit since November 3rd?", asked in SQL.
+    since = datetime(2026, 11, 3, tzinfo=timezone.utc)
+    (count,) = duckdb.execute(
+        "SELECT count(*) FROM read_parquet(?) WHERE admitted >= ?",
+        [str(history / "*.parquet"), since],
+    ).fetchone()
+    assert count == 2
+
+
+def test_parse_duration_is_the_command_lines_grammar():
+    assert urinorm.parse_duration("1h30m") == 5400
+    assert urinorm.parse_duration("1day 12h") == 129600
+    try:
+        urinorm.parse_duration("soon")
+    except ValueError as e:
+        assert "'soon' is not a length of time" in str(e)
+    else:
+        raise AssertionError("'soon' parsed")
