@@ -3,7 +3,7 @@
 //! are fixed, so a run is reproducible; ahash's output may change across
 //! versions and machines, so nothing hashed here is ever persisted.
 
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use ahash::RandomState;
 
@@ -15,17 +15,6 @@ pub(crate) fn key_hasher() -> RandomState {
         0xa409_3822_299f_31d0,
         0x082e_fa98_ec4e_6c89,
     )
-}
-
-/// The dedup set's hash of `key`: its bytes alone, without the length
-/// prefix that `hash_one` (`Hash for [u8]`) mixes in first, a multiply a
-/// line that tells apart nothing the bytes do not (the set compares
-/// lengths and bytes anyway).
-#[inline]
-pub(crate) fn hash_key(state: &RandomState, key: &[u8]) -> u64 {
-    let mut hasher = state.build_hasher();
-    hasher.write(key);
-    hasher.finish()
 }
 
 /// 128-bit fingerprints for in-memory counting (the ladder): two
@@ -47,14 +36,13 @@ impl InMemoryPrints {
 
     /// The fingerprint of `key`, never 0 (which callers may use as "none").
     pub(crate) fn of(&self, key: &[u8]) -> u128 {
-        let print =
-            u128::from(hash_key(&self.high, key)) << 64 | u128::from(hash_key(&self.low, key));
+        let print = u128::from(self.high.hash_one(key)) << 64 | u128::from(self.low.hash_one(key));
         print.max(1)
     }
 
     /// A 64-bit hash of `bytes`, uniform over `u64`.
     pub(crate) fn short(&self, bytes: &[u8]) -> u64 {
-        hash_key(&self.high, bytes)
+        self.high.hash_one(bytes)
     }
 }
 

@@ -16,7 +16,7 @@
 use rayon::prelude::*;
 
 #[cfg(test)]
-use super::hash::{hash_key, key_hasher};
+use super::hash::key_hasher;
 use super::place::{Arena, Place};
 
 /// How many shards: enough that each one's table is small, few enough that a
@@ -374,7 +374,7 @@ impl DedupSet {
     /// Inserts a key, copying it; says whether it is the first of its class.
     #[cfg(test)]
     pub(crate) fn insert(&mut self, key: &[u8]) -> bool {
-        let hash = hash_key(&key_hasher(), key);
+        let hash = key_hasher().hash_one(key);
         self.shards[shard_of(hash)].insert(
             hash,
             Key {

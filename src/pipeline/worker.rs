@@ -8,7 +8,6 @@
 use super::caps::{ChunkSites, NO_SITE, SiteNumbers};
 pub use super::chunks::Span;
 use super::chunks::{Chunk, Line, LineRules};
-use super::hash::hash_key;
 use super::{Emit, Fault, Invalid, LineMapper, Mode, Options, Rejection};
 use crate::fingerprint::fingerprint;
 use crate::scratch::Slot;
@@ -218,7 +217,7 @@ pub fn process<'a>(
     let mut notes = [0u64; 32];
     let mut lines = 0u32;
     // Only deduplication needs hashes; mapping writes every line anyway.
-    let hash = |key: &[u8]| hasher.map_or(0, |h| hash_key(h, key));
+    let hash = |key: &[u8]| hasher.map_or(0, |h| h.hash_one(key));
     let mut header = None;
     let Scratch {
         mapper: mapper_scratch,
