@@ -234,3 +234,12 @@ open(path, "wb").write(data)
 PY
 done
 
+
+# history_file: the exports of those stores (one Parquet file each; the
+# two-commit store's keys of two times).
+mkdir -p corpus/history_file
+for store in "$work"/a "$work"/b "$work"/c; do
+    "$BIN" seen export "$store" -o "$store.history" >/dev/null
+    part="$store.history/part-00000.parquet"
+    cp "$part" "corpus/history_file/$(sha1sum "$part" | cut -c1-40)"
+done

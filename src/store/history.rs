@@ -357,9 +357,18 @@ fn parse_config(path: &Path, text: &str) -> Result<Config, StoreError> {
 /// (`None` for a row without one). Reads a batch of rows at a time.
 fn read_history(
     file: &Path,
-    mut each: impl FnMut(u128, Option<Stamp>) -> Result<(), StoreError>,
+    each: impl FnMut(u128, Option<Stamp>) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
     let opened = File::open(file).map_err(StoreError::io(file, "open"))?;
+    contained(file, || read_rows(file, opened, each))
+}
+
+/// [`read_history`] of the file opened.
+fn read_rows(
+    file: &Path,
+    opened: File,
+    mut each: impl FnMut(u128, Option<Stamp>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(opened).map_err(|e| not_parquet(file, &e))?;
     let schema = builder.schema().clone();
@@ -589,6 +598,20 @@ fn sync_dir(dir: &Path) -> Result<(), StoreError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(StoreError::io(dir, "sync"))
+}
+
+/// `read`, a panic in the Parquet reader (a file damaged in a way it does
+/// not check) turned into this file's error: a history is untrusted input.
+fn contained<T>(
+    file: &Path,
+    read: impl FnOnce() -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).unwrap_or_else(|_| {
+        Err(history_error(
+            file,
+            "cannot be read: the Parquet reader failed on it (a damaged file, or one of a kind it does not read)",
+        ))
+    })
 }
 
 fn history_error(path: &Path, why: impl Into<String>) -> StoreError {
