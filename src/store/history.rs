@@ -771,6 +771,16 @@ mod tests {
         );
         // Nothing was committed: the error came before the batch's commit.
         assert_eq!(into.keys(), 0);
+        // A file the Parquet reader itself panics on (found by fuzzing):
+        // this file's error, not a crash.
+        let damaged =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/parquet/negative-offsets.parquet");
+        let error = into.import_history(&[damaged]).unwrap_err().to_string();
+        assert!(
+            error.contains("negative-offsets.parquet': cannot be read: the Parquet reader failed"),
+            "{error}"
+        );
+        assert_eq!(into.keys(), 0);
         let text = dir.path().join("text.parquet");
         std::fs::write(&text, "https://example.com/\n").unwrap();
         let error = history_config(&[text]).unwrap_err().to_string();
