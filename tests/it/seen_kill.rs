@@ -67,6 +67,20 @@ impl Random {
     }
 }
 
+/// `urinorm ARGS` run and SIGKILLed at a random instant within `span`.
+fn killed_within(args: &[&str], span: Duration, random: &mut Random) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_micros(random.below(span.as_micros() as u64)));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+}
+
 #[test]
 fn a_writer_killed_at_any_instant_leaves_the_old_commit_or_the_new() {
     const KILLS: u32 = 60;
@@ -147,17 +161,7 @@ fn a_writer_killed_at_any_instant_leaves_the_old_commit_or_the_new() {
             ),
         };
         batches.push(input.clone());
-        let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let delay = whole.as_micros() as u64 * 12 / 10;
-        std::thread::sleep(Duration::from_micros(random.below(delay)));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        killed_within(&args, whole * 12 / 10, &mut random);
         let verify = urinorm(&["seen", "verify", store], b"");
         assert_eq!(verify.code, 0, "kill {n}: {}", verify.stderr);
         let after = store_keys(store);
@@ -312,17 +316,7 @@ fn a_history_export_or_import_killed_at_any_instant_leaves_the_old_state_or_the_
             0 => vec!["seen", "export", &store, "-o", &history],
             _ => vec!["seen", "import", &into, &whole_history],
         };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_urinorm"))
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let delay = whole.as_micros() as u64 * 15 / 10;
-        std::thread::sleep(Duration::from_micros(random.below(delay)));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        killed_within(&args, whole * 15 / 10, &mut random);
         let went_through = match n % 2 {
             0 => {
                 if !Path::new(&history).exists() {

@@ -82,13 +82,15 @@ fn every_subcommand_has_its_own_page() {
         "urinorm-seen.1",
         "urinorm-seen-add.1",
         "urinorm-seen-salvage.1",
+        "urinorm-seen-export.1",
+        "urinorm-seen-import.1",
         "urinorm-rules.1",
         "urinorm-rules-learn.1",
     ] {
         assert!(dir.path().join(file).exists(), "{file}");
     }
     assert!(
-        run.stdout.starts_with("21 manual pages written"),
+        run.stdout.starts_with("23 manual pages written"),
         "{}",
         run.stdout
     );
