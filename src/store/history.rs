@@ -41,6 +41,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 use serde_json::json;
 
+use super::manifest::sync_dir;
 use super::merge::merge_runs;
 use super::{Config, Holding, Probe, Staging, Stamp, Store, StoreError};
 
@@ -90,8 +91,6 @@ pub struct Imported {
     pub held: u64,
     /// Rows with no time, admitted at the import's.
     pub untimed: u64,
-    /// Commits it made.
-    pub commits: u64,
 }
 
 impl Store {
@@ -171,10 +170,11 @@ impl Store {
     /// Admits the keys of history `files` ([`history_files`]) that the
     /// store does not hold, each with its time of admission, and gives a
     /// key it holds the history's time when that is later (the latest
-    /// admission decides, as in the store). Commits every few million entries (each commit
-    /// crash-safe, as every commit is; a kill leaves the commits made, and
-    /// the same import run again admits the rest). The caller checks the
-    /// files' configuration against the store's ([`history_config`]).
+    /// admission decides, as in the store). Commits every few million rows
+    /// (each commit crash-safe, as every commit is; a kill leaves the
+    /// commits made, and the same import run again admits the rest). The
+    /// caller checks the files' configuration against the store's
+    /// ([`history_config`]).
     pub fn import_history(&mut self, files: &[PathBuf]) -> Result<Imported, StoreError> {
         self.writable()?;
         let now = self.clock.now();
@@ -230,7 +230,6 @@ impl Store {
         imported.admitted += written - renewed;
         imported.renewed += renewed;
         imported.held += rows - written;
-        imported.commits += 1;
         batch.clear();
         Ok(())
     }
@@ -249,9 +248,7 @@ impl Probe for Row {
         self.print
     }
 
-    fn found(&mut self, _: Holding) {}
-
-    fn found_at(&mut self, stamp: Stamp, _: Holding) {
+    fn found(&mut self, stamp: Stamp, _: Holding) {
         // The newest run's entry comes last: a tombstone there hides the key.
         self.stored = (!stamp.is_forgotten()).then_some(stamp);
     }
@@ -317,10 +314,7 @@ pub fn history_config(files: &[PathBuf]) -> Result<Option<Config>, StoreError> {
 /// The configuration `file` records: in its footer, else in its
 /// directory's `_urinorm.json`.
 fn config_of(file: &Path) -> Result<Option<Config>, StoreError> {
-    let opened = File::open(file).map_err(StoreError::io(file, "open"))?;
-    let reader =
-        ParquetRecordBatchReaderBuilder::try_new(opened).map_err(|e| not_parquet(file, &e))?;
-    let footer = reader
+    let footer = reader_of(file)?
         .metadata()
         .file_metadata()
         .key_value_metadata()
@@ -353,24 +347,21 @@ fn parse_config(path: &Path, text: &str) -> Result<Config, StoreError> {
         })
 }
 
+/// The Parquet reader of `file`, its footer read.
+fn reader_of(file: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, StoreError> {
+    let opened = File::open(file).map_err(StoreError::io(file, "open"))?;
+    contained(file, || {
+        ParquetRecordBatchReaderBuilder::try_new(opened).map_err(|e| not_parquet(file, &e))
+    })
+}
+
 /// Calls `each` with every row of history `file`: its print and its time
 /// (`None` for a row without one). Reads a batch of rows at a time.
 fn read_history(
     file: &Path,
-    each: impl FnMut(u128, Option<Stamp>) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
-    let opened = File::open(file).map_err(StoreError::io(file, "open"))?;
-    contained(file, || read_rows(file, opened, each))
-}
-
-/// [`read_history`] of the file opened.
-fn read_rows(
-    file: &Path,
-    opened: File,
     mut each: impl FnMut(u128, Option<Stamp>) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(opened).map_err(|e| not_parquet(file, &e))?;
+    let builder = reader_of(file)?;
     let schema = builder.schema().clone();
     let column = |name: &str| schema.index_of(name).ok();
     let Some(print_at) = column(FINGERPRINT) else {
@@ -384,13 +375,14 @@ fn read_rows(
     let time_at = column(ADMITTED);
     let wanted: Vec<usize> = [Some(print_at), time_at].into_iter().flatten().collect();
     let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
-    let reader = builder
+    let mut reader = builder
         .with_projection(mask)
         .with_batch_size(BATCH_ROWS)
         .build()
         .map_err(|e| not_parquet(file, &e))?;
     let mut row = 0u64;
-    for batch in reader {
+    // Only the reader is contained: `each` (which commits) is ours.
+    while let Some(batch) = contained(file, || Ok(reader.next()))? {
         let batch = batch.map_err(|e| history_error(file, format!("cannot be read: {e}")))?;
         // Projected columns keep the file's order.
         let prints = batch.column_by_name(FINGERPRINT).expect("projected");
@@ -527,18 +519,24 @@ impl<'d> FileWriter<'d> {
             self.close()?;
         }
         if self.open.is_none() {
-            let path = self
-                .dir
-                .join(format!("part-{:05}.parquet", self.done.files.len()));
-            let file = File::create(&path).map_err(StoreError::io(&path, "create"))?;
-            let writer = ArrowWriter::try_new(file, schema(), Some(self.properties()))
-                .map_err(|e| write_error(&path, &e))?;
-            self.open = Some((writer, path, 0));
+            self.open_next()?;
         }
         let (writer, path, n) = self.open.as_mut().expect("opened");
         writer.write(rows).map_err(|e| write_error(path, &e))?;
         *n += rows.num_rows() as u64;
         self.done.keys += rows.num_rows() as u64;
+        Ok(())
+    }
+
+    /// Starts the next part file.
+    fn open_next(&mut self) -> Result<(), StoreError> {
+        let path = self
+            .dir
+            .join(format!("part-{:05}.parquet", self.done.files.len()));
+        let file = File::create(&path).map_err(StoreError::io(&path, "create"))?;
+        let writer = ArrowWriter::try_new(file, schema(), Some(self.properties()))
+            .map_err(|e| write_error(&path, &e))?;
+        self.open = Some((writer, path, 0));
         Ok(())
     }
 
@@ -575,11 +573,7 @@ impl<'d> FileWriter<'d> {
     /// that readers find the schema.
     fn finish(mut self) -> Result<Exported, StoreError> {
         if self.done.files.is_empty() && self.open.is_none() {
-            let path = self.dir.join("part-00000.parquet");
-            let file = File::create(&path).map_err(StoreError::io(&path, "create"))?;
-            let writer = ArrowWriter::try_new(file, schema(), Some(self.properties()))
-                .map_err(|e| write_error(&path, &e))?;
-            self.open = Some((writer, path, 0));
+            self.open_next()?;
         }
         self.close()?;
         Ok(self.done)
@@ -594,14 +588,9 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     file.sync_all().map_err(StoreError::io(path, "sync"))
 }
 
-fn sync_dir(dir: &Path) -> Result<(), StoreError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(StoreError::io(dir, "sync"))
-}
-
-/// `read`, a panic in the Parquet reader (a file damaged in a way it does
-/// not check) turned into this file's error: a history is untrusted input.
+/// `read`, a call into the Parquet reader, with a panic of it (a file
+/// damaged in a way it does not check) turned into this file's error: a
+/// history is untrusted input.
 fn contained<T>(
     file: &Path,
     read: impl FnOnce() -> Result<T, StoreError>,

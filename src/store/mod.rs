@@ -72,16 +72,9 @@ pub trait Probe: Send {
     /// The fingerprint, as the number its big-endian bytes spell.
     fn print(&self) -> u128;
     /// Called for each run that has an entry for it, oldest run first, with
-    /// what that entry says by the store's clock: the last call is the
-    /// answer.
-    fn found(&mut self, holding: Holding);
-
-    /// [`Probe::found`], with the entry's stamp too (a tombstone's is
-    /// the forgotten one), for a caller that compares times.
-    fn found_at(&mut self, stamp: Stamp, holding: Holding) {
-        let _ = stamp;
-        self.found(holding);
-    }
+    /// the entry's stamp (a tombstone's is the forgotten one) and what it
+    /// says by the store's clock: the last call is the answer.
+    fn found(&mut self, stamp: Stamp, holding: Holding);
 }
 
 /// A fingerprint asked about, with where it was asked.
@@ -96,7 +89,7 @@ impl Probe for Asked {
         self.print
     }
 
-    fn found(&mut self, holding: Holding) {
+    fn found(&mut self, _: Stamp, holding: Holding) {
         self.holding = holding;
     }
 }

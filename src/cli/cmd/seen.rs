@@ -341,13 +341,13 @@ fn import(args: &ImportArgs) -> Result<Outcome, Error> {
     let mut store = match (&recorded, Store::exists(&args.dir)) {
         (Some(config), _) => Store::open(&args.dir, config, access)?,
         (None, true) => {
-            let store = Store::open_existing(&args.dir, Access::ReadOnly)?;
+            let store = Store::open_existing(&args.dir, access)?;
             let _ = writeln!(
                 std::io::stderr(),
                 "urinorm: note: the histories record no key configuration: their keys are taken as made with the store's ({})",
                 store.config()
             );
-            Store::open_existing(&args.dir, access)?
+            store
         }
         (None, false) => {
             return Err(Error::Usage(format!(

@@ -132,7 +132,7 @@ impl Run {
             }
             if let Ok(at) = block.prints.binary_search(&print) {
                 let stamp = block.stamps[at];
-                probe.found_at(stamp, clock.judge(stamp));
+                probe.found(stamp, clock.judge(stamp));
             }
         }
         Ok(())
