@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use super::Halt;
 use super::set::DedupSet;
 use crate::fingerprint::fingerprint;
-use crate::store::{Holding, Probe, Staging, Stamp, Store, StoreError};
+use crate::store::{Entry, Holding, Probe, Staging, Store, StoreError};
 
 /// A class's fingerprint, its number in output order and its size in
 /// lines: 24 bytes, sorted by fingerprint for the join.
@@ -73,7 +73,7 @@ impl Probe for ClassPrint {
         ClassPrint::print(self)
     }
 
-    fn found(&mut self, _: Stamp, holding: Holding) {
+    fn found(&mut self, _: Entry, holding: Holding) {
         self.number &= NUMBER;
         self.number |= match holding {
             Holding::Absent => 0,

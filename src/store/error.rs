@@ -26,6 +26,13 @@ pub enum StoreError {
     NotAStore { path: PathBuf, why: String },
     /// A store written by a later urinorm, in a format this one cannot read.
     UnknownVersion { path: PathBuf, version: String },
+    /// The store keeps sites of another kind (hosts, domains) than a
+    /// budget asked counts.
+    SitesMismatch {
+        dir: PathBuf,
+        kept: String,
+        wanted: String,
+    },
     /// Opening for reading only, there is no store at all.
     Missing { dir: PathBuf },
     /// The store's keys were made with other options than the run's.
@@ -97,10 +104,15 @@ impl fmt::Display for StoreError {
             }
             StoreError::UnknownVersion { path, version } => write!(
                 f,
-                "'{}' is a seen store of format version {}, which this urinorm cannot read (it reads version {})",
+                "'{}' is a seen store of format version {}, which this urinorm cannot read (it reads versions 1 to {})",
                 shown(path),
                 escape_str(version),
-                super::manifest::VERSION
+                super::manifest::VERSION_WITH_SITES
+            ),
+            StoreError::SitesMismatch { dir, kept, wanted } => write!(
+                f,
+                "the seen store '{}' counts its budgets by {kept}: a budget per {wanted} cannot use it (give its budget by {kept}, or a new store)",
+                shown(dir)
             ),
             StoreError::Missing { dir } => {
                 write!(f, "there is no seen store at '{}'", shown(dir))

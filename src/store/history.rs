@@ -8,12 +8,16 @@
 //! ```text
 //! fingerprint  BYTE_ARRAY, 16 bytes   the key's fingerprint, big-endian, as the store keeps it
 //! admitted     INT64 TIMESTAMP(MICROS, UTC)  when the commit that admitted it was made
+//! site         INT64, nullable        the key's site print ([`site_print`](super::site_print), as signed), in a store that keeps budgets
+//! site_name    STRING, nullable       that site's name (its host or domain)
 //! ```
 //!
 //! A history is a directory of Parquet files (a Spark dataset: others may
 //! add part files beside ours) with `_urinorm.json`, the key configuration
 //! its keys were made with; each exported file also carries it in its
-//! footer, under `urinorm.config`. Files whose names start with `_` or `.`
+//! footer, under `urinorm.config`, and what its sites are (`host`,
+//! `domain`) under `urinorm.sites` (and `sites` in `_urinorm.json`):
+//! an import into a store keeps them, so budgets go on. Files whose names start with `_` or `.`
 //! are not data, as Spark has it. An import reads the fingerprint as bytes
 //! of any binary type and the time in any unit; a row without a time is
 //! admitted at the import's.
@@ -26,11 +30,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, UInt64Type};
 use arrow_array::types::{
     TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
     TimestampSecondType,
 };
-use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, TimestampMicrosecondArray};
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
+};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::ProjectionMask;
@@ -43,13 +50,17 @@ use serde_json::json;
 
 use super::manifest::sync_dir;
 use super::merge::merge_runs;
-use super::{Config, Holding, Probe, Staging, Stamp, Store, StoreError};
+use super::{Config, Entry, Holding, NO_SITE, Probe, SiteNames, Staging, Stamp, Store, StoreError};
 
 /// The columns of a history.
 const FINGERPRINT: &str = "fingerprint";
 const ADMITTED: &str = "admitted";
-/// The footer key and the file that hold a history's key configuration.
+const SITE: &str = "site";
+const SITE_NAME: &str = "site_name";
+/// The footer key and the file that hold a history's key configuration,
+/// and the footer key of what its sites are.
 const CONFIG_KEY: &str = "urinorm.config";
+const SITES_KEY: &str = "urinorm.sites";
 const CONFIG_FILE: &str = "_urinorm.json";
 
 /// Rows a row group holds: about 24 MiB of column data, which is what the
@@ -130,14 +141,15 @@ impl Store {
             .prefix(".urinorm-export-")
             .tempdir_in(parent)
             .map_err(StoreError::io(parent, "create a directory in"))?;
-        let mut files = FileWriter::new(temp.path(), &self.manifest.config);
+        let mut files = FileWriter::new(temp.path(), &self.manifest.config, self.sites());
         let mut rows = Rows::default();
-        merge_runs(&self.runs, |print, stamp| {
+        let names = self.site_names()?;
+        merge_runs(&self.runs, |entry| {
             // A tombstone says the key is not held: it has no row.
-            if stamp.is_forgotten() {
+            if entry.stamp.is_forgotten() {
                 return Ok(());
             }
-            rows.push(print, stamp);
+            rows.push(entry, &names);
             if rows.len() == BATCH_ROWS {
                 files.write(&rows.take())?;
             }
@@ -150,6 +162,7 @@ impl Store {
             "format": 1,
             "config": self.manifest.config.to_json(),
             "keys": written.keys,
+            "sites": self.sites(),
             "exported_from": self.dir.display().to_string(),
         });
         write_synced(&sidecar, about.to_string().as_bytes())?;
@@ -177,28 +190,36 @@ impl Store {
     /// ([`history_config`]).
     pub fn import_history(&mut self, files: &[PathBuf]) -> Result<Imported, StoreError> {
         self.writable()?;
+        for file in files {
+            if let Some(by) = sites_of(file)? {
+                self.keep_sites(&by)?;
+            }
+        }
         let now = self.clock.now();
         let mut imported = Imported::default();
         let mut batch: Vec<Row> = Vec::new();
+        let mut names = Names::default();
+        let sites = self.sites().is_some();
         for file in files {
-            read_history(file, |print, stamp| {
+            read_history(file, |mut row, name| {
                 imported.rows += 1;
-                let stamp = stamp.unwrap_or_else(|| {
+                if row.stamp == Stamp::FORGOTTEN {
                     imported.untimed += 1;
-                    now
-                });
-                batch.push(Row {
-                    print,
-                    stamp,
-                    stored: None,
-                });
+                    row.stamp = now;
+                }
+                if !sites {
+                    row.site = NO_SITE;
+                } else if let Some(name) = name {
+                    names.note(row.site, name);
+                }
+                batch.push(row);
                 if batch.len() == IMPORT_ENTRIES {
-                    self.admit_rows(&mut batch, &mut imported)?;
+                    self.admit_rows(&mut batch, &mut names, &mut imported)?;
                 }
                 Ok(())
             })?;
         }
-        self.admit_rows(&mut batch, &mut imported)?;
+        self.admit_rows(&mut batch, &mut names, &mut imported)?;
         Ok(imported)
     }
 
@@ -208,6 +229,7 @@ impl Store {
     fn admit_rows(
         &mut self,
         batch: &mut Vec<Row>,
+        names: &mut Names,
         imported: &mut Imported,
     ) -> Result<(), StoreError> {
         if batch.is_empty() {
@@ -224,8 +246,13 @@ impl Store {
             .filter(later)
             .filter(|row| row.stored.is_some())
             .count() as u64;
-        let entries = batch.iter().filter(later).map(|row| (row.print, row.stamp));
+        let entries = batch.iter().filter(later).map(|row| Entry {
+            print: row.print,
+            stamp: row.stamp,
+            site: row.site,
+        });
         let written = self.stage_entries(entries, Staging::Admit { renewed })?;
+        self.name_sites(names.take_new(self)?);
         self.publish()?;
         imported.admitted += written - renewed;
         imported.renewed += renewed;
@@ -235,11 +262,13 @@ impl Store {
     }
 }
 
-/// A row of a history being imported: its key's print and time, and the
-/// time the store holds the key with, once looked up.
+/// A row of a history being imported: its key's print, time (a
+/// tombstone's when it has none) and site, and the time the store holds
+/// the key with, once looked up.
 struct Row {
     print: u128,
     stamp: Stamp,
+    site: u64,
     stored: Option<Stamp>,
 }
 
@@ -248,9 +277,45 @@ impl Probe for Row {
         self.print
     }
 
-    fn found(&mut self, stamp: Stamp, _: Holding) {
+    fn found(&mut self, entry: Entry, _: Holding) {
         // The newest run's entry comes last: a tombstone there hides the key.
-        self.stored = (!stamp.is_forgotten()).then_some(stamp);
+        self.stored = (!entry.stamp.is_forgotten()).then_some(entry.stamp);
+    }
+}
+
+/// The site names an import has read and not yet committed.
+#[derive(Default)]
+struct Names {
+    waiting: SiteNames,
+    /// Of the store's, the names known (read once).
+    known: Option<SiteNames>,
+}
+
+impl Names {
+    fn note(&mut self, site: u64, name: &str) {
+        if site != NO_SITE {
+            self.waiting
+                .entry(site)
+                .or_insert_with(|| name.as_bytes().to_vec());
+        }
+    }
+
+    /// The names waiting that `store` has not, for its next commit.
+    fn take_new(&mut self, store: &Store) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        if self.waiting.is_empty() {
+            return Ok(Vec::new());
+        }
+        let known = match &mut self.known {
+            Some(known) => known,
+            None => self.known.insert(store.site_names()?),
+        };
+        let new: Vec<_> = self
+            .waiting
+            .drain()
+            .filter(|(site, _)| !known.contains_key(site))
+            .collect();
+        known.extend(new.iter().cloned());
+        Ok(new)
     }
 }
 
@@ -314,21 +379,42 @@ pub fn history_config(files: &[PathBuf]) -> Result<Option<Config>, StoreError> {
 /// The configuration `file` records: in its footer, else in its
 /// directory's `_urinorm.json`.
 fn config_of(file: &Path) -> Result<Option<Config>, StoreError> {
-    let footer = reader_of(file)?
+    if let Some(text) = footer_value(file, CONFIG_KEY)? {
+        return parse_config(file, &text).map(Some);
+    }
+    match sidecar_of(file)? {
+        Some((sidecar, about)) => parse_config(&sidecar, &about["config"].to_string()).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// What the sites of `file` are (`host`, `domain`), as its footer or its
+/// directory's `_urinorm.json` records; `None` when it has none.
+fn sites_of(file: &Path) -> Result<Option<String>, StoreError> {
+    if let Some(by) = footer_value(file, SITES_KEY)? {
+        return Ok(Some(by));
+    }
+    Ok(sidecar_of(file)?.and_then(|(_, about)| about["sites"].as_str().map(str::to_string)))
+}
+
+/// The value of footer key `key` of `file`.
+fn footer_value(file: &Path, key: &str) -> Result<Option<String>, StoreError> {
+    Ok(reader_of(file)?
         .metadata()
         .file_metadata()
         .key_value_metadata()
-        .and_then(|kv| kv.iter().find(|kv| kv.key == CONFIG_KEY))
-        .and_then(|kv| kv.value.clone());
-    if let Some(text) = footer {
-        return parse_config(file, &text).map(Some);
-    }
+        .and_then(|kv| kv.iter().find(|kv| kv.key == key))
+        .and_then(|kv| kv.value.clone()))
+}
+
+/// The `_urinorm.json` of `file`'s directory, read, if there is one.
+fn sidecar_of(file: &Path) -> Result<Option<(PathBuf, serde_json::Value)>, StoreError> {
     let sidecar = file.parent().unwrap_or(Path::new(".")).join(CONFIG_FILE);
     match std::fs::read_to_string(&sidecar) {
         Ok(text) => {
             let about: serde_json::Value = serde_json::from_str(&text)
                 .map_err(|e| history_error(&sidecar, format!("is not JSON: {e}")))?;
-            parse_config(&sidecar, &about["config"].to_string()).map(Some)
+            Ok(Some((sidecar, about)))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(StoreError::io(&sidecar, "read")(e)),
@@ -355,11 +441,12 @@ fn reader_of(file: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, Store
     })
 }
 
-/// Calls `each` with every row of history `file`: its print and its time
-/// (`None` for a row without one). Reads a batch of rows at a time.
+/// Calls `each` with every row of history `file` (its stamp a tombstone's
+/// for a row without a time, its site [`NO_SITE`] for one without) and
+/// its site's name. Reads a batch of rows at a time.
 fn read_history(
     file: &Path,
-    mut each: impl FnMut(u128, Option<Stamp>) -> Result<(), StoreError>,
+    mut each: impl FnMut(Row, Option<&str>) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
     let builder = reader_of(file)?;
     let schema = builder.schema().clone();
@@ -372,30 +459,50 @@ fn read_history(
             ),
         ));
     };
-    let time_at = column(ADMITTED);
-    let wanted: Vec<usize> = [Some(print_at), time_at].into_iter().flatten().collect();
+    let optional = [ADMITTED, SITE, SITE_NAME].map(column);
+    let wanted: Vec<usize> = std::iter::once(print_at)
+        .chain(optional.into_iter().flatten())
+        .collect();
     let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
     let mut reader = builder
         .with_projection(mask)
         .with_batch_size(BATCH_ROWS)
         .build()
         .map_err(|e| not_parquet(file, &e))?;
-    let mut row = 0u64;
+    let mut row_number = 0u64;
     // Only the reader is contained: `each` (which commits) is ours.
     while let Some(batch) = contained(file, || Ok(reader.next()))? {
         let batch = batch.map_err(|e| history_error(file, format!("cannot be read: {e}")))?;
         // Projected columns keep the file's order.
         let prints = batch.column_by_name(FINGERPRINT).expect("projected");
         let times = batch.column_by_name(ADMITTED);
+        let sites = batch.column_by_name(SITE);
+        let names = batch
+            .column_by_name(SITE_NAME)
+            .map(|n| n.as_string_opt::<i32>());
         for i in 0..batch.num_rows() {
-            let at = |why: String| history_error(file, format!("row {}: {why}", row + 1));
+            let at = |why: String| history_error(file, format!("row {}: {why}", row_number + 1));
             let print = print_of(prints, i).map_err(at)?;
             let stamp = match times {
                 Some(times) => stamp_of(times, i).map_err(at)?,
                 None => None,
             };
-            each(print, stamp)?;
-            row += 1;
+            let site = match sites {
+                Some(sites) => site_of(sites, i).map_err(at)?,
+                None => NO_SITE,
+            };
+            let name = names
+                .flatten()
+                .filter(|n| !n.is_null(i))
+                .map(|n| n.value(i));
+            let row = Row {
+                print,
+                stamp: stamp.unwrap_or(Stamp::FORGOTTEN),
+                site,
+                stored: None,
+            };
+            each(row, name)?;
+            row_number += 1;
         }
     }
     Ok(())
@@ -417,6 +524,18 @@ fn print_of(column: &ArrayRef, i: usize) -> Result<u128, String> {
         .try_into()
         .map_err(|_| format!("'{FINGERPRINT}' has {} bytes, not 16", bytes.len()))?;
     Ok(u128::from_be_bytes(bytes))
+}
+
+/// Row `i`'s site print, of a 64-bit integer column; [`NO_SITE`] when null.
+fn site_of(column: &ArrayRef, i: usize) -> Result<u64, String> {
+    if column.is_null(i) {
+        return Ok(NO_SITE);
+    }
+    match column.data_type() {
+        DataType::Int64 => Ok(column.as_primitive::<Int64Type>().value(i) as u64),
+        DataType::UInt64 => Ok(column.as_primitive::<UInt64Type>().value(i)),
+        other => Err(format!("'{SITE}' is of type {other}, not a 64-bit integer")),
+    }
 }
 
 /// Row `i`'s time of admission, in whole seconds; `None` when null.
@@ -459,12 +578,19 @@ fn stamp_of(column: &ArrayRef, i: usize) -> Result<Option<Stamp>, String> {
 struct Rows {
     prints: Vec<[u8; 16]>,
     micros: Vec<i64>,
+    sites: Vec<Option<i64>>,
+    names: Vec<Option<String>>,
 }
 
 impl Rows {
-    fn push(&mut self, print: u128, stamp: Stamp) {
-        self.prints.push(print.to_be_bytes());
-        self.micros.push(i64::from(stamp.0) * 1_000_000);
+    fn push(&mut self, entry: Entry, names: &SiteNames) {
+        self.prints.push(entry.print.to_be_bytes());
+        self.micros.push(i64::from(entry.stamp.0) * 1_000_000);
+        let site = (entry.site != NO_SITE).then_some(entry.site);
+        self.sites.push(site.map(|s| s as i64));
+        let name = site.and_then(|s| names.get(&s));
+        self.names
+            .push(name.map(|n| String::from_utf8_lossy(n).into_owned()));
     }
 
     fn len(&self) -> usize {
@@ -476,7 +602,15 @@ impl Rows {
         let prints = BinaryArray::from_iter_values(self.prints.drain(..));
         let micros =
             TimestampMicrosecondArray::from(std::mem::take(&mut self.micros)).with_timezone("UTC");
-        RecordBatch::try_new(schema(), vec![Arc::new(prints), Arc::new(micros)])
+        let sites = Int64Array::from(std::mem::take(&mut self.sites));
+        let names = StringArray::from(std::mem::take(&mut self.names));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(prints),
+            Arc::new(micros),
+            Arc::new(sites),
+            Arc::new(names),
+        ];
+        RecordBatch::try_new(schema(), columns)
             .expect("columns of the schema's types and one length")
     }
 }
@@ -490,6 +624,8 @@ fn schema() -> Arc<Schema> {
             DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
             false,
         ),
+        Field::new(SITE, DataType::Int64, true),
+        Field::new(SITE_NAME, DataType::Utf8, true),
     ]))
 }
 
@@ -497,15 +633,17 @@ fn schema() -> Arc<Schema> {
 struct FileWriter<'d> {
     dir: &'d Path,
     config: String,
+    sites: Option<String>,
     open: Option<(ArrowWriter<File>, PathBuf, u64)>,
     done: Exported,
 }
 
 impl<'d> FileWriter<'d> {
-    fn new(dir: &'d Path, config: &Config) -> FileWriter<'d> {
+    fn new(dir: &'d Path, config: &Config, sites: Option<&str>) -> FileWriter<'d> {
         FileWriter {
             dir,
             config: config.to_json().to_string(),
+            sites: sites.map(str::to_string),
             open: None,
             done: Exported::default(),
         }
@@ -546,10 +684,15 @@ impl<'d> FileWriter<'d> {
             .set_compression(Compression::SNAPPY)
             // Fingerprints are random: a dictionary of them only grows.
             .set_column_dictionary_enabled(ColumnPath::from(FINGERPRINT), false)
-            .set_key_value_metadata(Some(vec![KeyValue::new(
-                CONFIG_KEY.to_string(),
-                self.config.clone(),
-            )]))
+            .set_key_value_metadata(Some(
+                std::iter::once(KeyValue::new(CONFIG_KEY.to_string(), self.config.clone()))
+                    .chain(
+                        self.sites
+                            .iter()
+                            .map(|by| KeyValue::new(SITES_KEY.into(), by.clone())),
+                    )
+                    .collect(),
+            ))
             .set_created_by(format!("urinorm {}", env!("CARGO_PKG_VERSION")))
             .build()
     }
@@ -656,8 +799,8 @@ mod tests {
         assert_eq!((exported.keys, exported.files.len()), (3, 1));
         let mut rows = Vec::new();
         let files = history_files(std::slice::from_ref(&history)).unwrap();
-        read_history(&files[0], |print, stamp| {
-            rows.push((print, stamp.unwrap().0));
+        read_history(&files[0], |row, _| {
+            rows.push((row.print, row.stamp.0));
             Ok(())
         })
         .unwrap();

@@ -17,6 +17,11 @@
 //! so that the store's count is their sum, whatever the runs share.
 //! Version 1 (before keys had times) wrote `keys`, which is both: runs
 //! then never shared a key. It is read, and written back as version 2.
+//! Version 3 is a store that keeps budgets: `"sites":{"by":"host",
+//! "names":N}` says what its runs' sites are (hosts or domains) and how
+//! many bytes of its file of site names (`sites`) are committed; a
+//! urinorm that knows no budgets refuses it rather than write runs
+//! without sites into it.
 //!
 //! It knows the manifest's text; not what runs hold.
 
@@ -29,8 +34,10 @@ use serde_json::{Value, json};
 
 use super::{Config, StoreError};
 
-/// The store format this urinorm writes; it reads version 1 too.
+/// The store format this urinorm writes (3 for a store that keeps
+/// budgets); it reads version 1 too.
 pub(crate) const VERSION: u32 = 2;
+pub(crate) const VERSION_WITH_SITES: u32 = 3;
 
 pub(crate) const FILE: &str = "MANIFEST";
 const FIRST_LINE: &str = "urinorm seen store version ";
@@ -79,6 +86,17 @@ pub(crate) struct Manifest {
     pub(crate) next_run: u64,
     /// The live runs, oldest first.
     pub(crate) runs: Vec<RunEntry>,
+    /// What its runs' sites are, once it keeps budgets.
+    pub(crate) sites: Option<Sites>,
+}
+
+/// A store's sites, as its manifest records them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Sites {
+    /// What a site is: `host` or `domain`.
+    pub(crate) by: String,
+    /// The bytes of the file of site names that are committed.
+    pub(crate) names: u64,
 }
 
 impl Manifest {
@@ -90,6 +108,7 @@ impl Manifest {
             committed_at: None,
             next_run: 1,
             runs: Vec::new(),
+            sites: None,
         }
     }
 
@@ -109,14 +128,21 @@ impl Manifest {
                 .unwrap_or_default()
                 .as_secs()
         });
-        let body = json!({
+        let mut body = json!({
             "commit": self.commit,
             "committed_at": committed_at,
             "config": self.config.to_json(),
             "next_run": self.next_run,
             "runs": runs,
         });
-        let lines = format!("{FIRST_LINE}{VERSION}\n{body}\n");
+        let version = match &self.sites {
+            Some(sites) => {
+                body["sites"] = json!({"by": sites.by, "names": sites.names});
+                VERSION_WITH_SITES
+            }
+            None => VERSION,
+        };
+        let lines = format!("{FIRST_LINE}{version}\n{body}\n");
         let crc = crc32fast::hash(lines.as_bytes());
         format!("{lines}crc32 {crc:08x}\n")
     }
@@ -134,7 +160,8 @@ impl Manifest {
         let (version, rest) = text
             .split_once('\n')
             .ok_or_else(|| damaged("is cut short"))?;
-        let Some(version) = [1, VERSION].into_iter().find(|v| version == v.to_string()) else {
+        let known = [1, VERSION, VERSION_WITH_SITES];
+        let Some(version) = known.into_iter().find(|v| version == v.to_string()) else {
             return Err(StoreError::UnknownVersion {
                 path: path.to_path_buf(),
                 version: version.chars().take(20).collect(),
@@ -176,12 +203,20 @@ impl Manifest {
             Value::Null => None,
             at => Some(SystemTime::UNIX_EPOCH + Duration::from_secs(at.as_u64()?)),
         };
+        let sites = match version {
+            VERSION_WITH_SITES => Some(Sites {
+                by: body["sites"]["by"].as_str()?.to_string(),
+                names: body["sites"]["names"].as_u64()?,
+            }),
+            _ => None,
+        };
         Some(Manifest {
             config: Config::from_json(&body["config"])?,
             commit: body["commit"].as_u64()?,
             committed_at,
             next_run: body["next_run"].as_u64()?,
             runs,
+            sites,
         })
     }
 
@@ -242,7 +277,7 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), StoreError> {
 /// manifest (its lock, temporary files), for telling one from another
 /// directory.
 pub(crate) fn is_store_file(name: &str) -> bool {
-    name == super::lock::FILE || name.ends_with(".tmp")
+    name == super::lock::FILE || name == super::sites::NAMES_FILE || name.ends_with(".tmp")
 }
 
 /// The temporary name a run is written under before it goes live.
@@ -298,10 +333,29 @@ mod tests {
     }
 
     #[test]
+    fn a_store_that_keeps_budgets_is_version_3_and_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let sited = Manifest {
+            sites: Some(Sites {
+                by: "host".into(),
+                names: 42,
+            }),
+            ..manifest()
+        };
+        sited.write(dir.path()).unwrap();
+        assert_eq!(Manifest::read(dir.path()).unwrap(), Some(sited.clone()));
+        assert!(
+            sited
+                .to_text()
+                .starts_with("urinorm seen store version 3\n")
+        );
+    }
+
+    #[test]
     fn a_later_version_and_a_foreign_file_are_named_as_such() {
-        let later = manifest().to_text().replace("version 2", "version 3");
+        let later = manifest().to_text().replace("version 2", "version 4");
         let e = Manifest::parse(later.as_bytes(), Path::new("M")).unwrap_err();
-        assert!(e.to_string().contains("format version 3"), "{e}");
+        assert!(e.to_string().contains("format version 4"), "{e}");
         let e = Manifest::parse(b"hello", Path::new("M")).unwrap_err();
         assert!(e.to_string().contains("not a seen store"), "{e}");
     }

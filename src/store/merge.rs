@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::manifest::{self, RunEntry};
-use super::run::{Entries, Run, RunWriter};
+use super::run::{Entries, Entry, Run, RunWriter};
 use super::{Committed, Stamp, Store, StoreError};
 
 /// A merge written and synced, not yet live: see [`Store::write_due_merge`].
@@ -124,10 +124,11 @@ impl Store {
             tombstones: range.start > 0,
             since: expire_before.unwrap_or(Stamp(1)),
         };
-        let entries = RunWriter::write(&temp, self.manifest.config.id(), |writer| {
-            merge_runs(&self.runs[range.clone()], |print, stamp| {
-                match keep.keeps(stamp) {
-                    true => writer.push(print, stamp),
+        let sites = self.manifest.sites.is_some();
+        let entries = RunWriter::write(&temp, self.manifest.config.id(), sites, |writer| {
+            merge_runs(&self.runs[range.clone()], |entry| {
+                match keep.keeps(entry.stamp) {
+                    true => writer.push(entry),
                     false => Ok(()),
                 }
             })
@@ -224,11 +225,11 @@ pub(super) fn remove_runs(dir: &Path, runs: &[RunEntry]) {
     }
 }
 
-/// Calls `each(print, stamp)` on the newest entry of every print of `runs`
-/// (oldest run first, each ascending), in ascending order of print.
+/// Calls `each` on the newest entry of every print of `runs` (oldest run
+/// first, each ascending), in ascending order of print.
 pub(super) fn merge_runs(
     runs: &[Run],
-    each: impl FnMut(u128, Stamp) -> Result<(), StoreError>,
+    each: impl FnMut(Entry) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
     let mut readers: Vec<_> = runs.iter().map(Run::reader).collect();
     merge_entries(&mut readers, each)
@@ -237,26 +238,26 @@ pub(super) fn merge_runs(
 /// [`merge_runs`] of any readers of entries, oldest first.
 pub(super) fn merge_entries(
     readers: &mut [impl Entries],
-    mut each: impl FnMut(u128, Stamp) -> Result<(), StoreError>,
+    mut each: impl FnMut(Entry) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let mut heads = BinaryHeap::new();
     for (i, reader) in readers.iter_mut().enumerate() {
-        if let Some((print, stamp)) = reader.next_entry()? {
-            heads.push(Reverse((print, i, stamp)));
+        if let Some(entry) = reader.next_entry()? {
+            heads.push(Reverse((entry.print, i, entry)));
         }
     }
     // Equal prints come out oldest run first: the last of them is newest.
-    let mut newest: Option<(u128, Stamp)> = None;
-    while let Some(Reverse((print, i, stamp))) = heads.pop() {
-        if let Some((last, last_stamp)) = newest.filter(|&(last, _)| last != print) {
-            each(last, last_stamp)?;
+    let mut newest: Option<Entry> = None;
+    while let Some(Reverse((print, i, entry))) = heads.pop() {
+        if let Some(last) = newest.filter(|last| last.print != print) {
+            each(last)?;
         }
-        newest = Some((print, stamp));
-        if let Some((next, stamp)) = readers[i].next_entry()? {
-            heads.push(Reverse((next, i, stamp)));
+        newest = Some(entry);
+        if let Some(next) = readers[i].next_entry()? {
+            heads.push(Reverse((next.print, i, next)));
         }
     }
-    newest.map_or(Ok(()), |(print, stamp)| each(print, stamp))
+    newest.map_or(Ok(()), each)
 }

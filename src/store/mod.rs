@@ -48,6 +48,7 @@ pub(crate) mod manifest;
 mod merge;
 pub(crate) mod run;
 mod salvage;
+mod sites;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -63,7 +64,9 @@ use manifest::{Manifest, RunEntry};
 pub use merge::MergeWritten;
 use merge::merge_runs;
 use run::{Block, Run, RunWriter};
+pub use run::{Entry, NO_SITE};
 pub use salvage::{RunSalvaged, Salvaged};
+pub use sites::{SiteCounts, SiteNames, site_print};
 
 use crate::escape::escape_str;
 
@@ -72,9 +75,9 @@ pub trait Probe: Send {
     /// The fingerprint, as the number its big-endian bytes spell.
     fn print(&self) -> u128;
     /// Called for each run that has an entry for it, oldest run first, with
-    /// the entry's stamp (a tombstone's is the forgotten one) and what it
+    /// the entry (a tombstone's stamp is the forgotten one) and what it
     /// says by the store's clock: the last call is the answer.
-    fn found(&mut self, stamp: Stamp, holding: Holding);
+    fn found(&mut self, entry: Entry, holding: Holding);
 }
 
 /// A fingerprint asked about, with where it was asked.
@@ -89,7 +92,7 @@ impl Probe for Asked {
         self.print
     }
 
-    fn found(&mut self, _: Stamp, holding: Holding) {
+    fn found(&mut self, _: Entry, holding: Holding) {
         self.holding = holding;
     }
 }
@@ -111,6 +114,8 @@ struct Staged {
     id: u64,
     entries: u64,
     staging: Staging,
+    /// Sites met for the first time, named at the commit.
+    names: Vec<(u64, Vec<u8>)>,
 }
 
 impl Staged {
@@ -405,11 +410,34 @@ impl Store {
         prints: impl Iterator<Item = u128>,
         staging: Staging,
     ) -> Result<u64, StoreError> {
+        self.stage_sited(prints.map(|print| (print, NO_SITE)), staging, Vec::new())
+    }
+
+    /// [`Store::stage`] of prints each with its site ([`NO_SITE`] for
+    /// none; the store must keep sites, [`Store::keep_sites`], for any
+    /// other), and `names`, the sites met for the first time, named when
+    /// the commit is published.
+    pub fn stage_sited(
+        &mut self,
+        prints: impl Iterator<Item = (u128, u64)>,
+        staging: Staging,
+        names: Vec<(u64, Vec<u8>)>,
+    ) -> Result<u64, StoreError> {
         let stamp = match staging {
             Staging::Admit { .. } => self.clock.now(),
             Staging::Forget => Stamp::FORGOTTEN,
         };
-        self.stage_entries(prints.map(|print| (print, stamp)), staging)
+        let entries = prints.map(|(print, site)| Entry { print, stamp, site });
+        let staged = self.stage_entries(entries, staging)?;
+        self.name_sites(names);
+        Ok(staged)
+    }
+
+    /// Names `names` (sites met for the first time) at the staged commit.
+    fn name_sites(&mut self, names: Vec<(u64, Vec<u8>)>) {
+        if let Some(staged) = &mut self.staged {
+            staged.names = names;
+        }
     }
 
     /// [`Store::stage`] of entries that each carry their stamp (an
@@ -417,7 +445,7 @@ impl Store {
     /// of equal prints kept. Admitting, no stamp may be a tombstone's.
     pub(crate) fn stage_entries(
         &mut self,
-        entries: impl Iterator<Item = (u128, Stamp)>,
+        entries: impl Iterator<Item = Entry>,
         staging: Staging,
     ) -> Result<u64, StoreError> {
         self.writable()?;
@@ -429,17 +457,20 @@ impl Store {
                 id,
                 entries: 0,
                 staging,
+                names: Vec::new(),
             });
             return Ok(0);
         }
         let path = manifest::temp_path(&self.dir, id);
-        let entries = RunWriter::write(&path, self.manifest.config.id(), |writer| {
-            entries.try_for_each(|(print, stamp)| writer.push(print, stamp))
+        let sites = self.manifest.sites.is_some();
+        let entries = RunWriter::write(&path, self.manifest.config.id(), sites, |writer| {
+            entries.try_for_each(|entry| writer.push(entry))
         })?;
         self.staged = Some(Staged {
             id,
             entries,
             staging,
+            names: Vec::new(),
         });
         Ok(entries)
     }
@@ -465,6 +496,12 @@ impl Store {
         next.committed_at = Some(self.clock.now().time());
         let staged = self.staged.take();
         let mut counts = Committed::default();
+        // Named before the manifest that counts the names.
+        if let (Some(staged), Some(sites)) = (&staged, &mut next.sites)
+            && !staged.names.is_empty()
+        {
+            sites.names = sites::append_names(&self.dir, sites.names, &staged.names)?;
+        }
         // An empty stage wrote no file.
         if let Some(staged) = staged.filter(|s| s.entries > 0) {
             let (id, entries, adds) = (staged.id, staged.entries, staged.adds());
@@ -556,7 +593,12 @@ impl Store {
         for (run, entry) in self.runs.iter().zip(&self.manifest.runs) {
             run.copy_to(&temp.path().join(entry.file_name()))?;
         }
-        self.manifest.write(temp.path())?;
+        let mut copied = self.manifest.clone();
+        if let Some(sites) = &mut copied.sites {
+            let names: Vec<_> = self.site_names()?.into_iter().collect();
+            sites.names = sites::append_names(temp.path(), 0, &names)?;
+        }
+        copied.write(temp.path())?;
         Store::open_existing(temp.path(), Access::ReadOnly)?.verify()?;
         let temp = temp.keep();
         std::fs::rename(&temp, dest).map_err(StoreError::io(dest, "rename a backup to"))?;
@@ -580,6 +622,7 @@ impl Store {
             }
         }
         self.runs.par_iter().try_for_each(Run::verify)?;
+        self.site_names()?;
         let held = self.ages(&[])?.iter().sum::<u64>();
         if held != self.keys() {
             return Err(StoreError::damaged(
@@ -596,7 +639,7 @@ impl Store {
     pub fn ages(&self, since: &[Stamp]) -> Result<Vec<u64>, StoreError> {
         debug_assert!(since.windows(2).all(|w| w[0] >= w[1]));
         let mut counts = vec![0; since.len() + 1];
-        merge_runs(&self.runs, |_, stamp| {
+        merge_runs(&self.runs, |Entry { stamp, .. }| {
             if !stamp.is_forgotten() {
                 counts[since.partition_point(|&s| stamp < s)] += 1;
             }

@@ -108,9 +108,10 @@ impl super::Store {
             tombstones: false,
             since: Stamp(1),
         };
-        let entries = RunWriter::write(&temp, id, |writer| {
-            merge_entries(&mut readers, |print, stamp| match keep.keeps(stamp) {
-                true => writer.push(print, stamp),
+        let sites = manifest.sites.is_some();
+        let entries = RunWriter::write(&temp, id, sites, |writer| {
+            merge_entries(&mut readers, |entry| match keep.keeps(entry.stamp) {
+                true => writer.push(entry),
                 false => Ok(()),
             })
         })?;

@@ -8,7 +8,8 @@
 //! blocks   one per BLOCK_PRINTS prints (the last may be shorter): the
 //!                    block's prints, 16 bytes each, strictly ascending
 //!                    (big-endian: byte order is numeric order), then their
-//!                    stamps, 4 bytes each, then the CRC-32 of both
+//!                    stamps, 4 bytes each, from version 5 their sites, 8
+//!                    bytes each, then the CRC-32 of them all
 //! filter   one per block: its prints' filter (`filter`), 10 KiB of
 //!                    32-bit words, the last block's too however short
 //! fence    one entry per block: its first print (16) and the CRC-32 of
@@ -18,7 +19,10 @@
 //!
 //! A stamp is the [`Stamp`] of the commit that admitted the key (seconds
 //! since the Unix epoch), or 0 for a key forgotten: a tombstone, which
-//! hides the key in older runs. Integers are little-endian; checksums are
+//! hides the key in older runs. A site is the fingerprint of the key's
+//! host or domain ([`Entry::site`]) in a store that keeps budgets, 0 for
+//! none; a store without budgets writes version 4, which has no sites.
+//! Integers are little-endian; checksums are
 //! CRC-32 (IEEE). The file's length follows from the count, so a file cut
 //! short is caught before any block is read; every block read is checked
 //! against its checksum, so a damaged block is an error, never a wrong
@@ -32,7 +36,7 @@
 //! ([`Run::load_filter`]: a live run, which looks keys up a few at a time);
 //! a bulk join reads the blocks its batch falls in, as it always did.
 //!
-//! Older versions are read as well. Version 3 has no checksum after each
+//! Older versions are read as well (their entries have no site). Version 3 has no checksum after each
 //! block (a run of it cut short is lost whole). Version 2 has no filter (and no
 //! filter checksum in its trailer): its lookups read their blocks. Version
 //! 1 (before keys had times) has prints only, each stamped with the file's
@@ -64,12 +68,15 @@ use super::filter::FILTER_WORDS;
 use super::{Stamp, StoreError};
 
 const MAGIC: &[u8; 16] = b"urinorm-seen-run";
-/// The version written; versions 1 (no stamps), 2 (no filter) and 3 (no
-/// checksum after each block) are read too.
-const VERSION: u32 = 4;
+/// The version written by a store that keeps sites, and by one that does
+/// not; versions 1 (no stamps), 2 (no filter) and 3 (no checksum after
+/// each block) are read too.
+const VERSION: u32 = 5;
+const VERSION_WITHOUT_SITES: u32 = 4;
 const HEADER_BYTES: u64 = 64;
 const PRINT_BYTES: u64 = 16;
 const STAMP_BYTES: u64 = 4;
+const SITE_BYTES: u64 = 8;
 const FENCE_ENTRY_BYTES: u64 = 20;
 const BLOCK_CRC_BYTES: u64 = 4;
 const FILTER_BYTES: u64 = FILTER_WORDS as u64 * 4;
@@ -106,12 +113,40 @@ pub(crate) struct Run {
     filter: Option<Vec<u32>>,
 }
 
+/// One entry of a run: a key's fingerprint, the stamp of the commit that
+/// admitted it (or a tombstone's), and its site.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entry {
+    pub print: u128,
+    pub stamp: Stamp,
+    /// The fingerprint of the key's site (its host or domain, as the store
+    /// counts budgets by), or [`NO_SITE`].
+    pub site: u64,
+}
+
+/// The site of a key admitted without one: a run before version 5, a
+/// store that keeps no budgets, a key with no host.
+pub const NO_SITE: u64 = 0;
+
 /// One block read from a run, reused from block to block.
 #[derive(Default)]
 pub(crate) struct Block {
     bytes: Vec<u8>,
     prints: Vec<u128>,
     stamps: Vec<Stamp>,
+    /// Empty for a run without sites.
+    sites: Vec<u64>,
+}
+
+impl Block {
+    /// Entry `at`.
+    fn entry(&self, at: usize) -> Entry {
+        Entry {
+            print: self.prints[at],
+            stamp: self.stamps[at],
+            site: self.sites.get(at).copied().unwrap_or(NO_SITE),
+        }
+    }
 }
 
 /// Where a run's parts are, from its version and count.
@@ -126,11 +161,13 @@ impl Layout {
         self.count.div_ceil(BLOCK_PRINTS as u64)
     }
 
-    /// The bytes of one entry: a print, and from version 2 its stamp.
+    /// The bytes of one entry: a print, from version 2 its stamp, from
+    /// version 5 its site.
     fn entry_bytes(&self) -> u64 {
         match self.version {
             1 => PRINT_BYTES,
-            _ => PRINT_BYTES + STAMP_BYTES,
+            2..=4 => PRINT_BYTES + STAMP_BYTES,
+            _ => PRINT_BYTES + STAMP_BYTES + SITE_BYTES,
         }
     }
 

@@ -4,8 +4,8 @@
 //! layout on disk; not how the store merges what it reads.
 
 use super::{
-    BLOCK_PRINTS, Block, FILTER_BYTES, PRINT_BYTES, Run, STAMP_BYTES, crc, found_damaged, print_at,
-    read_at, u32_at,
+    BLOCK_PRINTS, Block, Entry, FILTER_BYTES, PRINT_BYTES, Run, SITE_BYTES, STAMP_BYTES, crc,
+    found_damaged, print_at, read_at, u32_at,
 };
 use crate::store::filter::{self, FILTER_WORDS};
 use crate::store::{Clock, Probe, Stamp, StoreError};
@@ -73,7 +73,8 @@ impl Run {
                 format!("has a block of fingerprints (block {b}) whose checksum does not match"),
             ));
         }
-        let (prints, stamps) = block.bytes.split_at(n * PRINT_BYTES as usize);
+        let (prints, rest) = block.bytes.split_at(n * PRINT_BYTES as usize);
+        let (stamps, sites) = rest.split_at(rest.len().min(n * STAMP_BYTES as usize));
         block.prints.clear();
         block.prints.extend(
             prints
@@ -89,6 +90,12 @@ impl Run {
                     .map(|s| Stamp(u32_at(s, 0))),
             ),
         }
+        block.sites.clear();
+        block.sites.extend(
+            sites
+                .chunks_exact(SITE_BYTES as usize)
+                .map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes"))),
+        );
         if block.prints.first() != Some(&entry.first) {
             return Err(found_damaged(
                 &self.path,
@@ -131,8 +138,8 @@ impl Run {
                 loaded = Some(b);
             }
             if let Ok(at) = block.prints.binary_search(&print) {
-                let stamp = block.stamps[at];
-                probe.found(stamp, clock.judge(stamp));
+                let entry = block.entry(at);
+                probe.found(entry, clock.judge(entry.stamp));
             }
         }
         Ok(())
@@ -154,11 +161,10 @@ pub(super) fn block_words(filter: &[u32], b: usize) -> &[u32] {
     &filter[b * FILTER_WORDS..][..FILTER_WORDS]
 }
 
-/// Entries in ascending order of print, each with its stamp: what a
-/// merge of runs reads.
+/// Entries in ascending order of print: what a merge of runs reads.
 pub(crate) trait Entries {
-    /// The next print and its stamp, or `None` past the last.
-    fn next_entry(&mut self) -> Result<Option<(u128, Stamp)>, StoreError>;
+    /// The next entry, or `None` past the last.
+    fn next_entry(&mut self) -> Result<Option<Entry>, StoreError>;
 }
 
 /// A run's entries in ascending order of print (for merging runs).
@@ -170,7 +176,7 @@ pub(crate) struct RunReader<'r> {
 }
 
 impl Entries for RunReader<'_> {
-    fn next_entry(&mut self) -> Result<Option<(u128, Stamp)>, StoreError> {
+    fn next_entry(&mut self) -> Result<Option<Entry>, StoreError> {
         if self.at == self.block.prints.len() {
             if self.next_block == self.run.fence.len() {
                 return Ok(None);
@@ -180,8 +186,7 @@ impl Entries for RunReader<'_> {
             self.at = 0;
         }
         self.at += 1;
-        let at = self.at - 1;
-        Ok(Some((self.block.prints[at], self.block.stamps[at])))
+        Ok(Some(self.block.entry(self.at - 1)))
     }
 }
 
@@ -241,14 +246,13 @@ impl<'r> Salvaging<'r> {
 }
 
 impl Entries for Salvaging<'_> {
-    fn next_entry(&mut self) -> Result<Option<(u128, Stamp)>, StoreError> {
+    fn next_entry(&mut self) -> Result<Option<Entry>, StoreError> {
         if self.reader.at == self.reader.block.prints.len() && !self.next_intact_block()? {
             return Ok(None);
         }
-        let block = &self.reader.block;
-        let entry = (block.prints[self.reader.at], block.stamps[self.reader.at]);
+        let entry = self.reader.block.entry(self.reader.at);
         self.reader.at += 1;
-        self.last = Some(entry.0);
+        self.last = Some(entry.print);
         Ok(Some(entry))
     }
 }

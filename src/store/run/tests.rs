@@ -8,11 +8,19 @@ const CONFIG: [u8; 16] = [7; 16];
 const STAMP: Stamp = Stamp(1_795_000_000);
 
 fn write_run(path: &Path, prints: &[u128]) -> u64 {
-    let mut writer = RunWriter::create(path, CONFIG).unwrap();
+    let mut writer = RunWriter::create(path, CONFIG, false).unwrap();
     for &p in prints {
-        writer.push(p, STAMP).unwrap();
+        writer.push(entry(p, STAMP)).unwrap();
     }
     writer.finish().unwrap()
+}
+
+fn entry(print: u128, stamp: Stamp) -> Entry {
+    Entry {
+        print,
+        stamp,
+        site: NO_SITE,
+    }
 }
 
 fn asked(print: u128) -> Asked {
@@ -76,19 +84,44 @@ fn joins_agree_with_a_set_across_block_boundaries() {
 fn a_reader_gives_every_print_once_and_equal_pushes_are_held_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.run");
-    let mut writer = RunWriter::create(&path, CONFIG).unwrap();
+    let mut writer = RunWriter::create(&path, CONFIG, false).unwrap();
     for (p, s) in [(1u128, 7), (1, 8), (2, 0), (5, 9), (5, 1), (9, 3)] {
-        writer.push(p, Stamp(s)).unwrap();
+        writer.push(entry(p, Stamp(s))).unwrap();
     }
-    assert!(writer.push(3, STAMP).is_err(), "out of order");
+    assert!(writer.push(entry(3, STAMP)).is_err(), "out of order");
     writer.finish().unwrap();
     let run = Run::open(&path, &CONFIG).unwrap();
-    let mut reader = run.reader();
-    let mut read = Vec::new();
-    while let Some((p, s)) = reader.next_entry().unwrap() {
-        read.push((p, s.0));
-    }
+    let read: Vec<_> = entries(&run).iter().map(|e| (e.print, e.stamp.0)).collect();
     assert_eq!(read, [(1, 7), (2, 0), (5, 9), (9, 3)]);
+}
+
+/// A run with sites (version 5) gives each entry's site back, across
+/// blocks, and a lookup finds it; one without gives none.
+#[test]
+fn a_run_with_sites_keeps_each_entrys_site() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.run");
+    let n = BLOCK_PRINTS as u128 * 2 + 5;
+    let mut writer = RunWriter::create(&path, CONFIG, true).unwrap();
+    for p in 0..n {
+        let site = (p % 7) as u64;
+        writer
+            .push(Entry {
+                site,
+                ..entry(p * 3, STAMP)
+            })
+            .unwrap();
+    }
+    let len = writer.finish().unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
+    let run = Run::open(&path, &CONFIG).unwrap();
+    run.verify().unwrap();
+    let read = entries(&run);
+    assert_eq!(read.len() as u128, n);
+    assert!(read.iter().all(|e| e.site == ((e.print / 3) % 7) as u64));
+    write_run(&path, &[1, 2]);
+    let run = Run::open(&path, &CONFIG).unwrap();
+    assert!(entries(&run).iter().all(|e| e.site == NO_SITE));
 }
 
 /// A run of an older version, as that version wrote it: prints only in
@@ -124,7 +157,7 @@ fn old_run(prints: &[u128], version: u32) -> Vec<u8> {
     bytes
 }
 
-fn entries(run: &Run) -> Vec<(u128, Stamp)> {
+fn entries(run: &Run) -> Vec<Entry> {
     let mut reader = run.reader();
     let mut read = Vec::new();
     while let Some(entry) = reader.next_entry().unwrap() {
@@ -151,7 +184,10 @@ fn a_version_1_run_is_read_with_its_files_time() {
         .unwrap();
     let run = Run::open(&path, &CONFIG).unwrap();
     run.verify().unwrap();
-    let expected: Vec<(u128, Stamp)> = prints.iter().map(|&p| (p, Stamp(STAMP.0 - 50))).collect();
+    let expected: Vec<Entry> = prints
+        .iter()
+        .map(|&p| entry(p, Stamp(STAMP.0 - 50)))
+        .collect();
     assert_eq!(entries(&run), expected);
 }
 
@@ -165,7 +201,7 @@ fn a_version_2_run_is_read_without_a_filter() {
     std::fs::write(&path, old_run(&prints, 2)).unwrap();
     let mut run = Run::open(&path, &CONFIG).unwrap();
     run.verify().unwrap();
-    let expected: Vec<(u128, Stamp)> = prints.iter().map(|&p| (p, STAMP)).collect();
+    let expected: Vec<Entry> = prints.iter().map(|&p| entry(p, STAMP)).collect();
     assert_eq!(entries(&run), expected);
     run.load_filter().unwrap();
     let mut probes = [asked(prints[BLOCK_PRINTS + 1]), asked(prints[7] + 1)];

@@ -8,10 +8,11 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::{
-    BLOCK_PRINTS, HEADER_BYTES, Layout, MAGIC, PRINT_BYTES, STAMP_BYTES, TRAILER, VERSION, crc,
+    BLOCK_PRINTS, Entry, HEADER_BYTES, Layout, MAGIC, PRINT_BYTES, SITE_BYTES, STAMP_BYTES,
+    TRAILER, VERSION, VERSION_WITHOUT_SITES, crc,
 };
+use crate::store::StoreError;
 use crate::store::filter::{self, FILTER_WORDS};
-use crate::store::{Stamp, StoreError};
 
 /// A run being written: entries go in in ascending order of print; the
 /// file is complete and synced when [`RunWriter::finish`] returns.
@@ -19,11 +20,14 @@ pub(crate) struct RunWriter {
     out: BufWriter<File>,
     path: PathBuf,
     config_id: [u8; 16],
+    /// The version written: with sites or without.
+    version: u32,
     count: u64,
     last: Option<u128>,
-    /// The current block's prints, stamps and filter.
+    /// The current block's prints, stamps, sites and filter.
     block: Vec<u8>,
     stamps: Vec<u8>,
+    sites: Vec<u8>,
     filter: Vec<u32>,
     /// The finished blocks' filters, until the last block is written: an
     /// unnamed file beside the run (gone with the process, however it ends),
@@ -35,15 +39,16 @@ pub(crate) struct RunWriter {
 
 impl RunWriter {
     /// Writes a whole run at `path` (replacing any file there): what
-    /// `fill` pushes, synced. Returns its entries. On any error the
-    /// partial file is removed: a failed commit (a full disk) leaves
-    /// nothing behind in the store.
+    /// `fill` pushes, synced, with the entries' sites when `sites`. Returns
+    /// its entries. On any error the partial file is removed: a failed
+    /// commit (a full disk) leaves nothing behind in the store.
     pub(crate) fn write(
         path: &Path,
         config_id: [u8; 16],
+        sites: bool,
         fill: impl FnOnce(&mut RunWriter) -> Result<(), StoreError>,
     ) -> Result<u64, StoreError> {
-        let written = RunWriter::create(path, config_id).and_then(|mut writer| {
+        let written = RunWriter::create(path, config_id, sites).and_then(|mut writer| {
             fill(&mut writer)?;
             let entries = writer.count();
             writer.finish().map(|_| entries)
@@ -54,8 +59,13 @@ impl RunWriter {
         written
     }
 
-    /// A new run file at `path` (replacing any file there).
-    pub(super) fn create(path: &Path, config_id: [u8; 16]) -> Result<RunWriter, StoreError> {
+    /// A new run file at `path` (replacing any file there), with sites or
+    /// without.
+    pub(super) fn create(
+        path: &Path,
+        config_id: [u8; 16],
+        sites: bool,
+    ) -> Result<RunWriter, StoreError> {
         let file = File::create(path).map_err(StoreError::io(path, "create"))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         // The header is written last, once the count is known.
@@ -67,10 +77,19 @@ impl RunWriter {
             out,
             path: path.to_path_buf(),
             config_id,
+            version: if sites {
+                VERSION
+            } else {
+                VERSION_WITHOUT_SITES
+            },
             count: 0,
             last: None,
             block: Vec::with_capacity(BLOCK_PRINTS * PRINT_BYTES as usize),
             stamps: Vec::with_capacity(BLOCK_PRINTS * STAMP_BYTES as usize),
+            sites: Vec::with_capacity(match sites {
+                true => BLOCK_PRINTS * SITE_BYTES as usize,
+                false => 0,
+            }),
             filter: vec![0; FILTER_WORDS],
             filters: BufWriter::with_capacity(1 << 20, filters),
             filters_crc: crc32fast::Hasher::new(),
@@ -78,10 +97,11 @@ impl RunWriter {
         })
     }
 
-    /// Adds `print` with `stamp`; `print` must not be below the last one
-    /// added, and a print equal to the last is held once, with the first
-    /// stamp.
-    pub(crate) fn push(&mut self, print: u128, stamp: Stamp) -> Result<(), StoreError> {
+    /// Adds `entry`; its print must not be below the last one added, and
+    /// a print equal to the last is held once, the first entry's. A run
+    /// without sites drops the entry's.
+    pub(crate) fn push(&mut self, entry: Entry) -> Result<(), StoreError> {
+        let Entry { print, stamp, site } = entry;
         match self.last {
             Some(last) if last == print => return Ok(()),
             Some(last) if last > print => {
@@ -99,6 +119,9 @@ impl RunWriter {
         }
         self.block.extend_from_slice(&print.to_be_bytes());
         self.stamps.extend_from_slice(&stamp.0.to_le_bytes());
+        if self.version == VERSION {
+            self.sites.extend_from_slice(&site.to_le_bytes());
+        }
         filter::insert(&mut self.filter, print);
         self.count += 1;
         if self.count.is_multiple_of(BLOCK_PRINTS as u64) {
@@ -109,6 +132,7 @@ impl RunWriter {
 
     fn end_block(&mut self) -> Result<(), StoreError> {
         self.block.append(&mut self.stamps);
+        self.block.append(&mut self.sites);
         let checksum = crc(&self.block).to_le_bytes();
         self.fence.extend_from_slice(&checksum);
         self.block.extend_from_slice(&checksum);
@@ -142,7 +166,7 @@ impl RunWriter {
         let write = StoreError::io(&self.path, "write");
         let mut header = [0u8; HEADER_BYTES as usize];
         header[..16].copy_from_slice(MAGIC);
-        header[16..20].copy_from_slice(&VERSION.to_le_bytes());
+        header[16..20].copy_from_slice(&self.version.to_le_bytes());
         header[20..24].copy_from_slice(&(BLOCK_PRINTS as u32).to_le_bytes());
         header[24..32].copy_from_slice(&self.count.to_le_bytes());
         header[32..48].copy_from_slice(&self.config_id);
@@ -164,7 +188,7 @@ impl RunWriter {
         })();
         written.map_err(write)?;
         let layout = Layout {
-            version: VERSION,
+            version: self.version,
             count: self.count,
         };
         Ok(layout
