@@ -205,6 +205,8 @@ pub struct Job<'a> {
     pub line_buffered: bool,
     /// Deduplicating: at most this many classes of each site.
     pub per_site_cap: Option<u64>,
+    /// Against a seen store: at most so many keys of each site in it.
+    pub per_site_budget: Option<urinorm::pipeline::Budget>,
     /// Deduplicating: write the classes sorted by key.
     pub sort: bool,
     /// Deduplicating: the files the capped lines (`--capped`) and the
@@ -229,6 +231,7 @@ impl<'a> Job<'a> {
             extra,
             line_buffered: false,
             per_site_cap: None,
+            per_site_budget: None,
             sort: false,
             capped: None,
             dupes: None,
@@ -441,6 +444,7 @@ pub fn execute(
             .as_ref()
             .map_or(Options::default().commit_every, |s| s.commit_every),
         per_site_cap: job.per_site_cap,
+        per_site_budget: job.per_site_budget,
         sort: job.sort,
         binary_as_text: read.text,
     };

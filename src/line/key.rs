@@ -98,6 +98,14 @@ pub enum Site {
 }
 
 impl Site {
+    /// The site's name, as options and a seen store spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Site::Host => "host",
+            Site::Domain => "domain",
+        }
+    }
+
     /// Appends the site of `input`'s canonical form under `normalizer` to
     /// `out`; on error `out` is left as it was.
     fn write(

@@ -102,6 +102,11 @@ pub struct Options {
     /// others are counted as capped. Classes a seen store holds use none
     /// of it, so it is consulted batch by batch (nothing spills).
     pub per_site_cap: Option<u64>,
+    /// Against a seen store: at most so many keys of each site (as the
+    /// mapper's [`Mapped::site`] says) in the store, across runs; a new
+    /// class past it is capped. The store records each key's site, and
+    /// what its sites are ([`Budget::by`]: the mapper's must be it).
+    pub per_site_budget: Option<super::Budget>,
     /// When deduplicating: write the classes at the end, in byte order of
     /// their keys (what `LC_ALL=C sort -u` gives), not as they come. Past
     /// the memory limit each spilled partition is sorted and all are merged.
@@ -133,6 +138,7 @@ impl Default for Options {
             line_buffered: false,
             commit_every: std::time::Duration::from_secs(1),
             per_site_cap: None,
+            per_site_budget: None,
             sort: false,
             binary_as_text: false,
         }

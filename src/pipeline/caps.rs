@@ -27,23 +27,45 @@ const SHARDS: usize = 64;
 
 type Numbers = HashMap<u128, u32, PrintHasher>;
 
-/// A number for each site, given on first sight by any worker.
+/// A number for each site, given on first sight by any worker; for a
+/// budget ([`SiteNumbers::named`]), each number's name too.
 pub(crate) struct SiteNumbers {
     prints: InMemoryPrints,
     shards: [Mutex<Numbers>; SHARDS],
     next: AtomicU32,
+    /// Each number's name, when kept: written on first sight only.
+    names: Option<Mutex<Vec<Vec<u8>>>>,
 }
 
-/// The sites of a chunk's lines waiting for their numbers: each line's
-/// place (the caller's index) and its site's fingerprint. Reused from
+/// A site waiting for its number: the line's place (the caller's index),
+/// the site's fingerprint, and where its name is in [`ChunkSites`]'s
+/// bytes (kept only for named numbers).
+struct Waiting {
+    at: u32,
+    name: (u32, u32),
+    print: u128,
+}
+
+/// The sites of a chunk's lines waiting for their numbers. Reused from
 /// chunk to chunk.
 #[derive(Default)]
-pub(crate) struct ChunkSites(Vec<(u32, u128)>);
+pub(crate) struct ChunkSites {
+    waiting: Vec<Waiting>,
+    names: Vec<u8>,
+}
 
 impl ChunkSites {
     /// Notes that the line at `at` has `site`.
     pub(crate) fn push(&mut self, numbers: &SiteNumbers, at: u32, site: &[u8]) {
-        self.0.push((at, numbers.prints.of(site)));
+        let start = self.names.len() as u32;
+        if numbers.names.is_some() {
+            self.names.extend_from_slice(site);
+        }
+        self.waiting.push(Waiting {
+            at,
+            name: (start, self.names.len() as u32),
+            print: numbers.prints.of(site),
+        });
     }
 }
 
@@ -57,6 +79,36 @@ impl SiteNumbers {
             prints: InMemoryPrints::new(),
             shards: std::array::from_fn(|_| Mutex::default()),
             next: AtomicU32::new(0),
+            names: None,
+        }
+    }
+
+    /// Numbers that keep each site's name ([`SiteNumbers::name`]).
+    pub(crate) fn named() -> SiteNumbers {
+        SiteNumbers {
+            names: Some(Mutex::default()),
+            ..SiteNumbers::new()
+        }
+    }
+
+    /// The name of site `number` (empty unless [`SiteNumbers::named`]).
+    pub(crate) fn name(&self, number: u32) -> Vec<u8> {
+        let Some(names) = &self.names else {
+            return Vec::new();
+        };
+        let names = names.lock().unwrap_or_else(|p| p.into_inner());
+        names.get(number as usize).cloned().unwrap_or_default()
+    }
+
+    /// Notes the name of `number`, met for the first time.
+    fn note_name(&self, number: u32, name: &[u8]) {
+        if let Some(names) = &self.names {
+            let mut names = names.lock().unwrap_or_else(|p| p.into_inner());
+            let n = number as usize;
+            if names.len() <= n {
+                names.resize(n + 1, Vec::new());
+            }
+            names[n] = name.to_vec();
         }
     }
 
@@ -64,23 +116,28 @@ impl SiteNumbers {
     /// those met for the first time, and empties `sites`. Sites are taken
     /// shard by shard, each shard's lock once.
     pub(crate) fn number(&self, sites: &mut ChunkSites, mut number: impl FnMut(u32, u32)) {
-        sites.0.sort_unstable_by_key(|&(_, print)| shard(print));
-        for group in sites.0.chunk_by(|a, b| shard(a.1) == shard(b.1)) {
-            let mut numbers = self.shards[shard(group[0].1)]
+        sites.waiting.sort_unstable_by_key(|w| shard(w.print));
+        for group in sites
+            .waiting
+            .chunk_by(|a, b| shard(a.print) == shard(b.print))
+        {
+            let mut numbers = self.shards[shard(group[0].print)]
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
-            for &(at, print) in group {
-                let n = *numbers.entry(print).or_insert_with(|| {
+            for w in group {
+                let n = *numbers.entry(w.print).or_insert_with(|| {
                     let n = self.next.fetch_add(1, Ordering::Relaxed);
                     // A site has a line: fewer than 2^32 - 1 of them in
                     // any input a chunk offset can address.
                     assert!(n != NO_SITE, "fewer than 2^32 - 1 sites");
+                    self.note_name(n, &sites.names[w.name.0 as usize..w.name.1 as usize]);
                     n
                 });
-                number(at, n);
+                number(w.at, n);
             }
         }
-        sites.0.clear();
+        sites.waiting.clear();
+        sites.names.clear();
     }
 }
 
@@ -129,7 +186,7 @@ mod tests {
             }
         }
         sites.number(&mut chunk, |at, n| numbers[at as usize] = n);
-        assert!(chunk.0.is_empty(), "emptied for the next chunk");
+        assert!(chunk.waiting.is_empty(), "emptied for the next chunk");
         numbers
     }
 

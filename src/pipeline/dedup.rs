@@ -344,6 +344,9 @@ impl Dedup {
         if self.caps.is_some() {
             self.cap(batch, &news, base);
         }
+        if let Some(live) = live {
+            self.spend_budget(batch, &news, base, live);
+        }
         self.news = news;
         if full {
             self.spill_batch(batch).map_err(RunError::Spill)?;
@@ -427,6 +430,30 @@ impl Dedup {
                 leave_out(&mut self.order, base + k);
             }
         }
+    }
+
+    /// Marks [`Fate::Capped`] each new class of `batch` (`news`, numbered
+    /// from `base`) past its site's budget in the store, in input order
+    /// (classes the store holds, or a cap held back, spend none).
+    fn spend_budget(
+        &mut self,
+        batch: &[ChunkFates<'_>],
+        news: &[(u32, u32)],
+        base: usize,
+        live: &Live<'_>,
+    ) {
+        live.with_budget(|spending, numbers| {
+            for (k, &(c, i)) in news.iter().enumerate() {
+                let (p, fates) = &batch[c as usize];
+                if !fates.get(i as usize).is_first() {
+                    continue;
+                }
+                if !spending.spend(p.accepted[i as usize].site, numbers) {
+                    fates.set(i as usize, Fate::Capped);
+                    leave_out(&mut self.order, base + k);
+                }
+            }
+        });
     }
 
     /// Writes the spilled lines of `batch` to the spill (made on the first

@@ -32,6 +32,7 @@
 //! progress and errors), re-exported here.
 
 mod api;
+mod budget;
 mod caps;
 pub(crate) mod chunks;
 pub mod compress;
@@ -86,6 +87,7 @@ use writer::Writer;
 pub(crate) use writer::{Verdict, verdicts};
 
 pub use api::{Emit, Invalid, MAX_LINE_BYTES, Mode, Options, Progress, RunError, Sinks, Unwatched};
+pub use budget::Budget;
 pub use mapper::{LineMapper, Mapped, Note, NoteKind};
 pub use rejection::{Fault, Rejection, Within};
 
@@ -215,7 +217,8 @@ impl<'r, 'i> Run<'r, 'i> {
         let (bulk, live) = match (plan.seen, seen) {
             (SeenMode::Bulk, store) => (store.map(|store| Bulk { store, forget }), None),
             (SeenMode::Live, Some(store)) => {
-                (None, Some(Live::new(store).map_err(RunError::Seen)?))
+                let live = Live::new(store, options.per_site_budget);
+                (None, Some(live.map_err(RunError::Seen)?))
             }
             _ => (None, None),
         };
@@ -577,10 +580,11 @@ impl<'a> Producer<'_, 'a, '_> {
         // Only deduplication needs hashes; mapping writes every line anyway.
         let hasher = key_hasher();
         let sites = SiteNumbers::new();
+        let sites = self.live.and_then(Live::site_numbers).unwrap_or(&sites);
         let hashes = Hashes {
             set: plan.deduplicates().then_some(&hasher),
             fingerprints: plan.seen == SeenMode::Live,
-            sites: plan.caps.then_some(&sites),
+            sites: plan.caps.then_some(sites),
         };
         let hasher = hashes.set;
         let mut chunks = match options.line_buffered {

@@ -73,6 +73,8 @@ pub enum Refused {
     MappingSortedOrCapped,
     /// One output line per input line: only when mapping.
     AlignedDedup,
+    /// A budget is counted in a seen store, which the run must write.
+    BudgetWithoutStore,
 }
 
 impl std::fmt::Display for Refused {
@@ -90,6 +92,9 @@ impl std::fmt::Display for Refused {
             Refused::AlignedDedup => {
                 "aligned output has a line for every input line: it cannot deduplicate"
             }
+            Refused::BudgetWithoutStore => {
+                "a per-site budget is kept in a seen store, which the run must be able to write"
+            }
         })
     }
 }
@@ -104,7 +109,10 @@ impl Plan {
         store: StoreAccess,
         output: OutputKind,
     ) -> Result<Plan, Refused> {
-        let capped = options.per_site_cap.is_some();
+        if options.per_site_budget.is_some() && store != StoreAccess::Writable {
+            return Err(Refused::BudgetWithoutStore);
+        }
+        let capped = options.per_site_cap.is_some() || options.per_site_budget.is_some();
         let emit = match options.mode {
             Mode::Map if options.sort || capped => return Err(Refused::MappingSortedOrCapped),
             Mode::Map => None,
@@ -179,7 +187,12 @@ impl Plan {
 fn answers_live(emit: Emit, options: &Options) -> bool {
     match emit {
         Emit::Verdict => true,
-        _ if options.per_site_cap.is_some() || options.sort => true,
+        _ if options.per_site_cap.is_some()
+            || options.per_site_budget.is_some()
+            || options.sort =>
+        {
+            true
+        }
         Emit::Canonical | Emit::First => options.line_buffered,
         Emit::Count | Emit::Nothing => false,
     }

@@ -25,6 +25,8 @@ use std::sync::{Condvar, Mutex};
 use rayon::prelude::*;
 
 use super::Halt;
+use super::budget::{Budget, Spending};
+use super::caps::SiteNumbers;
 use super::set::DedupSet;
 use crate::fingerprint::fingerprint;
 use crate::store::{Entry, Holding, Probe, Staging, Store, StoreError};
@@ -272,6 +274,9 @@ pub(crate) enum SeenMode {
 #[derive(Default)]
 pub(crate) struct Admitted {
     prints: Vec<u128>,
+    /// Under a budget, each print's site number; else empty.
+    sites: Vec<u32>,
+    sited: bool,
     /// How many of them the store held, expired.
     renewed: u64,
 }
@@ -285,8 +290,19 @@ struct Pending {
 }
 
 impl Admitted {
-    pub(crate) fn push(&mut self, print: u128, renewed: bool) {
+    /// Keys to admit, each with its site number when `sited` (a budget).
+    pub(crate) fn new(sited: bool) -> Admitted {
+        Admitted {
+            sited,
+            ..Admitted::default()
+        }
+    }
+
+    pub(crate) fn push(&mut self, print: u128, renewed: bool, site: u32) {
         self.prints.push(print);
+        if self.sited {
+            self.sites.push(site);
+        }
         self.renewed += u64::from(renewed);
     }
 }
@@ -299,19 +315,50 @@ pub(crate) struct Live<'s> {
     pending: Mutex<Pending>,
     /// Raised when a batch is handed over.
     handed_over: Condvar,
+    /// Under a budget: what is spent, and the site numbers it names.
+    budget: Option<(Mutex<Spending>, SiteNumbers)>,
 }
 
 impl<'s> Live<'s> {
     /// Consults `store`, its runs' filters kept in memory: lookups come a
     /// batch at a time, each key reading a block only where a filter lets
     /// it through.
-    pub(crate) fn new(store: &'s mut Store) -> Result<Live<'s>, StoreError> {
+    /// Under `budget`, the store's counts of each site are spent.
+    pub(crate) fn new(
+        store: &'s mut Store,
+        budget: Option<Budget>,
+    ) -> Result<Live<'s>, StoreError> {
         store.keep_filters()?;
+        let budget = budget
+            .map(|budget| {
+                Ok::<_, StoreError>((
+                    Mutex::new(Spending::start(budget, store)?),
+                    SiteNumbers::named(),
+                ))
+            })
+            .transpose()?;
         Ok(Live {
             store: Mutex::new(store),
             pending: Mutex::new(Pending::default()),
             handed_over: Condvar::new(),
+            budget,
         })
+    }
+
+    /// Under a budget, the numbers the workers give sites (they keep names).
+    pub(crate) fn site_numbers(&self) -> Option<&SiteNumbers> {
+        self.budget.as_ref().map(|(_, numbers)| numbers)
+    }
+
+    /// Under a budget, calls `spend` with what is spent and the site
+    /// numbers, once (a batch's classes together, in input order).
+    pub(crate) fn with_budget(&self, spend: impl FnOnce(&mut Spending, &SiteNumbers)) {
+        if let Some((spending, numbers)) = &self.budget {
+            spend(
+                &mut spending.lock().unwrap_or_else(|p| p.into_inner()),
+                numbers,
+            );
+        }
     }
 
     fn store(&self) -> std::sync::MutexGuard<'_, &'s mut Store> {
@@ -336,16 +383,37 @@ impl<'s> Live<'s> {
     pub(crate) fn admit(&self, admitted: &mut Admitted) {
         let mut pending = self.pending();
         pending.admitted.prints.append(&mut admitted.prints);
+        pending.admitted.sites.append(&mut admitted.sites);
+        pending.admitted.sited = admitted.sited;
         pending.admitted.renewed += std::mem::take(&mut admitted.renewed);
         pending.batches += 1;
         self.handed_over.notify_all();
     }
 
-    /// The keys handed over so far, ascending.
+    /// The keys handed over so far.
     fn take_pending(&self) -> Admitted {
-        let mut admitted = std::mem::take(&mut self.pending().admitted);
-        admitted.prints.sort_unstable();
-        admitted
+        std::mem::take(&mut self.pending().admitted)
+    }
+
+    /// Stages `admitted` in `store`: under a budget, each key with its
+    /// site, and the sites met since the last commit named.
+    fn stage(&self, store: &mut Store, mut admitted: Admitted) -> Result<u64, StoreError> {
+        let renewed = Staging::Admit {
+            renewed: admitted.renewed,
+        };
+        let Some((spending, _)) = &self.budget else {
+            admitted.prints.sort_unstable();
+            return store.stage(admitted.prints.into_iter(), renewed);
+        };
+        let mut spending = spending.lock().unwrap_or_else(|p| p.into_inner());
+        let mut sited: Vec<(u128, u64)> = admitted
+            .prints
+            .iter()
+            .zip(&admitted.sites)
+            .map(|(&print, &site)| (print, spending.print(site)))
+            .collect();
+        sited.sort_unstable_by_key(|&(print, _)| print);
+        store.stage_sited(sited.into_iter(), renewed, spending.take_names())
     }
 
     /// Commits the keys admitted so far, if any. The store is held from
@@ -358,7 +426,7 @@ impl<'s> Live<'s> {
         if pending.prints.is_empty() {
             return Ok(());
         }
-        stage(&mut store, pending)?;
+        self.stage(&mut store, pending)?;
         store.publish().map(drop)
     }
 
@@ -388,15 +456,10 @@ impl<'s> Live<'s> {
         let mut store = self.store();
         let pending = self.take_pending();
         if store.is_writable() {
-            stage(&mut store, pending)?;
+            self.stage(&mut store, pending)?;
         }
         Ok(())
     }
-}
-
-fn stage(store: &mut Store, admitted: Admitted) -> Result<u64, StoreError> {
-    let renewed = admitted.renewed;
-    store.stage(admitted.prints.into_iter(), Staging::Admit { renewed })
 }
 
 /// Writing the temporary copy of the output failed (a full disk, say):

@@ -203,7 +203,8 @@ impl<'i> Writer<'i> {
             sorted: options.sort,
             class_lines: 0,
             header_marks: Vec::new(),
-            admitted: (seen == SeenMode::Live).then(Admitted::default),
+            admitted: (seen == SeenMode::Live)
+                .then(|| Admitted::new(options.per_site_budget.is_some())),
             firsts: Firsts::default(),
         }
     }
@@ -388,7 +389,7 @@ impl<'i> Writer<'i> {
             Fate::First | Fate::Expired => {
                 self.stats.unique += 1;
                 if let Some(admitted) = &mut self.admitted {
-                    admitted.push(p.prints[i], fate == Fate::Expired);
+                    admitted.push(p.prints[i], fate == Fate::Expired, p.accepted[i].site);
                 }
                 if fate == Fate::Expired {
                     self.stats.expired += 1;

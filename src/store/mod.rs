@@ -305,11 +305,18 @@ impl Store {
         self.runs.len()
     }
 
-    /// Its files: the manifest and the live runs.
+    /// Its files: the manifest, the live runs, and the site names of a
+    /// store that keeps budgets.
     pub fn files(&self) -> Vec<PathBuf> {
         let runs = self.runs.iter().map(|r| r.path().to_path_buf());
+        let names = self
+            .manifest
+            .sites
+            .as_ref()
+            .map(|_| self.dir.join(sites::NAMES_FILE));
         std::iter::once(self.dir.join(manifest::FILE))
             .chain(runs)
+            .chain(names)
             .collect()
     }
 

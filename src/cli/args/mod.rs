@@ -3,9 +3,11 @@
 //! scope filters. Each maps flags onto the library's types and knows no
 //! subcommand.
 
+mod budget;
 mod columns;
 mod rung;
 mod scope;
 
+pub use budget::BudgetArgs;
 pub use columns::{ColumnArgs, Feeds, IndexArgs, LineArgs, needs_host};
 pub use rung::{RulesArgs, RungArgs};

@@ -10,7 +10,7 @@ use urinorm::line::key::Site;
 use urinorm::pipeline::{Emit, Mode};
 use urinorm::store::{Clock, Config, Stamp};
 
-use crate::cli::args::{ColumnArgs, Feeds, RungArgs};
+use crate::cli::args::{BudgetArgs, ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{Job, MemoryArgs, RunArgs, SeenRequest, clock_at, execute, parse_now};
 use crate::cli::{Error, Outcome};
 
@@ -31,6 +31,8 @@ pub struct DedupArgs {
     pub sort: bool,
     #[command(flatten)]
     pub caps: CapArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Write each duplicate line to FILE as `file:line<TAB>file:first<TAB>raw`,
     /// `first` the line its class first occurred on (keeps a table of
     /// every class's first line in memory, about 100 bytes a class at its peak, beside
@@ -156,13 +158,20 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
     }
     let mut mapper = args.columns.mapper(&args.rung, feeds)?;
     let cap = args.caps.cap();
-    if args.caps.capped.is_some() && cap.is_none() {
+    let budget = args.budget.budget();
+    if args.caps.capped.is_some() && cap.is_none() && budget.is_none() {
         return Err(Error::Usage(
-            "--capped writes the lines a cap holds back: give --max-per-host or --max-per-domain"
+            "--capped writes the lines a cap or a budget holds back: give --max-per-host, --max-per-domain, --budget-per-host or --budget-per-domain"
                 .into(),
         ));
     }
-    mapper.site = cap.map(|(site, _)| site);
+    if budget.is_some() && (args.seen.seen.is_none() || args.seen.seen_readonly) {
+        return Err(Error::Usage(
+            "a per-site budget is kept in the seen store: give --seen DIR (not --seen-readonly)"
+                .into(),
+        ));
+    }
+    mapper.site = counted_site(cap.map(|(site, _)| site), budget.map(|(site, _)| site))?;
     let extra = [
         ("command", json!("dedup")),
         ("rung", json!(args.rung.rung().name())),
@@ -170,6 +179,7 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
     ];
     let job = Job {
         per_site_cap: cap.map(|(_, n)| n),
+        per_site_budget: budget.map(|(_, b)| b),
         memory: Some(&args.memory),
         seen: args.seen.request(&mapper),
         line_buffered: args.run.line_buffered,
@@ -184,4 +194,16 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
         args.run.compression()?,
         job,
     )
+}
+
+/// The one site a run's cap and budget count by: a run counts sites one way.
+pub(crate) fn counted_site(cap: Option<Site>, budget: Option<Site>) -> Result<Option<Site>, Error> {
+    match (cap, budget) {
+        (Some(cap), Some(budget)) if cap != budget => Err(Error::Usage(format!(
+            "a run counts sites one way: its cap is per {} and its budget per {}",
+            cap.name(),
+            budget.name()
+        ))),
+        (cap, budget) => Ok(cap.or(budget)),
+    }
 }

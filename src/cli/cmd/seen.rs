@@ -11,7 +11,7 @@ use urinorm::escape::escape_str;
 
 use urinorm::store::{Access, Clock, Config, Stamp, Store, history_config, history_files};
 
-use crate::cli::args::{ColumnArgs, Feeds, RungArgs};
+use crate::cli::args::{BudgetArgs, ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{Job, MemoryArgs, NowArgs, ReadArgs, SeenRequest, execute};
 use crate::cli::{Error, Outcome, counted, flags_of, print_line};
 use urinorm::pipeline::{Emit, Mode};
@@ -62,6 +62,14 @@ pub struct StatsArgs {
     /// Write the figures as JSON.
     #[arg(long)]
     pub json: bool,
+    /// In a store that keeps budgets: the budget each site has (as the
+    /// runs give it), for what each of the sites listed has left.
+    #[arg(long, value_name = "N")]
+    pub budget: Option<u64>,
+    /// Count a key admitted longer ago than this as not held, as the runs
+    /// do (for the sites' counts).
+    #[arg(long, value_name = "DURATION", value_parser = urinorm::store::parse_duration)]
+    pub seen_max_age: Option<std::time::Duration>,
     #[command(flatten)]
     pub now: NowArgs,
 }
@@ -126,6 +134,12 @@ pub struct AddArgs {
     /// and is admitted again with this run's time (counted as expired).
     #[arg(long, value_name = "DURATION", value_parser = urinorm::store::parse_duration)]
     pub seen_max_age: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    /// Write the lines a budget holds back to FILE, one per key, as they
+    /// were read, for a later batch to take.
+    #[arg(long, value_name = "FILE", requires = "budget")]
+    pub capped: Option<PathBuf>,
 }
 
 /// A store and lines whose keys go into it or out of it.
@@ -157,9 +171,9 @@ pub fn run(args: &SeenCommandArgs) -> Result<Outcome, Error> {
             let clock = args
                 .seen_max_age
                 .map_or(clock, |age| clock.with_max_age(age));
-            keys_of_lines(&args.lines, clock, false)
+            keys_of_lines(&args.lines, clock, Some(args))
         }
-        SeenCommand::Forget(args) => keys_of_lines(args, args.now.clock(), true),
+        SeenCommand::Forget(args) => keys_of_lines(args, args.now.clock(), None),
         SeenCommand::Expire(args) => expire(args),
         SeenCommand::Compact(args) => compact(args),
         SeenCommand::Backup(args) => backup(args),
@@ -178,8 +192,14 @@ fn shown(store: &Store) -> String {
 const AGES: [(&str, u64); 3] = [("day", 1), ("week", 7), ("month", 30)];
 
 fn stats(args: &StatsArgs) -> Result<Outcome, Error> {
-    let store = Store::open_existing(&args.dir, Access::ReadOnly)?;
-    let now = args.now.clock().now();
+    let mut store = Store::open_existing(&args.dir, Access::ReadOnly)?;
+    let clock = args.now.clock();
+    store.set_clock(
+        args.seen_max_age
+            .map_or(clock, |age| clock.with_max_age(age)),
+    );
+    let now = clock.now();
+    let sites = nearest_budget(&store)?;
     let since: Vec<Stamp> = AGES
         .iter()
         .map(|&(_, days)| now.minus(Duration::from_secs(days * 86_400)))
@@ -208,23 +228,96 @@ fn stats(args: &StatsArgs) -> Result<Outcome, Error> {
                     "month": ages[2],
                     "older": ages[3],
                 },
+                "sites": sites.as_ref().map(|s| s.to_json(args.budget)),
             })
         )
     } else {
         format!(
-            "seen store '{}'\n  keys: {}\n{}  files: {} ({} and the manifest), {bytes} bytes\n  configuration: {}\n  made by the flags: {}\n  commits: {commits}, the last at {}",
+            "seen store '{}'\n  keys: {}\n{}  files: {} ({}{}), {bytes} bytes\n  configuration: {}\n  made by the flags: {}\n  commits: {commits}, the last at {}{}",
             shown(&store),
             store.keys(),
             age_table(&ages),
             store.files().len(),
             counted(store.runs(), "run"),
+            match sites {
+                Some(_) => ", the manifest and the site names",
+                None => " and the manifest",
+            },
             store.config(),
             flags_of(store.config()),
             at.as_deref().unwrap_or("(none yet)"),
+            sites
+                .as_ref()
+                .map_or(String::new(), |s| s.to_text(args.budget)),
         )
     };
     print_line(&text)?;
     Ok(Outcome::default())
+}
+
+/// How many sites `seen stats` lists: those nearest their budget.
+const NEAREST: usize = 10;
+
+/// A store's sites, as `seen stats` tells them.
+struct SitesHeld {
+    by: String,
+    sites: usize,
+    /// The sites holding the most keys, most first (equal counts by name).
+    nearest: Vec<(String, u64)>,
+}
+
+/// The sites of a store that keeps budgets, nearest their budget first;
+/// `None` for one that keeps none.
+fn nearest_budget(store: &Store) -> Result<Option<SitesHeld>, Error> {
+    let Some(by) = store.sites() else {
+        return Ok(None);
+    };
+    let counts = store.site_counts()?;
+    let names = store.site_names()?;
+    let mut nearest: Vec<(String, u64)> = counts
+        .iter()
+        .map(|(site, &held)| {
+            let name = names.get(site).map_or_else(
+                || format!("(site {site:016x}, unnamed)"),
+                |n| escape_str(&String::from_utf8_lossy(n)),
+            );
+            (name, held)
+        })
+        .collect();
+    nearest.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    nearest.truncate(NEAREST);
+    Ok(Some(SitesHeld {
+        by: by.to_string(),
+        sites: counts.len(),
+        nearest,
+    }))
+}
+
+impl SitesHeld {
+    fn to_text(&self, budget: Option<u64>) -> String {
+        let mut text = format!(
+            "\n  sites: {} {}s holding keys; nearest their budget:",
+            self.sites, self.by
+        );
+        for (name, held) in &self.nearest {
+            let left = budget.map_or(String::new(), |b| {
+                format!(", {} left", b.saturating_sub(*held))
+            });
+            text.push_str(&format!("\n    {name}: {held} keys{left}"));
+        }
+        text
+    }
+
+    fn to_json(&self, budget: Option<u64>) -> serde_json::Value {
+        let nearest: Vec<_> = self
+            .nearest
+            .iter()
+            .map(|(name, held)| {
+                json!({"site": name, "keys": held, "left": budget.map(|b| b.saturating_sub(*held))})
+            })
+            .collect();
+        json!({"by": self.by, "sites": self.sites, "nearest": nearest})
+    }
 }
 
 /// The keys by age, a line each: admitted in the last day, 1 to 7 days
@@ -258,9 +351,13 @@ fn verify(args: &DirArgs) -> Result<Outcome, Error> {
 
 /// `seen add` and `seen forget`: the keys of the lines admitted to the
 /// store, or with `forget`, forgotten.
-fn keys_of_lines(args: &LinesArgs, clock: Clock, forget: bool) -> Result<Outcome, Error> {
+/// Adds the keys of `args`' lines (as `add` asks), or forgets them.
+fn keys_of_lines(args: &LinesArgs, clock: Clock, add: Option<&AddArgs>) -> Result<Outcome, Error> {
+    let forget = add.is_none();
     // Forgetting rejects what adding rejects: the store holds no other key.
-    let mapper = args.columns.mapper(&args.rung, Feeds::Frontier)?;
+    let mut mapper = args.columns.mapper(&args.rung, Feeds::Frontier)?;
+    let budget = add.and_then(|add| add.budget.budget());
+    mapper.site = budget.map(|(site, _)| site);
     let request = SeenRequest {
         dir: &args.dir,
         config: Config::new(mapper.key_settings()),
@@ -279,6 +376,8 @@ fn keys_of_lines(args: &LinesArgs, clock: Clock, forget: bool) -> Result<Outcome
     let job = Job {
         memory: Some(&args.memory),
         seen: Some(request),
+        per_site_budget: budget.map(|(_, b)| b),
+        capped: add.and_then(|add| add.capped.as_deref()),
         ..Job::new(&mapper, Mode::Dedup(Emit::Nothing), &extra)
     };
     execute(&args.read, None, None, job)
