@@ -1,6 +1,7 @@
 //! The built binary run as a user runs it, one module per command or feature: real files, standard input, exit codes, every run's counts.
 
 mod aligned;
+mod budget;
 mod columns;
 mod compressed;
 mod dedup;
