@@ -105,7 +105,7 @@ pub struct Options {
     /// Against a seen store: at most so many keys of each site (as the
     /// mapper's [`Mapped::site`] says) in the store, across runs; a new
     /// class past it is capped. The store records each key's site, and
-    /// what its sites are ([`Budget::by`]: the mapper's must be it).
+    /// what its sites are ([`Budget::site`]: the mapper's must be it).
     pub per_site_budget: Option<super::Budget>,
     /// When deduplicating: write the classes at the end, in byte order of
     /// their keys (what `LC_ALL=C sort -u` gives), not as they come. Past

@@ -9,13 +9,15 @@
 //! site is.
 
 use super::caps::{NO_SITE, SiteNumbers};
+use crate::line::key::Site;
 use crate::store::{SiteCounts, Store, StoreError, site_print};
 
 /// What a budget allows: at most `limit` keys of each site.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
-    /// What a site is, as the store records it (`host`, `domain`).
-    pub by: &'static str,
+    /// What a site is (the mapper's site must be it); the store records
+    /// its name.
+    pub site: Site,
     pub limit: u64,
 }
 
@@ -38,7 +40,7 @@ impl Spending {
     /// store that keeps sites of another kind is refused).
     pub(crate) fn start(budget: Budget, store: &mut Store) -> Result<Spending, StoreError> {
         if store.is_writable() {
-            store.keep_sites(budget.by)?;
+            store.keep_sites(budget.site.name())?;
         }
         let named = store.site_names()?.into_keys().collect();
         Ok(Spending {
@@ -116,7 +118,7 @@ mod tests {
             .unwrap();
         store.publish().unwrap();
         let budget = Budget {
-            by: "host",
+            site: Site::Host,
             limit: 3,
         };
         let mut spending = Spending::start(budget, &mut store).unwrap();
@@ -138,7 +140,7 @@ mod tests {
         assert!(spending.spend(NO_SITE, &numbers));
         let e = Spending::start(
             Budget {
-                by: "domain",
+                site: Site::Domain,
                 limit: 3,
             },
             &mut store,

@@ -33,7 +33,7 @@
 
 mod api;
 mod budget;
-mod caps;
+pub(crate) mod caps;
 pub(crate) mod chunks;
 pub mod compress;
 mod dedup;

@@ -6,8 +6,10 @@
 use super::committer::Job;
 use super::decide::Decision;
 use super::{Answer, FORGET_VERDICTS, PrintSet, Refused, Service, Shared, VERDICTS};
+use crate::pipeline::caps::{NO_SITE, SiteNumbers};
 use crate::pipeline::chunks::{Chunk, ChunkBytes};
 use crate::pipeline::{Buffers, Fate, Fates, Hashes, Processed, Verdict, process, verdicts};
+use crate::store::site_print;
 
 /// What a body asks of its keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,7 +101,9 @@ impl Service {
         asking: Asking,
         body: &mut Body,
     ) -> Result<Answer, Refused> {
-        let p = self.shared.keys_of(part, body.offset);
+        let budgeted = self.shared.settings.budget.is_some();
+        let numbers = budgeted.then(SiteNumbers::named);
+        let p = self.shared.keys_of(part, body.offset, numbers.as_ref());
         body.offset += part.len();
         let (firsts, classes) = first_lines(&p.prints);
         let fresh: Vec<u128> = firsts
@@ -107,6 +111,10 @@ impl Service {
             .copied()
             .filter(|print| !body.decided.contains(print))
             .collect();
+        let fresh_sites = match &numbers {
+            Some(numbers) => sites_of_fresh(&p, &classes, &firsts, &body.decided, numbers),
+            None => Vec::new(),
+        };
         let mut fresh_decisions = match asking {
             Asking::Forget => {
                 let held = self
@@ -119,7 +127,9 @@ impl Service {
                     })
                     .collect()
             }
-            _ => self.shared.decide(&fresh, asking == Asking::Add)?,
+            _ => self
+                .shared
+                .decide(&fresh, &fresh_sites, asking == Asking::Add)?,
         }
         .into_iter();
         let decisions: Vec<Decision> = firsts
@@ -180,11 +190,45 @@ fn first_lines(prints: &[u128]) -> (Vec<u128>, Vec<(u32, bool)>) {
     (firsts, classes)
 }
 
+/// The site of each fresh key of `firsts` (those not in `decided`), in
+/// order: its print and its name, from its first line's site number.
+fn sites_of_fresh(
+    p: &Processed<'_>,
+    classes: &[(u32, bool)],
+    firsts: &[u128],
+    decided: &PrintSet,
+    numbers: &SiteNumbers,
+) -> Vec<(u64, Vec<u8>)> {
+    let mut first_line = vec![0; firsts.len()];
+    for (i, &(at, first)) in classes.iter().enumerate() {
+        if first {
+            first_line[at as usize] = i;
+        }
+    }
+    firsts
+        .iter()
+        .zip(first_line)
+        .filter(|(print, _)| !decided.contains(*print))
+        .map(|(_, i)| match p.accepted[i].site {
+            NO_SITE => (crate::store::NO_SITE, Vec::new()),
+            n => {
+                let name = numbers.name(n);
+                (site_print(&name), name)
+            }
+        })
+        .collect()
+}
+
 impl Shared {
-    /// Every line of `part` made a key, with its fingerprint; `offset` is
-    /// where the part starts in its body (only a body's start may hold a
-    /// BOM).
-    fn keys_of<'b>(&self, part: &'b [u8], offset: usize) -> Processed<'b> {
+    /// Every line of `part` made a key, with its fingerprint (and with
+    /// `sites`, its site's number); `offset` is where the part starts in
+    /// its body (only a body's start may hold a BOM).
+    fn keys_of<'b>(
+        &self,
+        part: &'b [u8],
+        offset: usize,
+        sites: Option<&SiteNumbers>,
+    ) -> Processed<'b> {
         let chunk = Chunk {
             source: 0,
             offset,
@@ -195,6 +239,7 @@ impl Shared {
         };
         let hashes = Hashes {
             fingerprints: true,
+            sites,
             ..Hashes::default()
         };
         process(

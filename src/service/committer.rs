@@ -9,7 +9,7 @@ use std::sync::{MutexGuard, mpsc};
 use std::time::{Duration, Instant};
 
 use super::{CommitReport, Event, Pending, PrintSet, Refused, Shared};
-use crate::store::{Committed, Holding, Staging, StoreError};
+use crate::store::{Clock, Committed, Holding, NO_SITE, Staging, StoreError};
 
 /// Maintenance asked of the committer, and where its answer goes.
 pub(super) enum Job {
@@ -70,8 +70,12 @@ impl Shared {
                 Some(renewed) => self.commit_pending(renewed),
                 None => Ok(()),
             };
+            let had_jobs = !jobs.is_empty();
             for job in jobs {
                 self.do_job(job);
+            }
+            if let Err(e) = self.refresh(had_jobs) {
+                self.note_damage(e);
             }
             if closing {
                 if let Some(why) = damaged {
@@ -143,6 +147,9 @@ impl Shared {
             .zip(&holdings)
             .map(|(&print, &holding)| {
                 let was_pending = pending.admitted.remove(&print);
+                if let (true, Some(budget)) = (was_pending, &mut pending.budget) {
+                    budget.forgot(print);
+                }
                 // A pending key the store holds expired was counted renewed.
                 if was_pending && holding == Holding::Expired {
                     pending.renewed = pending.renewed.saturating_sub(1);
@@ -206,13 +213,54 @@ impl Shared {
         }
     }
 
-    /// Stages and publishes the keys being committed.
+    /// Stages and publishes the keys being committed (under a budget,
+    /// each with its site, the sites met since the last commit named).
     fn commit(&self, renewed: u64) -> Result<(), StoreError> {
-        let mut prints: Vec<u128> = self.pending().committing.iter().copied().collect();
-        prints.sort_unstable();
+        let staging = Staging::Admit { renewed };
+        let (sited, names) = {
+            let mut pending = self.pending();
+            let pending = &mut *pending;
+            match &mut pending.budget {
+                Some(budget) => (
+                    budget.sited(pending.committing.iter().copied()),
+                    budget.take_names(),
+                ),
+                None => {
+                    let prints = pending.committing.iter().map(|&p| (p, NO_SITE));
+                    let mut sited: Vec<(u128, u64)> = prints.collect();
+                    sited.sort_unstable_by_key(|&(print, _)| print);
+                    (sited, Vec::new())
+                }
+            }
+        };
         let mut store = self.store_mut();
-        store.stage(prints.into_iter(), Staging::Admit { renewed })?;
-        store.publish_unmerged().map(drop)
+        let published = store
+            .stage_sited(sited.into_iter(), staging, names.clone())
+            .and_then(|_| store.publish_unmerged());
+        if published.is_err()
+            && let Some(budget) = &mut self.pending().budget
+        {
+            budget.keep_names(names);
+        }
+        published.map(drop)
+    }
+
+    /// Under a budget, reads its counts again from the store (after a
+    /// forget, an expiry or a compaction, and hourly under a maximum age);
+    /// with the system's time, moves the store's clock on first.
+    fn refresh(&self, after_job: bool) -> Result<(), StoreError> {
+        if !self.settings.fixed_time {
+            let mut store = self.store_mut();
+            let clock = store.clock();
+            let now = Clock::system();
+            store.set_clock(clock.max_age().map_or(now, |age| now.with_max_age(age)));
+        }
+        let mut pending = self.pending();
+        let store = self.store();
+        match &mut pending.budget {
+            Some(budget) if after_job || budget.recount_due(&store) => budget.recount(&store),
+            _ => Ok(()),
+        }
     }
 
     /// Ends a commit: its keys leave the pending sets (the store answers
@@ -227,6 +275,9 @@ impl Shared {
             None => {
                 std::mem::swap(&mut pending.committing, &mut committed);
                 pending.failing = None;
+                if let Some(budget) = &mut pending.budget {
+                    budget.committed(committed.iter());
+                }
             }
             Some(e) => {
                 let kept = std::mem::take(&mut pending.committing);

@@ -22,6 +22,8 @@ pub(super) enum Decision {
     Absent,
     /// Decided in an earlier part of the body.
     Repeat,
+    /// New (or expired), past its site's budget: not admitted.
+    Capped,
 }
 
 impl Decision {
@@ -30,6 +32,7 @@ impl Decision {
     pub(super) fn fate(self, first: bool) -> Fate {
         match (self, first) {
             (Decision::Held, _) => Fate::Seen,
+            (Decision::Capped, true) => Fate::Capped,
             (Decision::Repeat, _) | (_, false) => Fate::Duplicate,
             (Decision::New | Decision::Forgotten, true) => Fate::First,
             (Decision::Expired, true) => Fate::Expired,
@@ -40,7 +43,7 @@ impl Decision {
     /// Whether a later part's line of this key is a `dup` of this one (a
     /// held key's is `seen` again, judged afresh).
     pub(super) fn is_remembered(self) -> bool {
-        !matches!(self, Decision::Held | Decision::Repeat)
+        !matches!(self, Decision::Held | Decision::Repeat | Decision::Capped)
     }
 }
 
@@ -53,8 +56,15 @@ impl Shared {
     }
 
     /// Decides each of `firsts` (distinct): held by the store or pending,
-    /// expired, or new; with `admit`, admits the new and expired ones.
-    pub(super) fn decide(&self, firsts: &[u128], admit: bool) -> Result<Vec<Decision>, Refused> {
+    /// expired, or new; with `admit`, admits the new and expired ones,
+    /// under a budget those their site (`sites`, one each: its print and
+    /// name) has room for, the others capped.
+    pub(super) fn decide(
+        &self,
+        firsts: &[u128],
+        sites: &[(u64, Vec<u8>)],
+        admit: bool,
+    ) -> Result<Vec<Decision>, Refused> {
         // The store is read without the pending lock, so requests read it
         // together. A commit that ends meanwhile takes its keys out of the
         // pending sets: then the store is asked again, under the lock,
@@ -65,16 +75,24 @@ impl Shared {
         if self.epoch.load(Ordering::Acquire) != epoch {
             holdings = self.holds(firsts)?;
         }
+        let pending = &mut *pending;
         let decisions = firsts
             .iter()
             .zip(holdings)
-            .map(|(&print, holding)| {
+            .enumerate()
+            .map(|(k, (&print, holding))| {
                 let decision = match holding {
                     _ if pending.holds(print) => return Decision::Held,
                     Holding::Held => return Decision::Held,
                     Holding::Expired => Decision::Expired,
                     Holding::Absent => Decision::New,
                 };
+                if let (true, Some(budget), Some((site, name))) =
+                    (admit, &mut pending.budget, sites.get(k))
+                    && !budget.spend(print, *site, name)
+                {
+                    return Decision::Capped;
+                }
                 if admit {
                     pending.admitted.insert(print);
                     pending.renewed += u64::from(decision == Decision::Expired);

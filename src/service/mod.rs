@@ -42,6 +42,7 @@
 
 mod answer;
 mod body;
+mod budget;
 mod committer;
 mod damage;
 mod decide;
@@ -67,8 +68,8 @@ use committer::Job;
 
 /// The words of the verdicts a service gives, in the order of
 /// [`Answer::counts`].
-pub const VERDICTS: [&str; 7] = [
-    "new", "dup", "seen", "expired", "rejected", "blank", "filtered",
+pub const VERDICTS: [&str; 8] = [
+    "new", "dup", "seen", "expired", "rejected", "blank", "filtered", "capped",
 ];
 
 /// How a service commits and what it takes.
@@ -87,6 +88,12 @@ pub struct Settings {
     /// without a request reading it.
     pub scrub_every: Option<Duration>,
     pub scrub_bytes_per_second: u64,
+    /// At most so many keys of each site in the store, across clients and
+    /// restarts; a new key past it is answered `capped`, not admitted.
+    pub budget: Option<crate::pipeline::Budget>,
+    /// Keep the store's clock at its time (a replay, a test) rather than
+    /// follow the system's from commit to commit.
+    pub fixed_time: bool,
 }
 
 /// The default time between scrubs: a day.
@@ -107,6 +114,8 @@ impl Default for Settings {
             max_line_bytes: crate::pipeline::MAX_LINE_BYTES,
             scrub_every: Some(SCRUB_EVERY),
             scrub_bytes_per_second: SCRUB_BYTES_PER_SECOND,
+            budget: None,
+            fixed_time: false,
         }
     }
 }
@@ -239,6 +248,8 @@ struct Pending {
     damaged: Option<String>,
     /// Maintenance waiting for the committer, in order.
     jobs: VecDeque<Job>,
+    /// Under a budget, what it has spent.
+    budget: Option<budget::Served>,
     scrubs: u64,
     last_scrub: Option<SystemTime>,
 }
@@ -294,12 +305,19 @@ impl Service {
     /// As [`Service::start`], `observer` told of every commit.
     pub fn start_watched(
         mut store: Store,
-        lines: NormalizeLines,
+        mut lines: NormalizeLines,
         settings: Settings,
         observer: Option<Observer>,
     ) -> Result<Service, StoreError> {
         // Asked a few keys at a time: the filters spare most block reads.
         store.keep_filters()?;
+        let budget = match settings.budget {
+            Some(budget) => {
+                lines.site = Some(budget.site);
+                Some(budget::Served::start(budget, &mut store)?)
+            }
+            None => None,
+        };
         let options = Options {
             mode: Mode::Dedup(Emit::Verdict),
             max_line_bytes: settings.max_line_bytes,
@@ -310,7 +328,10 @@ impl Service {
             lines,
             options,
             store: RwLock::new(store),
-            pending: Mutex::new(Pending::default()),
+            pending: Mutex::new(Pending {
+                budget,
+                ..Pending::default()
+            }),
             wake: Condvar::new(),
             settled: Condvar::new(),
             scrub_wake: Condvar::new(),

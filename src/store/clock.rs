@@ -154,6 +154,11 @@ impl Clock {
         }
     }
 
+    /// How old a key may be and still be held, if there is a limit.
+    pub fn max_age(&self) -> Option<Duration> {
+        self.max_age
+    }
+
     /// Its time: the stamp its commits give.
     pub fn now(&self) -> Stamp {
         self.now

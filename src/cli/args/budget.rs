@@ -22,19 +22,13 @@ pub struct BudgetArgs {
 }
 
 impl BudgetArgs {
-    /// The site the budget counts by, and the budget.
-    pub fn budget(&self) -> Option<(Site, Budget)> {
+    /// The budget asked for.
+    pub fn budget(&self) -> Option<Budget> {
         let (site, limit) = match (self.budget_per_host, self.budget_per_domain) {
             (Some(n), _) => (Site::Host, n),
             (_, Some(n)) => (Site::Domain, n),
             (None, None) => return None,
         };
-        Some((
-            site,
-            Budget {
-                by: site.name(),
-                limit,
-            },
-        ))
+        Some(Budget { site, limit })
     }
 }

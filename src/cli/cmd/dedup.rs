@@ -171,7 +171,7 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
                 .into(),
         ));
     }
-    mapper.site = counted_site(cap.map(|(site, _)| site), budget.map(|(site, _)| site))?;
+    mapper.site = counted_site(cap.map(|(site, _)| site), budget.map(|b| b.site))?;
     let extra = [
         ("command", json!("dedup")),
         ("rung", json!(args.rung.rung().name())),
@@ -179,7 +179,7 @@ pub fn run(args: &DedupArgs) -> Result<Outcome, Error> {
     ];
     let job = Job {
         per_site_cap: cap.map(|(_, n)| n),
-        per_site_budget: budget.map(|(_, b)| b),
+        per_site_budget: budget,
         memory: Some(&args.memory),
         seen: args.seen.request(&mapper),
         line_buffered: args.run.line_buffered,

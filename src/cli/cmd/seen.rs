@@ -357,7 +357,7 @@ fn keys_of_lines(args: &LinesArgs, clock: Clock, add: Option<&AddArgs>) -> Resul
     // Forgetting rejects what adding rejects: the store holds no other key.
     let mut mapper = args.columns.mapper(&args.rung, Feeds::Frontier)?;
     let budget = add.and_then(|add| add.budget.budget());
-    mapper.site = budget.map(|(site, _)| site);
+    mapper.site = budget.map(|b| b.site);
     let request = SeenRequest {
         dir: &args.dir,
         config: Config::new(mapper.key_settings()),
@@ -376,7 +376,7 @@ fn keys_of_lines(args: &LinesArgs, clock: Clock, add: Option<&AddArgs>) -> Resul
     let job = Job {
         memory: Some(&args.memory),
         seen: Some(request),
-        per_site_budget: budget.map(|(_, b)| b),
+        per_site_budget: budget,
         capped: add.and_then(|add| add.capped.as_deref()),
         ..Job::new(&mapper, Mode::Dedup(Emit::Nothing), &extra)
     };

@@ -36,7 +36,7 @@ use accept::accept_loop;
 use metrics::Metrics;
 use token::read_token;
 
-use crate::cli::args::{ColumnArgs, Feeds, RungArgs};
+use crate::cli::args::{BudgetArgs, ColumnArgs, Feeds, RungArgs};
 use crate::cli::engine::{SeenRequest, clock_at, parse_now, parse_size, report_store};
 use crate::cli::{Error, Outcome, thread_count};
 
@@ -120,6 +120,8 @@ pub struct ServeArgs {
     /// it is answered `expired` and admitted again.
     #[arg(long, value_name = "DURATION", value_parser = urinorm::store::parse_duration)]
     pub seen_max_age: Option<Duration>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Take this time as now (RFC 3339, UTC) rather than the clock's, for
     /// what is admitted and for ages (tests and replays).
     #[arg(long, value_name = "TIME", value_parser = parse_now)]
@@ -268,6 +270,8 @@ fn open_service(args: &ServeArgs, metrics: Arc<Metrics>) -> Result<Service, Erro
         max_line_bytes: args.max_line_bytes,
         scrub_every: (!args.scrub_every.is_zero()).then_some(args.scrub_every),
         scrub_bytes_per_second: args.scrub_rate,
+        budget: args.budget.budget(),
+        fixed_time: args.now.is_some(),
         ..Settings::default()
     };
     Ok(Service::start_watched(

@@ -234,3 +234,67 @@ fn a_budget_needs_a_store_it_can_write() {
         assert!(run.stderr.contains("budget"), "{}", run.stderr);
     }
 }
+
+/// Two clients racing on one `urinorm serve` with a budget of 3 per host:
+/// 3 `new` a host in all, the rest `capped`; across a restart, the
+/// store's counts go on.
+#[test]
+fn two_clients_racing_on_a_served_store_get_three_new_a_host() {
+    use crate::common::server::{Server, agent, post};
+    use std::sync::{Arc, Barrier};
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store").display().to_string();
+    let args = ["--commit-every", "20ms", "--budget-per-host", "3"];
+    let server = Server::start(&store, &args);
+    let url = server.url("/v1/add");
+    let barrier = Arc::new(Barrier::new(2));
+    let clients: Vec<_> = (0..2)
+        .map(|client| {
+            let (barrier, url) = (Arc::clone(&barrier), url.clone());
+            std::thread::spawn(move || {
+                let agent = agent();
+                barrier.wait();
+                let mut answers = Vec::new();
+                for round in 0..20 {
+                    let body: String = (0..50)
+                        .map(|h| format!("http://h{h}.example/{client}-{round}\n"))
+                        .collect();
+                    let (status, answer) = post(&agent, &url, body.as_bytes(), None);
+                    assert_eq!(status, 200, "{answer}");
+                    answers.extend(answer.lines().map(str::to_string));
+                }
+                answers
+            })
+        })
+        .collect();
+    let answers: Vec<String> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    let mut news: HashMap<String, u64> = HashMap::new();
+    for line in &answers {
+        let (verdict, key) = line.split_once('\t').unwrap();
+        assert!(["new", "capped"].contains(&verdict), "{line}");
+        let host = key.split('/').nth(2).unwrap().to_string();
+        *news.entry(host).or_default() += u64::from(verdict == "new");
+    }
+    assert_eq!(news.len(), 50);
+    assert!(news.values().all(|&n| n == 3), "{news:?}");
+    let (code, said) = server.stop();
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(held(&store)["h0.example"], 3);
+    // Restarted with a budget of 4: one more a host, then capped.
+    let server = Server::start(&store, &["--budget-per-host", "4"]);
+    let (_, answer) = post(
+        &agent(),
+        &server.url("/v1/add"),
+        b"http://h7.example/a\nhttp://h7.example/b\n",
+        None,
+    );
+    assert_eq!(
+        answer,
+        "new\thttp://h7.example/a\ncapped\thttp://h7.example/b\n"
+    );
+    let (code, said) = server.stop();
+    assert_eq!(code, Some(0), "{said}");
+}
