@@ -353,3 +353,65 @@ fn a_history_export_or_import_killed_at_any_instant_leaves_the_old_state_or_the_
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(store_keys(&into), 1000 + u64::from(LINES));
 }
+
+/// Each site's keys under a budget, as `seen stats` counts them: the keys
+/// that have a site, and the most any site holds.
+fn site_counts(store: &str) -> (u64, u64) {
+    let run = urinorm(&["seen", "stats", "--json", store], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let stats: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let most = stats["sites"]["nearest"][0]["keys"].as_u64().unwrap_or(0);
+    (stats["sites"]["keys"].as_u64().unwrap(), most)
+}
+
+/// A budgeted writer killed at any instant: the site counts are the
+/// store's keys (the old commit's or the new one's), never one without
+/// the other, and no site is past its budget.
+#[test]
+fn a_budgeted_writer_killed_at_any_instant_keeps_its_counts_with_its_keys() {
+    const KILLS: u32 = 30;
+    const LINES: u32 = 30_000;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let store = store.to_str().unwrap();
+    let admit = |budget: u32, input: &str| -> Vec<String> {
+        let budget = budget.to_string();
+        ["seen", "add", store, "--budget-per-host", &budget, input]
+            .map(str::to_string)
+            .to_vec()
+    };
+    let started = Instant::now();
+    let first = batch(dir.path(), 0, LINES);
+    let args = admit(100, &first);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_eq!(urinorm(&args, b"").code, 0);
+    let whole = started.elapsed().max(Duration::from_millis(20));
+    let mut random = Random(0x2545_f491_4f6c_dd1d);
+    for n in 1..=KILLS {
+        let before = store_keys(store);
+        // 97 hosts, the budget a few more keys each than the store holds.
+        let budget = 100 + n * 10;
+        let input = batch(dir.path(), n, LINES);
+        let args = admit(budget, &input);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        killed_within(&args, whole * 2, &mut random);
+        let run = urinorm(&["seen", "verify", store], b"");
+        assert_eq!(run.code, 0, "after kill {n}: {}", run.stderr);
+        let keys = store_keys(store);
+        // The new commit fills every host to its budget.
+        let filled = 97 * u64::from(budget);
+        assert!(
+            keys == before || keys == filled,
+            "after kill {n}: {before} then {keys}"
+        );
+        let (sited, most) = site_counts(store);
+        assert_eq!(
+            sited, keys,
+            "after kill {n}: every key has its site counted"
+        );
+        assert!(
+            most <= u64::from(budget),
+            "after kill {n}: {most} past {budget}"
+        );
+    }
+}

@@ -262,6 +262,8 @@ const NEAREST: usize = 10;
 struct SitesHeld {
     by: String,
     sites: usize,
+    /// The keys held that have a site.
+    keys: u64,
     /// The sites holding the most keys, most first (equal counts by name).
     nearest: Vec<(String, u64)>,
 }
@@ -289,6 +291,7 @@ fn nearest_budget(store: &Store) -> Result<Option<SitesHeld>, Error> {
     Ok(Some(SitesHeld {
         by: by.to_string(),
         sites: counts.len(),
+        keys: counts.values().sum(),
         nearest,
     }))
 }
@@ -316,7 +319,7 @@ impl SitesHeld {
                 json!({"site": name, "keys": held, "left": budget.map(|b| b.saturating_sub(*held))})
             })
             .collect();
-        json!({"by": self.by, "sites": self.sites, "nearest": nearest})
+        json!({"by": self.by, "sites": self.sites, "keys": self.keys, "nearest": nearest})
     }
 }
 
