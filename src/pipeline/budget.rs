@@ -130,7 +130,7 @@ mod tests {
         {
             chunk.push(&numbers, at as u32, &name[..]);
         }
-        let mut sites = vec![NO_SITE; 4];
+        let mut sites = [NO_SITE; 4];
         numbers.number(&mut chunk, |at, n| sites[at as usize] = n);
         let spent: Vec<bool> = sites.iter().map(|&n| spending.spend(n, &numbers)).collect();
         assert_eq!(spent, [true, true, false, true], "a.example had 2 of 3");
