@@ -298,3 +298,35 @@ fn two_clients_racing_on_a_served_store_get_three_new_a_host() {
     let (code, said) = server.stop();
     assert_eq!(code, Some(0), "{said}");
 }
+
+/// A budgeted store's history carries each key's site: imported into a
+/// new store, the budget goes on from the same counts.
+#[test]
+fn an_exported_history_carries_the_budgets_sites() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let (store, history, copy) = (path("store"), path("history"), path("copy"));
+    let first = batch(&dir, "1.txt", &urls("a.example", 0..3));
+    let (_, stats) = accounted(
+        &["seen", "add", &store, "--budget-per-host", "3", &first],
+        b"",
+    );
+    assert_eq!(stats["unique"].as_u64(), Some(3));
+    for args in [
+        vec!["seen", "export", &store, "-o", &history],
+        vec!["seen", "import", &copy, &history],
+    ] {
+        let run = urinorm(&args, b"");
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+    }
+    assert_eq!(held(&copy)["a.example"], 3);
+    let more = batch(&dir, "2.txt", &urls("a.example", 3..5));
+    let (_, stats) = accounted(
+        &["seen", "add", &copy, "--budget-per-host", "4", &more],
+        b"",
+    );
+    assert_eq!(
+        (stats["unique"].as_u64(), stats["capped"].as_u64()),
+        (Some(1), Some(1))
+    );
+}
