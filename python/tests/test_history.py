@@ -35,10 +35,14 @@ def test_an_export_is_a_table_pyarrow_and_duckdb_read(cli, tmp_path):
     keys = keys_of(cli, store)
 
     table = pq.read_table(history)
-    assert table.schema.names == ["fingerprint", "admitted"]
+    assert table.schema.names == ["fingerprint", "admitted", "site", "site_name"]
     assert table.schema.field("fingerprint").type == pa.binary()
     assert table.schema.field("admitted").type == pa.timestamp("us", tz="UTC")
+    assert table.schema.field("site").type == pa.int64()
+    assert table.schema.field("site_name").type == pa.string()
     assert table.num_rows == keys
+    # A store without budgets keeps no sites.
+    assert table.column("site").null_count == keys
     fingerprints = set(table.column("fingerprint").to_pylist())
     assert urinorm.fingerprint("https://example.com/day-five", rung="scheme") in fingerprints
     assert all(len(f) == 16 for f in fingerprints)
@@ -58,6 +62,21 @@ def test_an_export_is_a_table_pyarrow_and_duckdb_read(cli, tmp_path):
         [str(history / "*.parquet"), since],
     ).fetchone()
     assert count == 2
+
+
+def test_a_budgeted_stores_export_names_each_keys_site(cli, tmp_path):
+    store, history = tmp_path / "store", tmp_path / "history"
+    batch = tmp_path / "batch.txt"
+    batch.write_text("".join(f"https://{host}.example/{i}\n" for host in ("a", "b") for i in range(5)))
+    run(cli, "seen", "add", "-q", "--budget-per-host", "3", store, batch)
+    run(cli, "seen", "export", store, "-o", history)
+    # "How many keys of each host did we admit?", asked in SQL.
+    rows = duckdb.execute(
+        "SELECT site_name, count(*) FROM read_parquet(?) GROUP BY site_name ORDER BY site_name",
+        [str(history / "*.parquet")],
+    ).fetchall()
+    assert rows == [("a.example", 3), ("b.example", 3)]
+    assert json.loads((history / "_urinorm.json").read_text())["sites"] == "host"
 
 
 def test_parse_duration_is_the_command_lines_grammar():
