@@ -15,10 +15,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyString};
 
 use urinorm::fingerprint::fingerprint;
+use urinorm::line::key::Site;
 use urinorm::line::{Columns, NormalizeLines};
-use urinorm::pipeline::LineMapper;
+use urinorm::pipeline::{Budget, LineMapper};
 use urinorm::scratch::Slot;
-use urinorm::store::{Access, Clock, Config, Holding, Staging, Store, StoreError, parse_duration};
+use urinorm::service::SiteBudget;
+use urinorm::store::{
+    Access, Clock, Config, Holding, NO_SITE, Staging, Store, StoreError, parse_duration, site_print,
+};
 
 use crate::{PyNormalizer, arrow, parse_key};
 
@@ -69,6 +73,18 @@ pub struct PySeenSet {
     pending: HashSet<u128>,
     /// How many of `pending` the store holds, expired (admitted again).
     renewed: u64,
+    /// Under a per-site budget, what it has spent.
+    budget: Option<SiteBudget>,
+    /// New keys past their site's budget, not admitted.
+    capped: u64,
+}
+
+/// A value's key: its fingerprint, and under a budget its site's print
+/// and name.
+struct Keyed {
+    print: u128,
+    site: u64,
+    name: Vec<u8>,
 }
 
 #[pymethods]
@@ -78,8 +94,12 @@ impl PySeenSet {
     /// (seconds), a key admitted longer ago counts as not held (and is
     /// admitted again); `now` (seconds since the epoch) stands for the
     /// clock's time.
+    /// With `budget_per_host` (or `budget_per_domain`) N, at most N keys
+    /// of each host (registrable domain) are in the store: a new key past
+    /// it is answered not new, and counted (`capped`).
     #[new]
-    #[pyo3(signature = (path, normalizer, key, wait, max_age=None, now=None))]
+    #[pyo3(signature = (path, normalizer, key, wait, max_age=None, now=None, budget_per_host=None, budget_per_domain=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         path: PathBuf,
@@ -88,9 +108,28 @@ impl PySeenSet {
         wait: bool,
         max_age: Option<Age>,
         now: Option<f64>,
+        budget_per_host: Option<u64>,
+        budget_per_domain: Option<u64>,
     ) -> PyResult<Self> {
         let clock = clock(max_age, now)?;
-        let lines = frontier_lines(normalizer, key)?;
+        let mut lines = frontier_lines(normalizer, key)?;
+        let budget = match (budget_per_host, budget_per_domain) {
+            (Some(_), Some(_)) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "a budget is per host or per domain, not both",
+                ));
+            }
+            (Some(limit), _) => Some(Budget {
+                site: Site::Host,
+                limit,
+            }),
+            (_, Some(limit)) => Some(Budget {
+                site: Site::Domain,
+                limit,
+            }),
+            (None, None) => None,
+        };
+        lines.site = budget.map(|b| b.site);
         let config = Config::new(lines.key_settings());
         // Asked a few keys at a time: its runs' filters spare most block reads.
         let mut store = py
@@ -100,12 +139,25 @@ impl PySeenSet {
             })
             .map_err(store_error)?;
         store.set_clock(clock);
+        let budget = budget
+            .map(|budget| py.detach(|| SiteBudget::start(budget, &mut store)))
+            .transpose()
+            .map_err(store_error)?;
         Ok(PySeenSet {
             lines,
             store: Some(store),
             pending: HashSet::new(),
             renewed: 0,
+            budget,
+            capped: 0,
         })
+    }
+
+    /// New keys past their site's budget since the store was opened, not
+    /// admitted.
+    #[getter]
+    fn capped(&self) -> u64 {
+        self.capped
     }
 
     /// For each value of a list (`str` or `None`): whether it is new (then
@@ -145,7 +197,13 @@ impl PySeenSet {
     fn add_keys(&mut self, py: Python<'_>, keys: Vec<Vec<u8>>) -> PyResult<Vec<bool>> {
         let prints = keys
             .iter()
-            .map(|k| Some(u128::from_be_bytes(fingerprint(k))))
+            .map(|k| {
+                Some(Keyed {
+                    print: u128::from_be_bytes(fingerprint(k)),
+                    site: NO_SITE,
+                    name: Vec::new(),
+                })
+            })
             .collect();
         let asked = self.ask(py, prints, false)?;
         Ok(asked.into_iter().map(|new| new == Some(true)).collect())
@@ -153,15 +211,26 @@ impl PySeenSet {
 
     /// Commits the keys admitted since the last commit; returns how many.
     fn commit(&mut self, py: Python<'_>) -> PyResult<u64> {
-        let mut pending: Vec<u128> = self.pending.drain().collect();
-        pending.sort_unstable();
+        let pending: Vec<u128> = self.pending.drain().collect();
+        let (sited, names) = match &mut self.budget {
+            Some(budget) => (budget.sited(pending.iter().copied()), budget.take_names()),
+            None => {
+                let mut sited: Vec<(u128, u64)> = pending.iter().map(|&p| (p, NO_SITE)).collect();
+                sited.sort_unstable();
+                (sited, Vec::new())
+            }
+        };
         let renewed = std::mem::take(&mut self.renewed);
-        let store = self.store_mut()?;
+        let store = self.store.as_mut().ok_or_else(closed)?;
         let committed = py.detach(|| {
-            store.stage(pending.into_iter(), Staging::Admit { renewed })?;
+            store.stage_sited(sited.into_iter(), Staging::Admit { renewed }, names)?;
             store.publish()
         });
-        Ok(committed.map_err(store_error)?.admitted)
+        let committed = committed.map_err(store_error)?;
+        if let Some(budget) = &mut self.budget {
+            budget.committed(pending.iter());
+        }
+        Ok(committed.admitted)
     }
 
     /// Commits, then lets the store go (its lock with it).
@@ -248,21 +317,28 @@ fn closed() -> PyErr {
 }
 
 impl PySeenSet {
-    fn store_mut(&mut self) -> PyResult<&mut Store> {
-        self.store.as_mut().ok_or_else(closed)
-    }
-
-    /// The fingerprint of each value's key; `None` for a null value, or
-    /// one the line mapper rejects (not a URI reference, not fetchable).
-    fn prints<'v>(&self, values: impl Iterator<Item = Option<&'v [u8]>>) -> Vec<Option<u128>> {
+    /// Each value's key; `None` for a null value, or one the line mapper
+    /// rejects (not a URI reference, not fetchable).
+    fn prints<'v>(&self, values: impl Iterator<Item = Option<&'v [u8]>>) -> Vec<Option<Keyed>> {
         let (mut out, mut slot) = (Vec::new(), Slot::default());
         values
             .map(|value| {
                 out.clear();
                 let value = value?;
                 let mapped = self.lines.map_line(value, &mut out, &mut slot).ok()??;
+                let name = mapped
+                    .site
+                    .map(|range| out[range].to_vec())
+                    .unwrap_or_default();
                 let key = mapped.key.map_or(value, |range| &out[range]);
-                Some(u128::from_be_bytes(fingerprint(key)))
+                Some(Keyed {
+                    print: u128::from_be_bytes(fingerprint(key)),
+                    site: match name.is_empty() {
+                        true => NO_SITE,
+                        false => site_print(&name),
+                    },
+                    name,
+                })
             })
             .collect()
     }
@@ -272,14 +348,14 @@ impl PySeenSet {
     fn ask(
         &mut self,
         py: Python<'_>,
-        prints: Vec<Option<u128>>,
+        prints: Vec<Option<Keyed>>,
         contains: bool,
     ) -> PyResult<Vec<Option<bool>>> {
         let unknown: Vec<u128> = prints
             .iter()
             .flatten()
+            .map(|k| k.print)
             .filter(|p| !self.pending.contains(p))
-            .copied()
             .collect();
         let store = self.store.as_ref().ok_or_else(closed)?;
         let holdings = py.detach(|| store.holds(&unknown)).map_err(store_error)?;
@@ -293,13 +369,19 @@ impl PySeenSet {
         }
         Ok(prints
             .into_iter()
-            .map(|print| {
-                let print = print?;
+            .map(|keyed| {
+                let Keyed { print, site, name } = keyed?;
                 let known = held.contains(&print) || self.pending.contains(&print);
                 if contains {
                     return Some(known);
                 }
                 if known {
+                    return Some(false);
+                }
+                if let Some(budget) = &mut self.budget
+                    && !budget.spend(print, site, &name)
+                {
+                    self.capped += 1;
                     return Some(false);
                 }
                 // Inserted, so a repeat later in the batch is not new.

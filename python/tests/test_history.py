@@ -88,3 +88,21 @@ def test_parse_duration_is_the_command_lines_grammar():
         assert "'soon' is not a length of time" in str(e)
     else:
         raise AssertionError("'soon' parsed")
+
+
+def test_a_seen_set_keeps_the_command_lines_budget(cli, tmp_path):
+    store = tmp_path / "store"
+    batch = tmp_path / "batch.txt"
+    batch.write_text("".join(f"https://a.example/{i}\n" for i in range(2)))
+    run(cli, "seen", "add", "-q", "--budget-per-host", "3", store, batch)
+    with urinorm.SeenSet(store, budget_per_host=3) as seen:
+        urls = [f"https://a.example/{i}" for i in range(2, 5)] + ["https://b.example/"]
+        assert seen.add(urls) == [True, False, False, True]
+        assert seen.capped == 2
+    # The store's count goes on: the command line's next batch is capped.
+    more = tmp_path / "more.txt"
+    more.write_text("https://a.example/9\n")
+    done = run(cli, "dedup", "--seen", store, "--budget-per-host", "3", more)
+    assert done.stdout == ""
+    with urinorm.SeenSet(store, budget_per_host=4) as seen:
+        assert seen.add(["https://a.example/9", "https://a.example/10"]) == [True, False]

@@ -661,6 +661,12 @@ class SeenSet:
     ``now`` (a ``datetime``, UTC when naive, or seconds since the epoch)
     stands for the clock's time, for replays and tests.
 
+    With ``budget_per_host`` (or ``budget_per_domain``) N, at most N keys
+    of each host (registrable domain) are in the store, across runs, as
+    the command line's ``--budget-per-host`` keeps them: ``add`` answers a
+    new key past it ``False``, admits nothing, and counts it in
+    :attr:`capped`. Keys that expire or are forgotten give their slots back.
+
     >>> import tempfile
     >>> with SeenSet(tempfile.mkdtemp()) as seen:
     ...     seen.add(["http://a/", "HTTP://A:80/", "http://b/", "not a uri"])
@@ -684,22 +690,30 @@ class SeenSet:
         rules_clearurls: Paths | None = None,
         max_age: Duration | None = None,
         now: datetime | float | None = None,
+        budget_per_host: int | None = None,
+        budget_per_domain: int | None = None,
     ):
         normalizer = _normalizer(
             rung, preset, with_, without, tracking_params, rules, rules_clearurls, frontier=True
         )
-        self._attach(path, normalizer, key, wait, max_age, now)
+        self._attach(path, normalizer, key, wait, max_age, now, budget_per_host, budget_per_domain)
 
     @classmethod
-    def _with_normalizer(cls, path, normalizer, max_age=None) -> "SeenSet":
+    def _with_normalizer(
+        cls, path, normalizer, max_age=None, budget_per_host=None, budget_per_domain=None
+    ) -> "SeenSet":
         """The store at ``path`` for keys ``normalizer`` makes (for
         urinorm.scrapy, whose filter made it from its settings, reading the
         rules once)."""
         seen = cls.__new__(cls)
-        seen._attach(path, normalizer, "canonical", False, max_age, None)
+        seen._attach(
+            path, normalizer, "canonical", False, max_age, None, budget_per_host, budget_per_domain
+        )
         return seen
 
-    def _attach(self, path, normalizer, key, wait, max_age, now) -> None:
+    def _attach(
+        self, path, normalizer, key, wait, max_age, now, budget_per_host, budget_per_domain
+    ) -> None:
         # Kept for urinorm.scrapy: its keys are made by the store's normalizer.
         self._normalizer = normalizer
         self._set = _SeenSet(
@@ -709,7 +723,15 @@ class SeenSet:
             wait,
             max_age=_seconds(max_age),
             now=_epoch_seconds(now),
+            budget_per_host=budget_per_host,
+            budget_per_domain=budget_per_domain,
         )
+
+    @property
+    def capped(self) -> int:
+        """New keys past their site's budget since the store was opened,
+        not admitted."""
+        return self._set.capped
 
     def add(self, values):
         """For each value, whether its key is new, admitting it: a list of

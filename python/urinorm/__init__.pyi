@@ -444,7 +444,11 @@ class SeenSet:
         rules_clearurls: Paths | None = None,
         max_age: int | float | str | datetime.timedelta | None = None,
         now: datetime.datetime | float | None = None,
+        budget_per_host: int | None = None,
+        budget_per_domain: int | None = None,
     ) -> None: ...
+    @property
+    def capped(self) -> int: ...
     @overload
     def add(self, values: pyarrow.Array) -> pyarrow.BooleanArray: ...
     @overload

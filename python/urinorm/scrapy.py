@@ -27,6 +27,10 @@ reason is logged as an error, and the spider closes at once, finish reason
 With ``URINORM_SEEN_MAX_AGE`` (seconds, or ``"7d"`` as the command line's
 ``--seen-max-age`` takes it), a request whose key was admitted longer ago
 is let through again (a recrawl), and its key admitted with the new time.
+With ``URINORM_BUDGET_PER_HOST`` (or ``URINORM_BUDGET_PER_DOMAIN``) N, at
+most N keys of each host (registrable domain) are in the store, across
+crawls: a new request past it is filtered, and the store's count of the
+site's keys decides (as ``--budget-per-host`` does).
 
 With ``URINORM_SEEN_URL`` (and ``URINORM_SEEN_TOKEN`` if the service has
 one), the filter asks ``urinorm serve`` (a :class:`urinorm.SeenClient`)
@@ -45,6 +49,7 @@ Settings: ``URINORM_RUNG``, ``URINORM_PRESET``, ``URINORM_WITH``,
 format and ClearURLs' ``data.min.json``, as ``--rules`` and
 ``--rules-clearurls`` take them; read once, when the filter is made),
 ``URINORM_SEEN_DIR``, ``URINORM_COMMIT_EVERY``, ``URINORM_SEEN_MAX_AGE``,
+``URINORM_BUDGET_PER_HOST``, ``URINORM_BUDGET_PER_DOMAIN``,
 ``URINORM_SEEN_URL``, ``URINORM_SEEN_TOKEN``;
 ``DUPEFILTER_DEBUG`` logs
 every duplicate, as Scrapy's own filter does.
@@ -93,6 +98,8 @@ class DupeFilter(BaseDupeFilter):
         max_age=None,
         seen_url: str | None = None,
         seen_token: str | None = None,
+        budget_per_host: int | None = None,
+        budget_per_domain: int | None = None,
     ) -> None:
         if path and seen_url:
             raise ValueError(
@@ -119,7 +126,7 @@ class DupeFilter(BaseDupeFilter):
         # filter cannot use (other key settings, say) closes the spider with
         # one error logged, not tracebacks from an engine half made.
         self._store: SeenSet | None = None
-        self._opening = (path, max_age) if path else None
+        self._opening = (path, max_age, budget_per_host, budget_per_domain) if path else None
         self._refused = False
         self._client = SeenClient(seen_url, seen_token) if seen_url else None
         self._keys: set[bytes] = set()
@@ -151,6 +158,8 @@ class DupeFilter(BaseDupeFilter):
             rules_clearurls=settings.getlist("URINORM_RULES_CLEARURLS"),
             commit_every=settings.getfloat("URINORM_COMMIT_EVERY", 1.0),
             max_age=settings.get("URINORM_SEEN_MAX_AGE"),
+            budget_per_host=settings.getint("URINORM_BUDGET_PER_HOST") or None,
+            budget_per_domain=settings.getint("URINORM_BUDGET_PER_DOMAIN") or None,
             seen_url=url,
             seen_token=settings.get("URINORM_SEEN_TOKEN"),
         )
@@ -189,8 +198,10 @@ class DupeFilter(BaseDupeFilter):
 
     def _open_store(self) -> None:
         if self._opening is not None and self._store is None:
-            path, max_age = self._opening
-            self._store = SeenSet._with_normalizer(path, self._normalizer, max_age)
+            path, max_age, per_host, per_domain = self._opening
+            self._store = SeenSet._with_normalizer(
+                path, self._normalizer, max_age, per_host, per_domain
+            )
 
     def request_seen(self, request) -> bool:
         if self._client is not None and request.method in ("GET", "HEAD") and not request.body:

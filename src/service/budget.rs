@@ -15,10 +15,11 @@ use crate::store::{NO_SITE, SiteCounts, Store, StoreError};
 
 /// How often the counts are read again from the store under a maximum
 /// age, for the keys that expire meanwhile.
-pub(super) const RECOUNT_EVERY: Duration = Duration::from_secs(3600);
+pub const RECOUNT_EVERY: Duration = Duration::from_secs(3600);
 
-/// What a served budget has spent.
-pub(super) struct Served {
+/// What a budget has spent over keys pending (admitted, not committed):
+/// the service's, and a `SeenSet`'s in Python.
+pub struct SiteBudget {
     limit: u64,
     /// The keys of each site the store holds or has pending.
     held: SiteCounts,
@@ -30,11 +31,11 @@ pub(super) struct Served {
     counted_at: Instant,
 }
 
-impl Served {
+impl SiteBudget {
     /// Starts from `store`'s counts (it keeps sites from now on).
-    pub(super) fn start(budget: Budget, store: &mut Store) -> Result<Served, StoreError> {
+    pub fn start(budget: Budget, store: &mut Store) -> Result<SiteBudget, StoreError> {
         store.keep_sites(budget.site.name())?;
-        Ok(Served {
+        Ok(SiteBudget {
             limit: budget.limit,
             held: store.site_counts()?,
             sites: ahash::HashMap::default(),
@@ -46,7 +47,7 @@ impl Served {
 
     /// Whether key `print` of `site` (named `name`) is within the budget;
     /// if so it is counted as pending.
-    pub(super) fn spend(&mut self, print: u128, site: u64, name: &[u8]) -> bool {
+    pub fn spend(&mut self, print: u128, site: u64, name: &[u8]) -> bool {
         if site == NO_SITE {
             return true;
         }
@@ -63,7 +64,7 @@ impl Served {
     }
 
     /// The keys `prints` (pending) with their sites, ascending by print.
-    pub(super) fn sited(&self, prints: impl Iterator<Item = u128>) -> Vec<(u128, u64)> {
+    pub fn sited(&self, prints: impl Iterator<Item = u128>) -> Vec<(u128, u64)> {
         let mut sited: Vec<(u128, u64)> = prints
             .map(|p| (p, self.sites.get(&p).copied().unwrap_or(NO_SITE)))
             .collect();
@@ -72,24 +73,24 @@ impl Served {
     }
 
     /// The sites met since the last commit, for it to name.
-    pub(super) fn take_names(&mut self) -> Vec<(u64, Vec<u8>)> {
+    pub fn take_names(&mut self) -> Vec<(u64, Vec<u8>)> {
         std::mem::take(&mut self.unnamed)
     }
 
     /// Names that a failed commit did not write, for the next.
-    pub(super) fn keep_names(&mut self, names: Vec<(u64, Vec<u8>)>) {
+    pub fn keep_names(&mut self, names: Vec<(u64, Vec<u8>)>) {
         self.unnamed.extend(names);
     }
 
     /// Keys `prints` are in the store now, no longer pending.
-    pub(super) fn committed<'p>(&mut self, prints: impl Iterator<Item = &'p u128>) {
+    pub fn committed<'p>(&mut self, prints: impl Iterator<Item = &'p u128>) {
         for print in prints {
             self.sites.remove(print);
         }
     }
 
     /// Pending key `print` was forgotten: its slot is free.
-    pub(super) fn forgot(&mut self, print: u128) {
+    pub fn forgot(&mut self, print: u128) {
         if let Some(site) = self.sites.remove(&print)
             && let Some(held) = self.held.get_mut(&site)
         {
@@ -98,12 +99,12 @@ impl Served {
     }
 
     /// Whether the counts are due to be read again for keys expired.
-    pub(super) fn recount_due(&self, store: &Store) -> bool {
+    pub fn recount_due(&self, store: &Store) -> bool {
         store.clock().max_age().is_some() && self.counted_at.elapsed() >= RECOUNT_EVERY
     }
 
     /// Reads the counts again: the store's, and the keys pending.
-    pub(super) fn recount(&mut self, store: &Store) -> Result<(), StoreError> {
+    pub fn recount(&mut self, store: &Store) -> Result<(), StoreError> {
         let mut held = store.site_counts()?;
         for site in self.sites.values() {
             *held.entry(*site).or_default() += 1;

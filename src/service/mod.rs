@@ -52,6 +52,7 @@ mod tests;
 
 pub use answer::{Asking, Body};
 pub use body::{BodyError, BodyParts, Encoding};
+pub use budget::SiteBudget;
 
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
@@ -249,7 +250,7 @@ struct Pending {
     /// Maintenance waiting for the committer, in order.
     jobs: VecDeque<Job>,
     /// Under a budget, what it has spent.
-    budget: Option<budget::Served>,
+    budget: Option<budget::SiteBudget>,
     scrubs: u64,
     last_scrub: Option<SystemTime>,
 }
@@ -314,7 +315,7 @@ impl Service {
         let budget = match settings.budget {
             Some(budget) => {
                 lines.site = Some(budget.site);
-                Some(budget::Served::start(budget, &mut store)?)
+                Some(budget::SiteBudget::start(budget, &mut store)?)
             }
             None => None,
         };
